@@ -1,0 +1,36 @@
+# `make pipeline` and `make test` set everything up on first use (.venv is created with pip).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# torch first, pinned and from pip: open_clip needs a torchvision built against the same torch.
+TORCH := torch==2.14.1 torchvision==0.29.1
+
+.PHONY: setup pipeline test test-fast bench clean-venv help
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+setup: $(STAMP)  ## create .venv and install the project with its dev extras
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet $(TORCH)
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+pipeline: $(STAMP)  ## run the pipeline through DVC (reruns only what changed)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
+
+test: $(STAMP)  ## run the whole test suite, slow end-to-end tests included
+	$(PY) -m pytest
+
+test-fast: $(STAMP)  ## skip the slow end-to-end tests
+	$(PY) -m pytest -m "not slow"
+
+bench: $(STAMP)  ## run the speed benchmarks (figures on stdout)
+	$(PY) -m benchmarks
+
+clean-venv:  ## remove the virtual environment
+	rm -rf $(VENV)

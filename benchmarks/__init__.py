@@ -1,0 +1,1 @@
+"""Speed benchmarks; run with `make bench` or `python -m benchmarks`."""

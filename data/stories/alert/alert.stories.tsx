@@ -1,0 +1,93 @@
+import { type FT, joinStyles } from 'plaited'
+import { story } from 'plaited/testing'
+import { styles } from './alert.css.ts'
+
+export const meta = {
+  title: 'Alert',
+  description: 'Inline messages announced through role="status" or role="alert"',
+}
+
+type Variant = 'info' | 'success' | 'warning' | 'error'
+
+const DismissButton: FT<{ label: string }> = ({ label }) => (
+  <button type='button' aria-label={label} p-trigger={{ click: 'dismiss' }} {...styles.dismiss}>
+    <span aria-hidden='true'>×</span>
+  </button>
+)
+
+const Alert: FT<{
+  variant?: Variant
+  title?: string
+  dismissible?: boolean
+  dismissLabel?: string
+}> = ({ variant = 'info', title, dismissible = false, dismissLabel = 'Dismiss message', children, ...rest }) => (
+  <div
+    role={variant === 'error' || variant === 'warning' ? 'alert' : 'status'}
+    {...joinStyles(
+      styles.alert,
+      variant === 'info' && styles.info,
+      variant === 'success' && styles.success,
+      variant === 'warning' && styles.warning,
+      variant === 'error' && styles.error,
+    )}
+    {...rest}
+  >
+    <div {...styles.content}>
+      {title && <p {...styles.title}>{title}</p>}
+      <p {...styles.message}>{children}</p>
+    </div>
+    {dismissible && <DismissButton label={dismissLabel} />}
+  </div>
+)
+
+export const maintenanceInfo = story({
+  intent: 'Create an informational status message announcing scheduled maintenance on Sunday at 02:00 UTC',
+  template: Alert,
+  args: {
+    variant: 'info',
+    title: 'Scheduled maintenance',
+    children: 'The dashboard will be unavailable on Sunday from 02:00 to 03:00 UTC.',
+  },
+})
+
+export const profileSavedSuccess = story({
+  intent: 'Create a success status message confirming "Your profile has been saved"',
+  template: Alert,
+  args: { variant: 'success', children: 'Your profile has been saved.' },
+  play: async ({ assert, findByAttribute }) => {
+    const message = await findByAttribute('role', 'status')
+    assert({ given: 'a success message', should: 'use the status role', actual: message?.textContent, expected: 'Your profile has been saved.' })
+  },
+})
+
+export const storageWarning = story({
+  description: 'Create a warning alert telling the user their storage is 90% full',
+  template: Alert,
+  args: {
+    variant: 'warning',
+    title: 'Storage almost full',
+    children: 'You have used 90% of your 10 GB plan. Delete files or upgrade to keep syncing.',
+  },
+})
+
+export const paymentDeclinedError = story({
+  intent: 'Create an error alert with role="alert" saying the payment was declined',
+  template: Alert,
+  args: {
+    variant: 'error',
+    title: 'Payment declined',
+    children: 'Your card was declined. Check the card details or use a different payment method.',
+  },
+})
+
+export const dismissibleCookieNotice = story({
+  intent: 'Create a dismissible info message about updated cookie settings with a labelled close button',
+  template: Alert,
+  args: {
+    variant: 'info',
+    title: 'Cookie settings updated',
+    dismissible: true,
+    dismissLabel: 'Dismiss cookie notice',
+    children: 'We only use cookies that are needed for the site to work.',
+  },
+})

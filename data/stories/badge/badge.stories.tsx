@@ -1,0 +1,86 @@
+import { type FT, joinStyles } from 'plaited'
+import { story } from 'plaited/testing'
+import { styles } from './badge.css.ts'
+
+export const meta = {
+  title: 'Badge',
+  intent: 'Create a neutral "Draft" status badge',
+}
+
+type Tone = 'neutral' | 'success' | 'warning' | 'danger' | 'info'
+
+const Badge: FT<{ tone?: Tone }> = ({ tone = 'neutral', children, ...rest }) => (
+  <span
+    {...joinStyles(
+      styles.badge,
+      tone === 'neutral' && styles.neutral,
+      tone === 'success' && styles.success,
+      tone === 'warning' && styles.warning,
+      tone === 'danger' && styles.danger,
+      tone === 'info' && styles.info,
+    )}
+    {...rest}
+  >
+    {children}
+  </span>
+)
+
+const StatusList: FT<{ label: string; statuses?: { label: string; tone: Tone }[] }> = ({ label, statuses = [] }) => (
+  <ul aria-label={label} {...styles.list}>
+    {statuses.map((status) => (
+      <li>
+        <Badge tone={status.tone}>{status.label}</Badge>
+      </li>
+    ))}
+  </ul>
+)
+
+const InboxButton: FT<{ unread: number }> = ({ unread }) => (
+  <button type='button' p-trigger={{ click: 'openInbox' }} {...styles.inboxButton}>
+    Inbox
+    {unread > 0 && (
+      <span {...joinStyles(styles.badge, styles.count)}>
+        {unread > 99 ? '99+' : unread}
+        <span {...styles.visuallyHidden}> unread messages</span>
+      </span>
+    )}
+  </button>
+)
+
+export const draftBadge = story({
+  template: Badge,
+  args: { tone: 'neutral', children: 'Draft' },
+})
+
+export const deploymentStatuses = story({
+  intent: 'Create a list of deployment status badges: "Live" in green, "Queued" in amber and "Failed" in red',
+  template: StatusList,
+  args: {
+    label: 'Deployment statuses',
+    statuses: [
+      { label: 'Live', tone: 'success' },
+      { label: 'Queued', tone: 'warning' },
+      { label: 'Failed', tone: 'danger' },
+    ],
+  },
+})
+
+export const unreadCountBadge = story({
+  intent: 'Create an "Inbox" button with a red count badge announcing 12 unread messages',
+  template: InboxButton,
+  args: { unread: 12 },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Inbox')
+    assert({ given: 'twelve unread messages', should: 'include the count in the name', actual: button?.textContent?.includes('12'), expected: true })
+  },
+})
+
+export const betaHeadingBadge = story({
+  intent: 'Create a "Reports" section heading with an info badge marking the feature as "Beta"',
+  template: () => (
+    <h2 {...styles.heading}>
+      Reports
+      <Badge tone='info'>Beta</Badge>
+    </h2>
+  ),
+})

@@ -1,0 +1,57 @@
+import { type FT, joinStyles } from 'plaited'
+import { story } from 'plaited/testing'
+import { styles } from './button.css.ts'
+
+export const meta = {
+  title: 'Button',
+  description: 'Action buttons with primary and secondary variants',
+}
+
+const Spinner: FT = () => <span {...styles.spinner} role='status' aria-label='Loading'></span>
+
+const Button: FT<{
+  variant?: 'primary' | 'secondary'
+  disabled?: boolean
+  loading?: boolean
+  type?: string
+}> = ({ variant = 'primary', disabled = false, loading = false, type = 'button', children, ...rest }) => (
+  <button
+    type={type}
+    disabled={disabled || loading}
+    aria-busy={loading ? 'true' : undefined}
+    {...joinStyles(styles.button, variant === 'primary' && styles.primary, variant === 'secondary' && styles.secondary, disabled && styles.disabled)}
+    {...rest}
+  >
+    {loading && <Spinner />}
+    {children}
+  </button>
+)
+
+export const primaryButton = story({
+  intent: 'Create a primary button labelled "Save changes"',
+  template: Button,
+  args: { variant: 'primary', children: 'Save changes' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Save changes')
+    assert({ given: 'a primary button', should: 'render the label', actual: button?.textContent, expected: 'Save changes' })
+  },
+})
+
+export const secondaryButton = story({
+  intent: 'Create a secondary button that says "Cancel"',
+  template: Button,
+  args: { variant: 'secondary', children: 'Cancel' },
+})
+
+export const disabledButton = story({
+  intent: 'Create a disabled "Submit order" button',
+  template: Button,
+  args: { disabled: true, children: 'Submit order' },
+})
+
+export const loadingButton = story({
+  description: 'Create a primary button showing a loading spinner while "Uploading" is in progress',
+  template: () => (
+    <Button loading={true}>Uploading</Button>
+  ),
+})

@@ -1,0 +1,112 @@
+import { type FT, joinStyles } from 'plaited'
+import { story } from 'plaited/testing'
+import { styles } from './checkbox.css.ts'
+
+export const meta = {
+  title: 'Checkbox',
+  description: 'Labelled native checkboxes with checked, disabled, error and mixed states',
+}
+
+const Checkbox: FT<{
+  id: string
+  label: string
+  checked?: boolean
+  disabled?: boolean
+  required?: boolean
+  error?: string
+}> = ({ id, label, checked = false, disabled = false, required = false, error, ...rest }) => (
+  <div {...styles.field}>
+    <label htmlFor={id} {...joinStyles(styles.label, disabled && styles.disabled)}>
+      <input
+        type='checkbox'
+        id={id}
+        checked={checked}
+        disabled={disabled}
+        required={required}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
+        p-trigger={{ change: 'toggle' }}
+        {...joinStyles(styles.input, error && styles.invalid)}
+        {...rest}
+      />
+      {label}
+    </label>
+    {error && (
+      <p id={`${id}-error`} {...styles.error}>
+        {error}
+      </p>
+    )}
+  </div>
+)
+
+const SelectAllGroup: FT<{
+  legend: string
+  items?: { id: string; label: string; checked: boolean }[]
+}> = ({ legend, items = [] }) => {
+  const checkedCount = items.filter((item) => item.checked).length
+  const state = checkedCount === 0 ? 'false' : checkedCount === items.length ? 'true' : 'mixed'
+  return (
+    <fieldset {...styles.group}>
+      <legend>{legend}</legend>
+      <button type='button' role='checkbox' aria-checked={state} p-trigger={{ click: 'toggleAll' }} {...styles.mixedBox}>
+        <span {...styles.mixedMark} aria-hidden='true'>
+          {state === 'mixed' ? '-' : state === 'true' ? 'x' : ''}
+        </span>
+        Select all files
+      </button>
+      <ul {...styles.list}>
+        {items.map((item) => (
+          <li>
+            <Checkbox id={item.id} label={item.label} checked={item.checked} />
+          </li>
+        ))}
+      </ul>
+    </fieldset>
+  )
+}
+
+export const termsUnchecked = story({
+  intent: 'Create an unchecked "I agree to the terms of service" checkbox',
+  template: Checkbox,
+  args: { id: 'terms', label: 'I agree to the terms of service' },
+})
+
+export const newsletterChecked = story({
+  intent: 'Create a checked "Subscribe to the monthly newsletter" checkbox',
+  template: Checkbox,
+  args: { id: 'newsletter', label: 'Subscribe to the monthly newsletter', checked: true },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'newsletter')
+    assert({ given: 'a checked checkbox', should: 'be checked', actual: input?.checked, expected: true })
+  },
+})
+
+export const disabledRememberDevice = story({
+  intent: 'Create a disabled "Remember this device" checkbox',
+  template: Checkbox,
+  args: { id: 'remember-device', label: 'Remember this device', disabled: true },
+})
+
+export const requiredConsentError = story({
+  intent: 'Create a required privacy consent checkbox showing the error "You must accept the privacy policy to continue"',
+  template: Checkbox,
+  args: {
+    id: 'privacy-consent',
+    label: 'I have read the privacy policy',
+    required: true,
+    error: 'You must accept the privacy policy to continue',
+  },
+})
+
+export const indeterminateSelectAll = story({
+  intent: 'Create an indeterminate "Select all files" checkbox above a list of three files where only one is checked',
+  template: SelectAllGroup,
+  args: {
+    legend: 'Files to download',
+    items: [
+      { id: 'file-report', label: 'report.pdf', checked: true },
+      { id: 'file-budget', label: 'budget.xlsx', checked: false },
+      { id: 'file-slides', label: 'slides.key', checked: false },
+    ],
+  },
+})

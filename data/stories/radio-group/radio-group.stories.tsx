@@ -1,0 +1,150 @@
+import { type FT, joinStyles } from 'plaited'
+import { story } from 'plaited/testing'
+import { styles } from './radio-group.css.ts'
+
+export const meta = {
+  title: 'Radio group',
+  description: 'Fieldsets of native radio buttons with a legend',
+}
+
+type Option = { value: string; label: string; hint?: string; disabled?: boolean }
+
+const RadioOption: FT<{
+  id: string
+  name: string
+  option: Option
+  checked?: boolean
+  invalid?: boolean
+}> = ({ id, name, option, checked = false, invalid = false }) => (
+  <label htmlFor={id} {...joinStyles(styles.option, option.disabled && styles.optionDisabled)}>
+    <input
+      type='radio'
+      id={id}
+      name={name}
+      value={option.value}
+      checked={checked}
+      disabled={option.disabled}
+      aria-invalid={invalid ? 'true' : undefined}
+      p-trigger={{ change: 'select' }}
+      {...styles.radio}
+    />
+    {option.label}
+    {option.hint && <span {...styles.hint}>{option.hint}</span>}
+  </label>
+)
+
+const RadioGroup: FT<{
+  name: string
+  legend: string
+  options?: Option[]
+  value?: string
+  required?: boolean
+  error?: string
+  layout?: 'vertical' | 'horizontal'
+}> = ({ name, legend, options = [], value, required = false, error, layout = 'vertical', ...rest }) => (
+  <fieldset
+    aria-describedby={error ? `${name}-error` : undefined}
+    {...joinStyles(styles.fieldset, layout === 'horizontal' && styles.horizontal, error && styles.invalid)}
+    {...rest}
+  >
+    <legend {...styles.legend}>
+      {legend}
+      {required && ' (required)'}
+    </legend>
+    {options.map((option) => (
+      <RadioOption
+        id={`${name}-${option.value}`}
+        name={name}
+        option={option}
+        checked={option.value === value}
+        invalid={Boolean(error)}
+      />
+    ))}
+    {error && (
+      <p id={`${name}-error`} {...styles.error}>
+        {error}
+      </p>
+    )}
+  </fieldset>
+)
+
+export const shippingSpeed = story({
+  intent: 'Create a "Shipping speed" radio group with Standard, Express and Overnight options and Standard selected',
+  template: RadioGroup,
+  args: {
+    name: 'shipping',
+    legend: 'Shipping speed',
+    value: 'standard',
+    options: [
+      { value: 'standard', label: 'Standard', hint: '5-7 business days' },
+      { value: 'express', label: 'Express', hint: '2-3 business days' },
+      { value: 'overnight', label: 'Overnight', hint: 'Next business day' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const standard = await findByAttribute('id', 'shipping-standard')
+    assert({ given: 'the default value', should: 'check Standard', actual: standard?.checked, expected: true })
+  },
+})
+
+export const planPicker = story({
+  intent: 'Create a subscription plan picker with Free, Pro and Team radio options where nothing is selected yet',
+  template: RadioGroup,
+  args: {
+    name: 'plan',
+    legend: 'Choose a plan',
+    options: [
+      { value: 'free', label: 'Free' },
+      { value: 'pro', label: 'Pro' },
+      { value: 'team', label: 'Team' },
+    ],
+  },
+})
+
+export const unavailableOption = story({
+  intent: 'Create a delivery time radio group where the "Same day" option is disabled because it is sold out',
+  template: RadioGroup,
+  args: {
+    name: 'delivery',
+    legend: 'Delivery time',
+    value: 'morning',
+    options: [
+      { value: 'morning', label: 'Morning' },
+      { value: 'afternoon', label: 'Afternoon' },
+      { value: 'same-day', label: 'Same day', hint: 'Sold out', disabled: true },
+    ],
+  },
+})
+
+export const paymentMethodError = story({
+  intent: 'Create a required "Payment method" radio group showing the error "Select a payment method"',
+  template: RadioGroup,
+  args: {
+    name: 'payment',
+    legend: 'Payment method',
+    required: true,
+    error: 'Select a payment method',
+    options: [
+      { value: 'card', label: 'Credit card' },
+      { value: 'paypal', label: 'PayPal' },
+      { value: 'invoice', label: 'Invoice' },
+    ],
+  },
+})
+
+export const horizontalSizePicker = story({
+  intent: 'Create a horizontal T-shirt size radio group with S, M, L and XL where M is selected',
+  template: RadioGroup,
+  args: {
+    name: 'size',
+    legend: 'T-shirt size',
+    layout: 'horizontal',
+    value: 'm',
+    options: [
+      { value: 's', label: 'S' },
+      { value: 'm', label: 'M' },
+      { value: 'l', label: 'L' },
+      { value: 'xl', label: 'XL' },
+    ],
+  },
+})

@@ -1,0 +1,165 @@
+import { type FT, joinStyles } from 'plaited'
+import { story } from 'plaited/testing'
+import { styles } from './select.css.ts'
+
+export const meta = {
+  title: 'Select',
+  description: 'Native select menus with a visible label',
+}
+
+type Choice = { value: string; label: string; disabled?: boolean }
+
+const Options: FT<{ options?: Choice[]; value?: string }> = ({ options = [], value }) => (
+  <>
+    {options.map((option) => (
+      <option value={option.value} selected={option.value === value} disabled={option.disabled}>
+        {option.label}
+      </option>
+    ))}
+  </>
+)
+
+const Select: FT<{
+  id: string
+  label: string
+  options?: Choice[]
+  groups?: { label: string; options: Choice[] }[]
+  value?: string
+  placeholder?: string
+  hint?: string
+  error?: string
+  required?: boolean
+  disabled?: boolean
+}> = ({ id, label, options = [], groups = [], value, placeholder, hint, error, required = false, disabled = false, ...rest }) => {
+  const describedBy = [hint && `${id}-help`, error && `${id}-error`].filter((part) => part).join(' ')
+  return (
+    <div {...styles.field}>
+      <label htmlFor={id} {...styles.label}>
+        {label}
+      </label>
+      <select
+        id={id}
+        name={id}
+        required={required}
+        disabled={disabled}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={describedBy || undefined}
+        p-trigger={{ change: 'choose' }}
+        {...joinStyles(styles.select, error && styles.invalid, disabled && styles.disabled)}
+        {...rest}
+      >
+        {placeholder && <option value=''>{placeholder}</option>}
+        <Options options={options} value={value} />
+        {groups.map((group) => (
+          <optgroup label={group.label}>
+            <Options options={group.options} value={value} />
+          </optgroup>
+        ))}
+      </select>
+      {hint && (
+        <p id={`${id}-help`} {...styles.hint}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} {...styles.error}>
+          {error}
+        </p>
+      )}
+    </div>
+  )
+}
+
+export const countrySelect = story({
+  intent: 'Create a "Country" select with a "Choose a country" placeholder and four country options',
+  template: Select,
+  args: {
+    id: 'country',
+    label: 'Country',
+    placeholder: 'Choose a country',
+    options: [
+      { value: 'ca', label: 'Canada' },
+      { value: 'de', label: 'Germany' },
+      { value: 'jp', label: 'Japan' },
+      { value: 'br', label: 'Brazil' },
+    ],
+  },
+})
+
+export const preselectedLanguage = story({
+  intent: 'Create a "Language" select where English is preselected, with help text about the interface language',
+  template: Select,
+  args: {
+    id: 'language',
+    label: 'Language',
+    value: 'en',
+    hint: 'Changes the language of menus and messages.',
+    options: [
+      { value: 'en', label: 'English' },
+      { value: 'es', label: 'Español' },
+      { value: 'fr', label: 'Français' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const select = await findByAttribute('id', 'language')
+    assert({ given: 'a preselected value', should: 'select English', actual: select?.value, expected: 'en' })
+  },
+})
+
+export const disabledTimezone = story({
+  description: 'Create a disabled "Time zone" select locked to Coordinated Universal Time',
+  template: Select,
+  args: {
+    id: 'timezone',
+    label: 'Time zone',
+    value: 'utc',
+    disabled: true,
+    options: [
+      { value: 'utc', label: 'Coordinated Universal Time (UTC)' },
+      { value: 'cet', label: 'Central European Time (CET)' },
+    ],
+  },
+})
+
+export const requiredRoleError = story({
+  intent: 'Create a required "Team role" select showing the error "Pick a role before inviting this person"',
+  template: Select,
+  args: {
+    id: 'team-role',
+    label: 'Team role',
+    required: true,
+    placeholder: 'Select a role',
+    error: 'Pick a role before inviting this person',
+    options: [
+      { value: 'viewer', label: 'Viewer' },
+      { value: 'editor', label: 'Editor' },
+      { value: 'admin', label: 'Administrator' },
+    ],
+  },
+})
+
+export const groupedCarModels = story({
+  intent: 'Create a car model select with options grouped by manufacturer using optgroup, where one model is unavailable',
+  template: Select,
+  args: {
+    id: 'car-model',
+    label: 'Car model',
+    placeholder: 'Select a model',
+    groups: [
+      {
+        label: 'Volvo',
+        options: [
+          { value: 'xc40', label: 'XC40' },
+          { value: 'xc90', label: 'XC90' },
+        ],
+      },
+      {
+        label: 'Toyota',
+        options: [
+          { value: 'corolla', label: 'Corolla' },
+          { value: 'supra', label: 'Supra (unavailable)', disabled: true },
+        ],
+      },
+    ],
+  },
+})

@@ -1,0 +1,111 @@
+import { type FT, joinStyles } from 'plaited'
+import { story } from 'plaited/testing'
+import { styles } from './text-input.css.ts'
+
+export const meta = {
+  title: 'Text input',
+  description: 'Labelled text inputs with help text and error messages',
+}
+
+const TextInput: FT<{
+  id: string
+  label: string
+  type?: string
+  value?: string
+  hint?: string
+  error?: string
+  required?: boolean
+  disabled?: boolean
+  readOnly?: boolean
+  autoComplete?: string
+}> = ({ id, label, type = 'text', value, hint, error, required = false, disabled = false, readOnly = false, ...rest }) => {
+  const describedBy = [hint && `${id}-help`, error && `${id}-error`].filter((part) => part).join(' ')
+  return (
+    <div {...styles.field}>
+      <label htmlFor={id} {...styles.label}>
+        {label}
+        {required && ' (required)'}
+      </label>
+      <input
+        id={id}
+        type={type}
+        value={value}
+        required={required}
+        disabled={disabled}
+        readOnly={readOnly}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={describedBy || undefined}
+        {...joinStyles(styles.input, error && styles.invalid, disabled && styles.disabled)}
+        {...rest}
+      />
+      {hint && (
+        <p id={`${id}-help`} {...styles.hint}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-error`} {...styles.error}>
+          {error}
+        </p>
+      )}
+    </div>
+  )
+}
+
+const SearchField: FT<{ id: string; label: string; placeholder?: string }> = ({ id, label, placeholder }) => (
+  <form role='search' {...styles.search}>
+    <label htmlFor={id} {...styles.visuallyHidden}>
+      {label}
+    </label>
+    <input id={id} type='search' name='q' placeholder={placeholder} {...styles.input} />
+    <button type='submit'>Search</button>
+  </form>
+)
+
+export const emailWithHelp = story({
+  intent: 'Create an "Email address" input with help text saying it will never be shared',
+  template: TextInput,
+  args: {
+    id: 'email',
+    label: 'Email address',
+    type: 'email',
+    autoComplete: 'email',
+    hint: 'We will never share your email with anyone.',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'email')
+    assert({ given: 'a field with help text', should: 'reference the help text', actual: input?.getAttribute('aria-describedby'), expected: 'email-help' })
+  },
+})
+
+export const passwordTooShort = story({
+  intent: 'Create a password input in an error state with the message "Password must be at least 12 characters"',
+  template: TextInput,
+  args: {
+    id: 'new-password',
+    label: 'New password',
+    type: 'password',
+    autoComplete: 'new-password',
+    value: 'hunter2',
+    hint: 'Use 12 or more characters with a mix of letters and numbers.',
+    error: 'Password must be at least 12 characters',
+  },
+})
+
+export const disabledUsername = story({
+  intent: 'Create a disabled "Username" text input pre-filled with "ada.lovelace"',
+  template: TextInput,
+  args: { id: 'username', label: 'Username', value: 'ada.lovelace', disabled: true },
+})
+
+export const requiredFullName = story({
+  intent: 'Create a required "Full name" text input with autocomplete for the name',
+  template: TextInput,
+  args: { id: 'full-name', label: 'Full name', required: true, autoComplete: 'name' },
+})
+
+export const siteSearch = story({
+  intent: 'Create a site search form with a visually hidden label, a search input and a "Search" submit button',
+  template: SearchField,
+  args: { id: 'site-search', label: 'Search the documentation', placeholder: 'Search docs' },
+})

@@ -1,0 +1,103 @@
+import { type FT, joinStyles } from 'plaited'
+import { story } from 'plaited/testing'
+import { styles } from './textarea.css.ts'
+
+export const meta = {
+  title: 'Textarea',
+  description: 'Multi-line text fields with a live character count',
+}
+
+const Textarea: FT<{
+  id: string
+  label: string
+  value?: string
+  maxLength?: number
+  rows?: number
+  placeholder?: string
+  required?: boolean
+  disabled?: boolean
+  error?: string
+}> = ({ id, label, value = '', maxLength = 280, rows = 4, placeholder, required = false, disabled = false, error, ...rest }) => {
+  const remaining = maxLength - value.length
+  const describedBy = [`${id}-count`, error && `${id}-error`].filter((part) => part).join(' ')
+  return (
+    <div {...styles.field}>
+      <label htmlFor={id} {...styles.label}>
+        {label}
+        {required && ' (required)'}
+      </label>
+      <textarea
+        id={id}
+        name={id}
+        rows={rows}
+        placeholder={placeholder}
+        required={required}
+        disabled={disabled}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={describedBy}
+        p-trigger={{ input: 'count' }}
+        {...joinStyles(styles.textarea, error && styles.invalid, disabled && styles.disabled)}
+        {...rest}
+      >
+        {value}
+      </textarea>
+      <div {...styles.meta}>
+        <p id={`${id}-count`} p-target='count' {...styles.hint}>
+          {`${value.length} of ${maxLength} characters used`}
+        </p>
+        {error && (
+          <p id={`${id}-error`} {...styles.error}>
+            {error}
+          </p>
+        )}
+      </div>
+      {remaining < 0 && <p {...styles.error}>{`${-remaining} characters over the limit`}</p>}
+    </div>
+  )
+}
+
+export const feedbackWithCount = story({
+  intent: 'Create a "Your feedback" textarea with a character count help text for a 500 character limit',
+  template: Textarea,
+  args: { id: 'feedback', label: 'Your feedback', maxLength: 500, value: 'The checkout was quick and easy.' },
+  play: async ({ assert, findByText }) => {
+    const count = await findByText('32 of 500 characters used')
+    assert({ given: 'a prefilled textarea', should: 'show the character count', actual: Boolean(count), expected: true })
+  },
+})
+
+export const bioTooLong = story({
+  intent: 'Create a "Short bio" textarea in an error state because the text exceeds the 40 character limit',
+  template: Textarea,
+  args: {
+    id: 'bio',
+    label: 'Short bio',
+    maxLength: 40,
+    value: 'Product designer who loves typography, maps and long walks.',
+    error: 'Your bio must be 40 characters or fewer',
+  },
+})
+
+export const disabledArchivedNotes = story({
+  intent: 'Create a disabled "Meeting notes" textarea for an archived meeting',
+  template: Textarea,
+  args: {
+    id: 'meeting-notes',
+    label: 'Meeting notes',
+    value: 'Agreed to ship the beta on Friday.',
+    disabled: true,
+  },
+})
+
+export const requiredDeliveryInstructions = story({
+  intent: 'Create a required "Delivery instructions" textarea with a placeholder and a 200 character limit',
+  template: Textarea,
+  args: {
+    id: 'delivery-instructions',
+    label: 'Delivery instructions',
+    required: true,
+    maxLength: 200,
+    rows: 3,
+    placeholder: 'For example: leave the parcel with the concierge',
+  },
+})

@@ -1,0 +1,13 @@
+"""Shared bits for the worldagent.stories tests (a unique module name, not conftest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+PRELUDE = (
+    "import { type FT, createStyles, createTokens, joinStyles } from 'plaited'\n"
+    "import { story } from 'plaited/testing'\n"
+)
+
+WriteFn = Callable[[str, str], Path]

@@ -1,0 +1,252 @@
+"""The generate stage: discovered stories → SFT trajectories and DPO preference pairs.
+
+Every reference solution is executed through the agent environment (constraints, sandboxed
+tools, story test), so each trajectory's reward comes from a real story run. Each rejected side
+of a preference pair is a rule-driven degradation of the reference that the story runner
+confirms scores strictly lower. Components are held out whole for evaluation.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from tqdm import tqdm
+
+from worldagent.config import GenerateParams, RewardWeights
+from worldagent.io import atomic_write_text, jsonl, pretty_json, sha256_bytes
+from worldagent.policy.degrade import Solution, degrade
+from worldagent.policy.environment import AgentEnvironment, Episode, episode_sandbox
+from worldagent.policy.prompts import prompt_messages
+from worldagent.policy.solution import reference_solution
+from worldagent.stories.discover import StoryRecord
+from worldagent.storytest.result import StoryResult
+from worldagent.storytest.reward import reward as story_reward
+from worldagent.storytest.runner import StoryRunner, reference_assertions
+from worldagent.tools.callformat import ToolCall, render_call, render_calls, render_response
+
+log = logging.getLogger(__name__)
+
+TRAIN_TRAJECTORIES = "trajectories.jsonl"
+EVAL_TRAJECTORIES = "trajectories.eval.jsonl"
+TRAIN_PREFERENCES = "dpo-preferences.jsonl"
+EVAL_PREFERENCES = "dpo-preferences.eval.jsonl"
+MANIFEST = "manifest.json"
+
+
+class GenerateError(ValueError):
+    """Invalid input to the generate stage; the message names the file, line or key."""
+
+
+def read_stories(path: Path) -> list[StoryRecord]:
+    records: list[StoryRecord] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(StoryRecord.model_validate_json(line))
+        except ValueError as error:
+            raise GenerateError(f"{path}:{number}: invalid story record: {error}") from None
+    return records
+
+
+def split_components(components: Iterable[str], params: GenerateParams, seed: int) -> tuple[list[str], list[str]]:
+    """(train, eval) component names; a component never appears in both."""
+    names = sorted(set(components))
+    if params.eval_components:
+        unknown = sorted(set(params.eval_components) - set(names))
+        if unknown:
+            raise GenerateError(f"params.yaml: generate.eval_components names unknown components {unknown}; known: {names}")
+        held_out = sorted(set(params.eval_components))
+    else:
+        count = round(params.eval_fraction * len(names))
+        if params.eval_fraction > 0 and len(names) > 1:
+            count = min(max(count, 1), len(names) - 1)
+        shuffled = list(names)
+        random.Random(seed).shuffle(shuffled)
+        held_out = sorted(shuffled[:count])
+    return [n for n in names if n not in held_out], held_out
+
+
+def solution_calls(solution: Solution) -> list[ToolCall]:
+    """The reference tool-call sequence: styles, template, story, then run the story."""
+    calls = [ToolCall("writeStyles", {"path": p, "content": solution.files[p]}) for p in solution.style_paths]
+    if solution.template_path is not None:
+        calls.append(ToolCall("writeTemplate", {"path": solution.template_path, "content": solution.files[solution.template_path]}))
+    calls.append(ToolCall("writeStory", {"path": solution.story_path, "content": solution.files[solution.story_path]}))
+    calls.append(ToolCall("runStory", {"path": solution.story_path}))
+    return calls
+
+
+def story_result_dict(result: StoryResult | None) -> dict[str, Any]:
+    if result is None:
+        return StoryResult(passed=False, totalAssertions=0, passedAssertions=0, a11yPassed=False, errors=["runStory was never executed"]).model_dump()
+    return result.model_dump()
+
+
+def episode_reward(episode: Episode, weights: RewardWeights) -> float:
+    """A blocked call or a missing story run scores 0 (DESIGN §3)."""
+    if episode.violations or episode.story_result is None:
+        return 0.0
+    return story_reward(episode.story_result, weights)
+
+
+def summary_message(result: StoryResult | None) -> str:
+    if result is None:
+        return "The story did not run."
+    verdict = "passes" if result.passed and result.a11yPassed else "fails"
+    return (
+        f"The story {verdict}: {result.passedAssertions}/{result.totalAssertions} assertions hold"
+        f" and accessibility {'passes' if result.a11yPassed else 'fails'}."
+    )
+
+
+def multi_turn_messages(prompt: list[dict[str, str]], episode: Episode) -> list[dict[str, str]]:
+    messages = list(prompt)
+    for step in episode.steps:
+        messages.append({"role": "assistant", "content": render_call(step.call)})
+        messages.append({"role": "tool", "content": render_response(step.call.name, step.result.to_dict())})
+    messages.append({"role": "assistant", "content": summary_message(episode.story_result)})
+    return messages
+
+
+def rule_ids(result: StoryResult) -> list[str]:
+    """Rule ids named in a StoryResult's errors ("rule: message (target)"; "assertion: ...")."""
+    return sorted({error.split(":", 1)[0].strip() for error in result.errors if ":" in error})
+
+
+@dataclass
+class StoryData:
+    trajectories: list[dict[str, Any]] = field(default_factory=list)
+    preferences: list[dict[str, Any]] = field(default_factory=list)
+    dropped: Counter[str] = field(default_factory=Counter)
+    not_applicable: Counter[str] = field(default_factory=Counter)
+    reference_failure: str | None = None
+
+
+def _tokens_sources(record: StoryRecord, stories_root: Path) -> dict[str, str]:
+    return {path: (stories_root / path).read_text(encoding="utf-8") for path in record.token_files}
+
+
+def generate_for_story(
+    record: StoryRecord,
+    stories_root: Path,
+    split: str,
+    params: GenerateParams,
+    weights: RewardWeights,
+    runner: StoryRunner,
+    tool_schemas: Sequence[dict[str, Any]],
+) -> StoryData:
+    data = StoryData()
+    solution = reference_solution(record, stories_root)
+    expected = reference_assertions(stories_root / record.file, record.export, stories_root)
+    tokens = _tokens_sources(record, stories_root)
+    with episode_sandbox(stories_root, record.token_files) as sandbox:
+        episode = AgentEnvironment(sandbox, runner, record.export, expected).run(solution_calls(solution))
+    reference_reward = episode_reward(episode, weights)
+    result = story_result_dict(episode.story_result)
+    if episode.violations or not (result["passed"] and result["a11yPassed"]):
+        data.reference_failure = f"{record.id}: reference scores {reference_reward:.3f}: {episode.violations + result['errors']}"
+    prompt = prompt_messages(tool_schemas, record.intent, str(PurePosixPath(record.file).parent), tokens)
+    base = {"id": record.id, "intent": record.intent, "component": record.component, "split": split}
+    calls_text = render_calls(solution_calls(solution))
+    turns = ([("single", [*prompt, {"role": "assistant", "content": calls_text}])] if params.single_turn else []) + (
+        [("multi", multi_turn_messages(prompt, episode))] if params.multi_turn else []
+    )
+    for turn, messages in turns:
+        data.trajectories.append({**base, "turns": turn, "messages": messages, "reward": reference_reward, "storyResult": result})
+
+    for rule in params.degradations:
+        if len(data.preferences) >= params.max_pairs_per_story:
+            break
+        degraded = degrade(solution, rule, tokens)
+        if degraded is None:
+            data.not_applicable[rule] += 1
+            continue
+        rejected_result = runner.run(stories_root / degraded.story_path, record.export, stories_root, expected, overlay=degraded.files)
+        rejected_reward = story_reward(rejected_result, weights)
+        if not rejected_reward < reference_reward:
+            data.dropped[rule] += 1
+            continue
+        data.preferences.append(
+            {
+                **base,
+                "prompt": prompt,
+                "chosen": [{"role": "assistant", "content": calls_text}],
+                "rejected": [{"role": "assistant", "content": render_calls(solution_calls(degraded))}],
+                "degradation": rule,
+                "rejected_rules": rule_ids(rejected_result),
+                "chosen_reward": reference_reward,
+                "rejected_reward": rejected_reward,
+                "rejected_storyResult": rejected_result.model_dump(),
+            }
+        )
+    return data
+
+
+@dataclass
+class GeneratedDataset:
+    files: dict[str, str]  # output file name -> content
+    manifest: dict[str, Any]
+
+
+def generate_datasets(
+    records: Sequence[StoryRecord],
+    stories_root: Path,
+    params: GenerateParams,
+    weights: RewardWeights,
+    runner: StoryRunner,
+    seed: int,
+    tool_schemas: Sequence[dict[str, Any]],
+    progress: bool = True,
+) -> GeneratedDataset:
+    if not records:
+        raise GenerateError("no stories to generate from: the discover output is empty")
+    train_components, eval_components = split_components((r.component for r in records), params, seed)
+    held_out = set(eval_components)
+    outputs: dict[str, list[dict[str, Any]]] = {name: [] for name in (TRAIN_TRAJECTORIES, EVAL_TRAJECTORIES, TRAIN_PREFERENCES, EVAL_PREFERENCES)}
+    dropped: Counter[str] = Counter()
+    not_applicable: Counter[str] = Counter()
+    failures: list[str] = []
+    ordered = sorted(records, key=lambda r: r.id)
+    for record in tqdm(ordered, desc="generate", unit="story", disable=not progress):
+        split = "eval" if record.component in held_out else "train"
+        data = generate_for_story(record, stories_root, split, params, weights, runner, tool_schemas)
+        outputs[EVAL_TRAJECTORIES if split == "eval" else TRAIN_TRAJECTORIES].extend(data.trajectories)
+        outputs[EVAL_PREFERENCES if split == "eval" else TRAIN_PREFERENCES].extend(data.preferences)
+        dropped.update(data.dropped)
+        not_applicable.update(data.not_applicable)
+        if data.reference_failure:
+            failures.append(data.reference_failure)
+            log.warning("reference story does not pass its own test: %s", data.reference_failure)
+
+    # Rows are shuffled with the seed so that trainers see components interleaved, reproducibly.
+    rng = random.Random(seed)
+    files: dict[str, str] = {}
+    for name, rows in outputs.items():
+        rng.shuffle(rows)
+        files[name] = jsonl(rows)
+    manifest = {
+        "seed": seed,
+        "stories": len(records),
+        "components": {"train": train_components, "eval": eval_components},
+        "rows": {name: len(rows) for name, rows in outputs.items()},
+        "pairs_dropped_by_verification": dict(sorted(dropped.items())),
+        "degradations_not_applicable": dict(sorted(not_applicable.items())),
+        "reference_failures": failures,
+        "sha256": {name: sha256_bytes(content.encode("utf-8")) for name, content in files.items()},
+    }
+    return GeneratedDataset(files=files, manifest=manifest)
+
+
+def write_dataset(dataset: GeneratedDataset, out_dir: Path) -> None:
+    """Data files first, the manifest last: a manifest on disk means the set is complete."""
+    (out_dir / MANIFEST).unlink(missing_ok=True)
+    for name, content in dataset.files.items():
+        atomic_write_text(out_dir / name, content)
+    atomic_write_text(out_dir / MANIFEST, pretty_json(dataset.manifest))

@@ -1,0 +1,85 @@
+"""Assertions derived from a reference story's accessibility tree, checked on a candidate's.
+
+One assertion per reference node whose role is meaningful (not generic/presentational and not
+inline-text semantics such as ``paragraph`` or ``strong``): the role, the accessible name
+(compared after whitespace normalisation, case-sensitive) and the node's states (only the keys
+present in the reference are compared, so extra candidate states do not fail an assertion).
+Matching is one-to-one and greedy in document order: each expected assertion, in order, takes
+the first candidate node not yet taken that satisfies it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from worldagent.storytest.a11y import AXNode
+
+__all__ = ["Assertion", "NON_ASSERTED_ROLES", "check_assertions", "derive_assertions", "describe_assertion"]
+
+# Roles that never produce an assertion: no semantics, or text-level semantics whose presence
+# is a matter of wording rather than of the component's structure.
+NON_ASSERTED_ROLES: frozenset[str] = frozenset(
+    {"generic", "none", "presentation", "paragraph", "text", "strong", "emphasis", "code",
+     "deletion", "insertion", "subscript", "superscript", "time", "mark", "term", "definition",
+     "blockquote", "caption", "abbr", "graphics-document"}
+)
+
+_WS = re.compile(r"\s+")
+
+
+def _norm(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+class Assertion(BaseModel):
+    """Expect a node with ``role``, accessible ``name`` and (at least) these ``states``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: str
+    name: str = ""
+    states: dict[str, str] = Field(default_factory=dict)
+
+    def matches(self, node: AXNode) -> bool:
+        if node.role != self.role or _norm(node.name) != _norm(self.name):
+            return False
+        for key, value in self.states.items():
+            actual = node.states.get(key)
+            if actual is None or _norm(actual) != _norm(value):
+                return False
+        return True
+
+
+def describe_assertion(a: Assertion) -> str:
+    """Human-readable form, e.g. ``button "Save" [pressed=true]``."""
+    text = f'{a.role} "{a.name}"'
+    if a.states:
+        text += " [" + ", ".join(f"{k}={v}" for k, v in sorted(a.states.items())) + "]"
+    return text
+
+
+def derive_assertions(tree: Sequence[AXNode]) -> list[Assertion]:
+    """One assertion per node of ``tree`` with a meaningful role, in document order."""
+    return [
+        Assertion(role=n.role, name=_norm(n.name), states=dict(n.states))
+        for n in tree
+        if n.role not in NON_ASSERTED_ROLES
+    ]
+
+
+def check_assertions(expected: Sequence[Assertion], actual_tree: Sequence[AXNode]) -> list[bool]:
+    """For each expected assertion, whether a distinct node of ``actual_tree`` satisfies it."""
+    used = [False] * len(actual_tree)
+    results: list[bool] = []
+    for a in expected:
+        ok = False
+        for i, node in enumerate(actual_tree):
+            if not used[i] and a.matches(node):
+                used[i] = True
+                ok = True
+                break
+        results.append(ok)
+    return results
