@@ -26,7 +26,7 @@ class SourceLocation:
         return f"{self.file}:{self.line}:{self.col}"
 
 
-class StoryError(Exception):
+class StoryError(ValueError):
     """Base class: a problem tied to a place in a story (or imported) file."""
 
     def __init__(self, message: str, location: SourceLocation) -> None:
@@ -58,7 +58,7 @@ class StoryImportError(StoryError):
     """A module import cannot be resolved, is cyclic, or names a missing export."""
 
 
-class DiscoveryError(Exception):
+class DiscoveryError(ValueError):
     """Raised by strict discovery; lists every problem found across all files."""
 
     def __init__(self, problems: Sequence[Problem]) -> None:

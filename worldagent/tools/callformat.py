@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -189,72 +189,97 @@ def parse_responses(text: str) -> ParsedResponses:
 
 
 class _Malformed(Exception):
-    def __init__(self, offset: int, detail: str) -> None:
+    """A problem at ``offset``, with the block's name once read (for the message) and where its
+    last string value began (for recovery). Both are passed at the raise site: catching and
+    re-raising to fill them in would cost more than parsing a small block."""
+
+    def __init__(self, offset: int, detail: str, name: str | None = None, last_open: int = -1) -> None:
         self.offset = offset
         self.detail = detail
+        self.name = name
+        self.last_open = last_open
 
 
 class _Finder:
-    """``str.find`` with a one-entry cache per needle.
+    """``str.find`` for one needle, remembering its last answer.
 
     Recovery re-asks for the same marker from nearby positions; answering from the cache
-    (in particular "no more occurrences") keeps the total search work linear.
+    (in particular "no more occurrences") keeps the total search work linear. One finder per
+    needle (rather than a dict of them) keeps a cache hit down to two comparisons.
     """
 
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self._cache: dict[str, tuple[int, int]] = {}
+    __slots__ = ("text", "needle", "origin", "found")
 
-    def find(self, needle: str, start: int) -> int:
-        hit = self._cache.get(needle)
-        if hit is not None:
-            origin, found = hit
-            if origin <= start and (found < 0 or start <= found):
-                return found
-        found = self.text.find(needle, start)
-        self._cache[needle] = (start, found)
+    def __init__(self, text: str, needle: str) -> None:
+        self.text = text
+        self.needle = needle
+        self.origin = len(text) + 1  # empty cache: no search starts this far in
+        self.found = -1
+
+    def find(self, start: int) -> int:
+        found = self.found
+        if self.origin <= start and (start <= found or found < 0):
+            return found
+        found = self.text.find(self.needle, start)
+        self.origin, self.found = start, found
         return found
 
 
 def _parse_blocks(
     text: str, start_marker: str, end_marker: str, kind: str
 ) -> tuple[list[tuple[str, dict[str, Value]]], str, list[CallParseError]]:
-    finder = _Finder(text)
+    find_start = _Finder(text, start_marker).find
+    find_escape = _Finder(text, ESCAPE).find
     # Every good block ends with exactly this, so it bounds where the current block can end.
     terminator = "}" + end_marker
+    find_end = _Finder(text, terminator).find
     last_end = text.rfind(terminator)
+    head, skip = kind + ":", len(start_marker)
     blocks: list[tuple[str, dict[str, Value]]] = []
     pieces: list[str] = []
     errors: list[CallParseError] = []
     pos, window, failures, streak = 0, -2, 0, 0
-    while (start := finder.find(start_marker, pos)) >= 0:
-        pieces.append(text[pos:start])
-        end = finder.find(terminator, start)
+    start = find_start(0)
+    # Each branch below sets ``pos`` (text consumed so far) and ``start`` (the next block).
+    while start >= 0:
+        if start > pos:  # recovery usually resumes right at a start marker
+            pieces.append(text[pos:start])
+        end = find_end(start)
         if end != window:
             window, failures = end, 0
-        jump = _skip_target(text, start_marker, start, end, last_end, failures, streak)
-        if jump > start:
-            errors.append(_skipped(text, start_marker, kind, start, jump))
-            pieces.append(text[start:jump])
-            pos, streak = jump, 0
-            continue
-        reader = _Reader(text, start + len(start_marker), finder)
+        if failures >= MAX_RETRIES or streak >= MAX_STREAK:  # cheap test first: rarely true
+            jump = _skip_target(text, start_marker, start, end, last_end, failures, streak)
+            if jump > start:
+                errors.append(_skipped(text, start_marker, kind, start, jump))
+                pieces.append(text[start:jump])
+                pos, start, streak = jump, jump, 0  # rfind put a start marker at jump
+                continue
         try:
-            blocks.append(reader.read_block(kind, end_marker))
-            pos, streak = reader.pos, 0
-            continue
+            name, arguments, block_end = _read_block(text, start + skip, head, end_marker, find_escape)
         except _Malformed as bad:
-            errors.append(_to_error(bad, kind, reader.name, start))
+            errors.append(_to_error(text, bad, kind, start))
+            last_open = bad.last_open
+        else:
+            blocks.append((name, arguments))
+            pos, streak = block_end, 0
+            start = find_start(pos)
+            continue
         failures += 1
         streak += 1
         if end < 0:
             # Nothing can be terminated any more: one summary instead of a parse per block.
-            pos = len(text)
+            pos, resume = len(text), -1
             if (more := text.count(start_marker, start + 1)) > 0:
                 errors.append(_skipped(text, start_marker, kind, start + 1, pos, more))
         else:
-            pos = _resume_point(finder, start_marker, start, reader.last_open)
+            # Markers can only hide inside string values (structure has no '<'), and every
+            # earlier string was well delimited, so only the last string opened may have
+            # swallowed a real block; retrying from there re-reads each region a bounded
+            # number of times.
+            resume = find_start(max(start + 1, last_open))
+            pos = resume if resume >= 0 else len(text)
         pieces.append(text[start:pos])
+        start = resume
     pieces.append(text[pos:])
     return blocks, "".join(pieces), errors
 
@@ -288,130 +313,159 @@ def _skipped(
     )
 
 
-def _resume_point(finder: _Finder, start_marker: str, start: int, last_open: int) -> int:
-    # Markers can only hide inside string values (structure has no '<'), and every earlier
-    # string was well delimited, so only the last string opened may have swallowed a real
-    # block; retrying from there re-reads each region a bounded number of times.
-    nxt = finder.find(start_marker, max(start + 1, last_open))
-    return nxt if nxt >= 0 else len(finder.text)
+def _to_error(text: str, bad: _Malformed, kind: str, start: int) -> CallParseError:
+    # What was found is quoted here, once per reported error, rather than at each raise site.
+    offset = bad.offset
+    label = f"{kind} {bad.name!r}" if bad.name else kind
+    found = repr(text[offset : offset + 20]) if offset < len(text) else "end of input"
+    return CallParseError(offset, f"malformed {label} starting at offset {start}: {bad.detail}, found {found}")
 
 
-def _to_error(bad: _Malformed, kind: str, name: str | None, start: int) -> CallParseError:
-    label = f"{kind} {name!r}" if name else kind
-    return CallParseError(bad.offset, f"malformed {label} starting at offset {start}: {bad.detail}")
+def _read_block(
+    text: str, pos: int, head: str, end_marker: str, find_escape: Callable[[int], int]
+) -> tuple[str, dict[str, Value], int]:
+    """Read one block from just after its start marker: (name, arguments, position after it).
 
-
-class _Reader:
-    """Reads one block; raises _Malformed at the first problem.
-
-    Deliberately one flat loop over local variables: hostile input can hold tens of thousands
-    of tiny malformed blocks, and per-token method calls would dominate the parse time.
+    Raises _Malformed at the first problem. This and the readers below are flat loops over
+    local variables that try the common shape (no whitespace, ``key:<escape>``) with one
+    ``startswith`` before anything general: hostile input can hold tens of thousands of tiny
+    malformed blocks, and per-token function calls would dominate the parse time.
     """
+    if not text.startswith(head, pos):
+        raise _Malformed(pos, f"expected {head!r}")
+    pos += len(head)
+    name_end = _TOKEN.match(text, pos).end()  # type: ignore[union-attr]
+    name = text[pos:name_end]
+    if not name.isidentifier():
+        raise _Malformed(pos, f"invalid name {name!r}" if name else "missing name")
+    pos = _skip_ws(text, name_end)
+    if not text.startswith("{", pos):
+        raise _Malformed(pos, "expected '{'", name)
+    arguments, pos, last_open = _read_arguments(text, pos + 1, name, find_escape)
+    if not text.startswith(end_marker, pos):
+        raise _Malformed(pos, f"expected {end_marker!r} right after '}}'", name, last_open)
+    return name, arguments, pos + len(end_marker)
 
-    def __init__(self, text: str, pos: int, finder: _Finder) -> None:
-        self.text = text
-        self.pos = pos
-        self.finder = finder
-        self.name: str | None = None  # for error messages
-        self.last_open = -1  # where the last string value began, for recovery
 
-    def read_block(self, kind: str, end_marker: str) -> tuple[str, dict[str, Value]]:
-        text, pos = self.text, self.pos
-        head = kind + ":"
-        if not text.startswith(head, pos):
-            raise self._fail(pos, f"expected {head!r}")
-        pos += len(head)
-        name_end = _TOKEN.match(text, pos).end()  # type: ignore[union-attr]
-        name = text[pos:name_end]
-        if not name.isidentifier():
-            raise self._fail(pos, f"invalid name {name!r}" if name else "missing name")
-        self.name = name
-        pos = _skip_ws(text, name_end)
-        if not text.startswith("{", pos):
-            raise self._fail(pos, "expected '{'")
-        root: dict[str, Value] = {}
-        pos = self._read_container(root, pos + 1)
-        if not text.startswith(end_marker, pos):
-            raise self._fail(pos, f"expected {end_marker!r} right after '}}'")
-        self.pos = pos + len(end_marker)
-        return name, root
+def _read_arguments(
+    text: str, pos: int, name: str, find_escape: Callable[[int], int]
+) -> tuple[dict[str, Value], int, int]:
+    """Read top-level ``key:value,...}`` from just after the '{': (arguments, position after
+    the '}', where the last string value began, for recovery).
 
-    def _read_container(self, root: dict[str, Value], pos: int) -> int:
-        """Fill ``root`` from just after its '{'; return the position after its '}'.
-
-        An explicit stack, so deep nesting cannot hit the recursion limit.
-        """
-        text, token = self.text, _TOKEN.match
-        stack: list[Any] = [root]
-        top: Any = root
-        opened = True  # just after a bracket: a closer is allowed, a ',' is not
-        while True:
+    Top-level values are nearly always strings or bare tokens, so they are read right here;
+    only nested containers go to _read_nested.
+    """
+    token = _TOKEN.match
+    arguments: dict[str, Value] = {}
+    last_open = -1
+    pos = _skip_ws(text, pos)
+    if text.startswith("}", pos):
+        return arguments, pos + 1, last_open
+    while True:  # at a key, just after '{' or ',' and any whitespace
+        key_end = token(text, pos).end()  # type: ignore[union-attr]
+        key = text[pos:key_end]
+        if not key.isidentifier():
+            detail = f"invalid argument name {key!r}" if key else "expected an argument name"
+            raise _Malformed(pos, detail, name, last_open)
+        if key in arguments:
+            raise _Malformed(pos, f"duplicate argument {key!r}", name, last_open)
+        pos = key_end
+        if not text.startswith(":", pos):
             pos = _skip_ws(text, pos)
-            char = text[pos : pos + 1]
-            closer = "}" if type(top) is dict else "]"
-            if char == closer:
-                stack.pop()
-                if not stack:
-                    return pos + 1
-                top, opened = stack[-1], False
-                pos += 1
-                continue
-            if not opened:
-                if char != ",":
-                    raise self._fail(pos, f"expected ',' or {closer!r}")
-                pos = _skip_ws(text, pos + 1)
-            key = None
-            if type(top) is dict:
-                key_end = token(text, pos).end()  # type: ignore[union-attr]
-                key = text[pos:key_end]
-                if not key:
-                    raise self._fail(pos, "expected an argument name")
-                if top is root and not key.isidentifier():
-                    raise self._fail(pos, f"invalid argument name {key!r}")
-                if key in top:
-                    raise self._fail(pos, f"duplicate argument {key!r}")
-                pos = _skip_ws(text, key_end)
-                if not text.startswith(":", pos):
-                    raise self._fail(pos, f"expected ':' after argument {key!r}")
-                pos = _skip_ws(text, pos + 1)
-            value, child, pos = self._read_value(pos, key)
-            if type(top) is dict:
-                top[key] = value
-            else:
-                top.append(value)
-            opened = child is not None
-            if opened:
-                if len(stack) >= MAX_DEPTH:
-                    raise self._fail(pos, f"nesting deeper than {MAX_DEPTH} levels")
-                stack.append(child)
-                top = child
-
-    def _read_value(self, pos: int, key: str | None) -> tuple[Value, Any, int]:
-        """Return (value, container-to-fill-or-None, position after the value)."""
-        text = self.text
-        char = text[pos : pos + 1]
-        if char == "<" and text.startswith(ESCAPE, pos):
-            self.last_open = pos
-            begin = pos + len(ESCAPE)
-            close = self.finder.find(ESCAPE, begin)
+            if not text.startswith(":", pos):
+                raise _Malformed(pos, f"expected ':' after argument {key!r}", name, last_open)
+        pos = _skip_ws(text, pos + 1)
+        if text.startswith(ESCAPE, pos):
+            last_open = pos
+            close = find_escape(pos + len(ESCAPE))
             if close < 0:
-                raise self._fail(pos, f"unterminated string for {_what(key)}: no closing {ESCAPE}")
-            return text[begin:close], None, close + len(ESCAPE)
-        if char == "{":
-            obj: dict[str, Value] = {}
-            return obj, obj, pos + 1
-        if char == "[":
-            items: list[Value] = []
-            return items, items, pos + 1
-        end = _TOKEN.match(text, pos).end()  # type: ignore[union-attr]
-        if end == pos:
-            raise self._fail(pos, f"missing value for {_what(key)}")
-        return _bare_value(text[pos:end], key, self, pos), None, end
+                raise _Malformed(pos, _unterminated(key), name, last_open)
+            arguments[key] = text[pos + len(ESCAPE) : close]
+            pos = close + len(ESCAPE)
+        elif text.startswith(_OPENERS, pos):
+            arguments[key], pos, last_open = _read_nested(text, pos, name, find_escape, last_open)
+        else:
+            end = token(text, pos).end()  # type: ignore[union-attr]
+            value = _bare_value(text[pos:end])
+            if value is _INVALID:
+                raise _Malformed(pos, _bad_token(text[pos:end], key), name, last_open)
+            arguments[key] = value
+            pos = end
+        pos = _skip_ws(text, pos)
+        if text.startswith(",", pos):
+            pos = _skip_ws(text, pos + 1)
+        elif text.startswith("}", pos):
+            return arguments, pos + 1, last_open
+        else:
+            raise _Malformed(pos, "expected ',' or '}'", name, last_open)
 
-    def _fail(self, pos: int, detail: str) -> _Malformed:
-        snippet = self.text[pos : pos + 20]
-        found = repr(snippet) if snippet else "end of input"
-        return _Malformed(pos, f"{detail}, found {found}")
+
+def _read_nested(
+    text: str, pos: int, name: str, find_escape: Callable[[int], int], last_open: int
+) -> tuple[Value, int, int]:
+    """Read the '{' or '[' container at ``pos`` inside the top-level arguments: (value,
+    position after it, where the last string value began).
+
+    An explicit stack, so deep nesting cannot hit the recursion limit.
+    """
+    token = _TOKEN.match
+    stack: list[Any] = []
+    child: Any = {} if text.startswith("{", pos) else []
+    result, pos = child, pos + 1
+    while True:
+        if child is not None:  # just opened a container: a closer is allowed, a ',' is not
+            if len(stack) + 1 >= MAX_DEPTH:  # + 1: the top-level arguments
+                raise _Malformed(pos, f"nesting deeper than {MAX_DEPTH} levels", name, last_open)
+            stack.append(child)
+            top, opened = child, True
+        pos = _skip_ws(text, pos)
+        closer = "}" if type(top) is dict else "]"
+        if text.startswith(closer, pos):
+            stack.pop()
+            if not stack:
+                return result, pos + 1, last_open
+            top, opened, child = stack[-1], False, None
+            pos += 1
+            continue
+        if not opened:
+            if not text.startswith(",", pos):
+                raise _Malformed(pos, f"expected ',' or {closer!r}", name, last_open)
+            pos = _skip_ws(text, pos + 1)
+        key = None
+        if type(top) is dict:
+            key_end = token(text, pos).end()  # type: ignore[union-attr]
+            key = text[pos:key_end]
+            if not key:
+                raise _Malformed(pos, "expected an argument name", name, last_open)
+            if key in top:
+                raise _Malformed(pos, f"duplicate argument {key!r}", name, last_open)
+            pos = _skip_ws(text, key_end)
+            if not text.startswith(":", pos):
+                raise _Malformed(pos, f"expected ':' after argument {key!r}", name, last_open)
+            pos = _skip_ws(text, pos + 1)
+        child = None
+        if text.startswith(ESCAPE, pos):
+            last_open = pos
+            close = find_escape(pos + len(ESCAPE))
+            if close < 0:
+                raise _Malformed(pos, _unterminated(key), name, last_open)
+            value: Value = text[pos + len(ESCAPE) : close]
+            pos = close + len(ESCAPE)
+        elif text.startswith(_OPENERS, pos):
+            value = child = {} if text.startswith("{", pos) else []
+            pos += 1
+        else:
+            end = token(text, pos).end()  # type: ignore[union-attr]
+            value = _bare_value(text[pos:end])
+            if value is _INVALID:
+                raise _Malformed(pos, _bad_token(text[pos:end], key), name, last_open)
+            pos = end
+        if key is not None:
+            top[key] = value
+        else:
+            top.append(value)
+        opened = False
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -425,13 +479,23 @@ def _what(key: str | None) -> str:
     return f"argument {key!r}" if key is not None else "list item"
 
 
-def _bare_value(token: str, key: str | None, reader: _Reader, pos: int) -> Value:
-    if token in ("true", "false"):
-        return token == "true"
-    if token == "null":
-        return None
+def _unterminated(key: str | None) -> str:
+    return f"unterminated string for {_what(key)}: no closing {ESCAPE}"
+
+
+_OPENERS = ("{", "[")
+# What _bare_value returns for a token that is no value (None cannot say so: it is ``null``).
+_INVALID: Any = object()
+_KEYWORDS: dict[str, Value] = {"true": True, "false": False, "null": None}
+
+
+def _bare_value(token: str) -> Value:
+    """The value of a bare token (possibly empty), or _INVALID."""
+    if token in _KEYWORDS:
+        return _KEYWORDS[token]
     try:
-        if _INT.fullmatch(token):
+        # isascii() and isdigit() is _INT without the sign: skips the regex for the common case.
+        if (token.isascii() and token.isdigit()) or _INT.fullmatch(token):
             return int(token)
         if _FLOAT.fullmatch(token):
             number = float(token)
@@ -439,10 +503,14 @@ def _bare_value(token: str, key: str | None, reader: _Reader, pos: int) -> Value
                 return number
     except ValueError:  # e.g. more digits than int() accepts
         pass
+    return _INVALID
+
+
+def _bad_token(token: str, key: str | None) -> str:
+    if not token:
+        return f"missing value for {_what(key)}"
     shown = token if len(token) <= 30 else token[:30] + "..."
-    raise reader._fail(
-        pos, f"invalid value {shown!r} for {_what(key)} (strings must be wrapped in {ESCAPE})"
-    )
+    return f"invalid value {shown!r} for {_what(key)} (strings must be wrapped in {ESCAPE})"
 
 
 # ---------------------------------------------------------------------------------------------

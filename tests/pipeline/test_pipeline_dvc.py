@@ -1,0 +1,110 @@
+"""End to end: `dvc repro` on a copy of the project reproduces every output byte for byte."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+PROJECT = Path(__file__).resolve().parents[2]
+COMPONENTS = ("button", "checkbox", "tabs", "alert")
+OUTPUTS = (
+    "data/generated/world_agent/stories.jsonl",
+    "data/generated/world_agent/trajectories.jsonl",
+    "data/generated/world_agent/trajectories.eval.jsonl",
+    "data/generated/world_agent/dpo-preferences.jsonl",
+    "data/generated/world_agent/dpo-preferences.eval.jsonl",
+    "data/generated/world_agent/manifest.json",
+    "reports/world_agent/discover.json",
+)
+
+
+def run(cwd: Path, *args: str) -> str:
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+    return done.stdout + done.stderr
+
+
+def dvc(cwd: Path, *args: str) -> str:
+    return run(cwd, str(Path(sys.executable).parent / "dvc"), *args)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {name: (root / name).read_bytes() for name in OUTPUTS}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    for name in ("dvc.yaml", "params.yaml", ".dvcignore"):
+        shutil.copy(PROJECT / name, root / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("tasks", "worldagent", ".dvc"):
+        shutil.copytree(PROJECT / name, root / name, ignore=ignore)
+    shutil.rmtree(root / ".dvc" / "tmp", ignore_errors=True)
+    for component in COMPONENTS:
+        shutil.copytree(PROJECT / "data" / "stories" / component, root / "data" / "stories" / component)
+    run(root, "git", "init", "-q")
+    return root
+
+
+def test_repro_then_nothing_to_do_then_identical_bytes_after_deleting_outputs(project: Path) -> None:
+    first_run = dvc(project, "repro")
+    assert "Running stage 'discover'" in first_run and "Running stage 'generate'" in first_run
+    lock = (project / "dvc.lock").read_text()
+    outputs = snapshot(project)
+
+    second_run = dvc(project, "repro")
+    assert "Running stage" not in second_run
+    assert "up to date" in dvc(project, "status")
+
+    shutil.rmtree(project / "data" / "generated")
+    (project / "reports" / "world_agent" / "discover.json").unlink()
+    dvc(project, "repro")
+    assert snapshot(project) == outputs
+    assert (project / "dvc.lock").read_text() == lock
+    assert "up to date" in dvc(project, "status")
+
+
+def test_changing_one_story_reruns_what_depends_on_it(project: Path) -> None:
+    dvc(project, "repro")
+    before = snapshot(project)
+    story = project / "data" / "stories" / "alert" / "alert.stories.tsx"
+    story.write_text(story.read_text().replace("intent: '", "intent: 'Please: ", 1))
+    status = dvc(project, "status")
+    assert "discover" in status and "generate" in status
+    dvc(project, "repro")
+    after = snapshot(project)
+    assert after["data/generated/world_agent/stories.jsonl"] != before["data/generated/world_agent/stories.jsonl"]
+    assert b"Please: " in after["data/generated/world_agent/stories.jsonl"]
+    assert "up to date" in dvc(project, "status")
+
+
+def test_strict_discovery_fails_the_stage_and_the_last_good_outputs_can_be_checked_out(project: Path) -> None:
+    dvc(project, "repro")
+    before = snapshot(project)
+    broken = project / "data" / "stories" / "tabs" / "tabs.stories.tsx"
+    original = broken.read_text()
+    try:
+        broken.write_text(original + "\nexport const broken = story({ intent: 'x', template: () => <div>\n")
+        params = project / "params.yaml"
+        params.write_text(params.read_text().replace("strict: false", "strict: true"))
+        env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        failed = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro"], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+        assert failed.returncode != 0
+        assert "tabs/tabs.stories.tsx:" in failed.stderr + failed.stdout
+        # DVC clears a stage's outs before running it; the last good ones stay in its cache.
+        dvc(project, "checkout")
+        cached = [name for name in OUTPUTS if name.endswith(".jsonl")]
+        assert {name: (project / name).read_bytes() for name in cached} == {name: before[name] for name in cached}
+    finally:
+        broken.write_text(original)
+        params = project / "params.yaml"
+        params.write_text(params.read_text().replace("strict: true", "strict: false"))
