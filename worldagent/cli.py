@@ -56,6 +56,7 @@ def _common_root(paths: Sequence[Path]) -> Path:
 def _cmd_story_test(args: argparse.Namespace) -> int:
     from worldagent.config import StorytestParams
     from worldagent.stories.discover import discover_stories
+    from worldagent.stories.errors import StoryError
     from worldagent.storytest.runner import make_runner, reference_assertions
 
     story_file = Path(args.file)
@@ -76,7 +77,13 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
     reference_root = reference.parent if args.reference else root
     all_passed = True
     for export in exports:
-        expected = reference_assertions(reference, export, reference_root)
+        try:
+            expected = reference_assertions(reference, export, reference_root)
+        except StoryError as error:
+            if args.reference:
+                print(f"error: reference {error}", file=sys.stderr)
+                return EXIT_BAD_INPUT
+            expected = []  # the story itself does not render: the run below reports where
         result = runner.run(story_file, export, root, expected)
         all_passed &= result.passed and result.a11yPassed
         if args.json:

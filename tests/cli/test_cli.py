@@ -83,3 +83,11 @@ def test_stage_entry_point_exits_2_with_the_reason(tmp_path: Path, capsys: pytes
     params.write_text("generate:\n  eval_fraction: 2\n")
     assert discover_stage_main(["--params", str(params), "--root", str(tmp_path)]) == 2
     assert "generate.eval_fraction" in capsys.readouterr().err
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (apt-get install chromium)")
+def test_story_test_in_headless_chromium_with_axe(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["story-test", str(BUTTON / "button.stories.tsx"), "--export", "disabledButton", "--runner", "browser", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["passed"] and result["a11yPassed"] and result["errors"] == []
