@@ -45,3 +45,15 @@ def test_recovers_good_call_after_flood() -> None:
 def test_bench_parser_reports_seconds() -> None:
     seconds = bench_parser(64 * 1024, repeat=1)
     assert 0 < seconds < 1
+
+
+def test_errors_beyond_the_report_limit_are_summarised_and_good_calls_still_found() -> None:
+    from worldagent.tools.callformat import MAX_REPORTED_ERRORS, CALL_END, CALL_START, ToolCall, parse_calls, render_call
+
+    broken = f"{CALL_START}call:x{{a:1,,}}{CALL_END}"
+    good = render_call(ToolCall("writeStory", {"path": "a.stories.tsx", "content": "x"}))
+    text = "".join(broken + (good if i % 100 == 99 else "") for i in range(MAX_REPORTED_ERRORS + 500))
+    parsed = parse_calls(text)
+    assert len(parsed.calls) == (MAX_REPORTED_ERRORS + 500) // 100
+    assert len(parsed.errors) == MAX_REPORTED_ERRORS + 1
+    assert parsed.errors[-1].message == "500 more malformed call block(s) not reported individually"

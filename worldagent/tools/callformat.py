@@ -22,10 +22,12 @@ marker, so good calls after (or even inside the text swallowed by) a bad one are
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -43,6 +45,8 @@ MAX_DEPTH = 32
 MAX_RETRIES = 16
 # Consecutive malformed blocks overall before skipping ahead to the last terminated block.
 MAX_STREAK = 256
+# Errors reported one by one; beyond this, a single summary error counts the rest.
+MAX_REPORTED_ERRORS = 1000
 
 Scalar = Union[str, int, float, bool]
 Value = Union[str, int, float, bool, None, list[Any], dict[str, Any]]
@@ -178,26 +182,36 @@ def _check_key(key: object, where: str, nested: bool) -> None:
 # Parsing
 
 
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Pause the cycle collector while parsing: the parser builds no cycles, and on hostile input
+    (tens of thousands of small blocks) collector passes cost up to half the parse time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def parse_calls(text: str) -> ParsedOutput:
-    blocks, rest, errors = _parse_blocks(text, CALL_START, CALL_END, "call")
-    return ParsedOutput([ToolCall(name, args) for name, args in blocks], rest, errors)
+    with _no_cyclic_gc():
+        blocks, rest, errors = _parse_blocks(text, CALL_START, CALL_END, "call")
+        return ParsedOutput([ToolCall(name, args) for name, args in blocks], rest, errors)
 
 
 def parse_responses(text: str) -> ParsedResponses:
-    blocks, rest, errors = _parse_blocks(text, RESPONSE_START, RESPONSE_END, "response")
-    return ParsedResponses([ToolResponse(name, body) for name, body in blocks], rest, errors)
+    with _no_cyclic_gc():
+        blocks, rest, errors = _parse_blocks(text, RESPONSE_START, RESPONSE_END, "response")
+        return ParsedResponses([ToolResponse(name, body) for name, body in blocks], rest, errors)
 
 
 class _Malformed(Exception):
-    """A problem at ``offset``, with the block's name once read (for the message) and where its
-    last string value began (for recovery). Both are passed at the raise site: catching and
-    re-raising to fill them in would cost more than parsing a small block."""
-
-    def __init__(self, offset: int, detail: str, name: str | None = None, last_open: int = -1) -> None:
-        self.offset = offset
-        self.detail = detail
-        self.name = name
-        self.last_open = last_open
+    """A problem: ``args`` is (offset, detail, block name once read or None, where the block's
+    last string value began or -1). Name and position are passed at the raise site, and kept
+    in ``args`` only, because this is raised once per block on hostile input: catching and
+    re-raising to fill them in, or a Python ``__init__``, would cost more than the parse."""
 
 
 class _Finder:
@@ -238,7 +252,7 @@ def _parse_blocks(
     blocks: list[tuple[str, dict[str, Value]]] = []
     pieces: list[str] = []
     errors: list[CallParseError] = []
-    pos, window, failures, streak = 0, -2, 0, 0
+    pos, window, failures, streak, unreported = 0, -2, 0, 0, 0
     start = find_start(0)
     # Each branch below sets ``pos`` (text consumed so far) and ``start`` (the next block).
     while start >= 0:
@@ -257,8 +271,11 @@ def _parse_blocks(
         try:
             name, arguments, block_end = _read_block(text, start + skip, head, end_marker, find_escape)
         except _Malformed as bad:
-            errors.append(_to_error(text, bad, kind, start))
-            last_open = bad.last_open
+            offset, detail, name, last_open = bad.args
+            if len(errors) < MAX_REPORTED_ERRORS:
+                errors.append(_to_error(text, offset, detail, name, kind, start))
+            else:  # nobody reads the 1001st error; building each one is a third of the cost
+                unreported += 1
         else:
             blocks.append((name, arguments))
             pos, streak = block_end, 0
@@ -281,6 +298,8 @@ def _parse_blocks(
         pieces.append(text[start:pos])
         start = resume
     pieces.append(text[pos:])
+    if unreported:
+        errors.append(CallParseError(len(text), f"{unreported} more malformed {kind} block(s) not reported individually"))
     return blocks, "".join(pieces), errors
 
 
@@ -313,12 +332,13 @@ def _skipped(
     )
 
 
-def _to_error(text: str, bad: _Malformed, kind: str, start: int) -> CallParseError:
+def _to_error(
+    text: str, offset: int, detail: str, name: str | None, kind: str, start: int
+) -> CallParseError:
     # What was found is quoted here, once per reported error, rather than at each raise site.
-    offset = bad.offset
-    label = f"{kind} {bad.name!r}" if bad.name else kind
     found = repr(text[offset : offset + 20]) if offset < len(text) else "end of input"
-    return CallParseError(offset, f"malformed {label} starting at offset {start}: {bad.detail}, found {found}")
+    where = f"{kind} {name!r} starting at offset {start}" if name else f"{kind} starting at offset {start}"
+    return CallParseError(offset, f"malformed {where}: {detail}, found {found}")
 
 
 def _read_block(
@@ -326,79 +346,72 @@ def _read_block(
 ) -> tuple[str, dict[str, Value], int]:
     """Read one block from just after its start marker: (name, arguments, position after it).
 
-    Raises _Malformed at the first problem. This and the readers below are flat loops over
-    local variables that try the common shape (no whitespace, ``key:<escape>``) with one
-    ``startswith`` before anything general: hostile input can hold tens of thousands of tiny
-    malformed blocks, and per-token function calls would dominate the parse time.
+    Raises _Malformed at the first problem. Deliberately one flat loop over local variables
+    that tries the common shape (no whitespace; ``key:<escape>``, a bare token) with a
+    ``startswith`` before anything general, and leaves only nested containers to
+    _read_nested: hostile input can hold tens of thousands of tiny malformed blocks, and
+    per-token function calls would dominate the parse time.
     """
     if not text.startswith(head, pos):
-        raise _Malformed(pos, f"expected {head!r}")
+        raise _Malformed(pos, f"expected {head!r}", None, -1)
+    token, ws = _TOKEN.match, _WS.match
     pos += len(head)
-    name_end = _TOKEN.match(text, pos).end()  # type: ignore[union-attr]
+    name_end = token(text, pos).end()  # type: ignore[union-attr]
     name = text[pos:name_end]
     if not name.isidentifier():
-        raise _Malformed(pos, f"invalid name {name!r}" if name else "missing name")
+        raise _Malformed(pos, f"invalid name {name!r}" if name else "missing name", None, -1)
     pos = _skip_ws(text, name_end)
     if not text.startswith("{", pos):
-        raise _Malformed(pos, "expected '{'", name)
-    arguments, pos, last_open = _read_arguments(text, pos + 1, name, find_escape)
+        raise _Malformed(pos, "expected '{'", name, -1)
+    arguments: dict[str, Value] = {}
+    last_open = -1  # where the last string value began, for recovery
+    pos = _skip_ws(text, pos + 1)
+    if not text.startswith("}", pos):
+        while True:  # at a key, just after '{' or ',' and any whitespace
+            key_end = token(text, pos).end()  # type: ignore[union-attr]
+            key = text[pos:key_end]
+            if not key.isidentifier():
+                detail = f"invalid argument name {key!r}" if key else "expected an argument name"
+                raise _Malformed(pos, detail, name, last_open)
+            if key in arguments:
+                raise _Malformed(pos, f"duplicate argument {key!r}", name, last_open)
+            pos = key_end
+            if not text.startswith(":", pos):
+                pos = _skip_ws(text, pos)
+                if not text.startswith(":", pos):
+                    raise _Malformed(pos, f"expected ':' after argument {key!r}", name, last_open)
+            pos += 1
+            if text.startswith(_WS_CHARS, pos):
+                pos = ws(text, pos).end()  # type: ignore[union-attr]
+            if text.startswith(ESCAPE, pos):
+                last_open = pos
+                close = find_escape(pos + len(ESCAPE))
+                if close < 0:
+                    raise _Malformed(pos, _unterminated(key), name, last_open)
+                arguments[key] = text[pos + len(ESCAPE) : close]
+                pos = close + len(ESCAPE)
+            elif text.startswith(_OPENERS, pos):
+                arguments[key], pos, last_open = _read_nested(text, pos, name, find_escape, last_open)
+            else:
+                end = token(text, pos).end()  # type: ignore[union-attr]
+                value = _bare_value(text[pos:end])
+                if value is _INVALID:
+                    raise _Malformed(pos, _bad_token(text[pos:end], key), name, last_open)
+                arguments[key] = value
+                pos = end
+            if text.startswith(_WS_CHARS, pos):
+                pos = ws(text, pos).end()  # type: ignore[union-attr]
+            if not text.startswith(",", pos):
+                break
+            pos += 1
+            if text.startswith(_WS_CHARS, pos):
+                pos = ws(text, pos).end()  # type: ignore[union-attr]
+        if not text.startswith("}", pos):
+            raise _Malformed(pos, "expected ',' or '}'", name, last_open)
+    pos += 1
     if not text.startswith(end_marker, pos):
         raise _Malformed(pos, f"expected {end_marker!r} right after '}}'", name, last_open)
     return name, arguments, pos + len(end_marker)
-
-
-def _read_arguments(
-    text: str, pos: int, name: str, find_escape: Callable[[int], int]
-) -> tuple[dict[str, Value], int, int]:
-    """Read top-level ``key:value,...}`` from just after the '{': (arguments, position after
-    the '}', where the last string value began, for recovery).
-
-    Top-level values are nearly always strings or bare tokens, so they are read right here;
-    only nested containers go to _read_nested.
-    """
-    token = _TOKEN.match
-    arguments: dict[str, Value] = {}
-    last_open = -1
-    pos = _skip_ws(text, pos)
-    if text.startswith("}", pos):
-        return arguments, pos + 1, last_open
-    while True:  # at a key, just after '{' or ',' and any whitespace
-        key_end = token(text, pos).end()  # type: ignore[union-attr]
-        key = text[pos:key_end]
-        if not key.isidentifier():
-            detail = f"invalid argument name {key!r}" if key else "expected an argument name"
-            raise _Malformed(pos, detail, name, last_open)
-        if key in arguments:
-            raise _Malformed(pos, f"duplicate argument {key!r}", name, last_open)
-        pos = key_end
-        if not text.startswith(":", pos):
-            pos = _skip_ws(text, pos)
-            if not text.startswith(":", pos):
-                raise _Malformed(pos, f"expected ':' after argument {key!r}", name, last_open)
-        pos = _skip_ws(text, pos + 1)
-        if text.startswith(ESCAPE, pos):
-            last_open = pos
-            close = find_escape(pos + len(ESCAPE))
-            if close < 0:
-                raise _Malformed(pos, _unterminated(key), name, last_open)
-            arguments[key] = text[pos + len(ESCAPE) : close]
-            pos = close + len(ESCAPE)
-        elif text.startswith(_OPENERS, pos):
-            arguments[key], pos, last_open = _read_nested(text, pos, name, find_escape, last_open)
-        else:
-            end = token(text, pos).end()  # type: ignore[union-attr]
-            value = _bare_value(text[pos:end])
-            if value is _INVALID:
-                raise _Malformed(pos, _bad_token(text[pos:end], key), name, last_open)
-            arguments[key] = value
-            pos = end
-        pos = _skip_ws(text, pos)
-        if text.startswith(",", pos):
-            pos = _skip_ws(text, pos + 1)
-        elif text.startswith("}", pos):
-            return arguments, pos + 1, last_open
-        else:
-            raise _Malformed(pos, "expected ',' or '}'", name, last_open)
 
 
 def _read_nested(
