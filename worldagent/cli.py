@@ -153,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     a11y.add_argument("--json", action="store_true", help="a JSON list of {rule, target, message}")
     a11y.set_defaults(handler=_cmd_a11y)
 
+    from worldagent.registry.cli import add_models_commands
+
+    add_models_commands(commands)
+
     for stage, text in (("generate", "run the generate stage (trajectories and preference pairs) outside DVC"),):
         sub = commands.add_parser(stage, help=text)
         sub.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")

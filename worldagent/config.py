@@ -61,12 +61,129 @@ class GenerateParams(Section):
     max_pairs_per_story: int = Field(default=6, ge=0)
 
 
+class TinyModelParams(Section):
+    """The embedded default base: a small Gemma-3 architecture, random init, built locally."""
+
+    vocab_size: int = Field(default=4096, ge=512)
+    hidden_size: int = Field(default=128, gt=0)
+    intermediate_size: int = Field(default=384, gt=0)
+    num_hidden_layers: int = Field(default=4, gt=0)
+    num_attention_heads: int = Field(default=4, gt=0)
+    num_key_value_heads: int = Field(default=1, gt=0)
+    head_dim: int = Field(default=32, gt=0)
+    max_position_embeddings: int = Field(default=4096, gt=0)
+    sliding_window: int = Field(default=512, gt=0)
+
+
+class PretrainParams(Section):
+    """Brief causal-LM pre-training of the tiny base on the training split's source text."""
+
+    epochs: float = Field(default=2.0, ge=0)
+    learning_rate: float = Field(default=2e-3, gt=0)
+    batch_size: int = Field(default=8, gt=0)
+    max_length: int = Field(default=512, gt=0)
+
+
+class ModelParams(Section):
+    base: str = "builtin:tiny"  # or a hub id (google/functiongemma-270m-it) or a local path
+    revision: str | None = None  # hub revision to pin
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"  # auto: bf16 on CUDA, else fp32
+    tiny: TinyModelParams = TinyModelParams()
+    pretrain: PretrainParams = PretrainParams()
+
+
+class LoraParams(Section):
+    r: int = Field(default=16, gt=0)
+    alpha: int = Field(default=16, gt=0)
+    dropout: float = Field(default=0.05, ge=0, lt=1)
+    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+
+
+class TrainerParams(Section):
+    """Knobs shared by the trl stages; each stage has its own section with these keys."""
+
+    epochs: float = Field(default=1.0, gt=0)
+    max_steps: int = -1  # > 0 overrides epochs
+    learning_rate: float = Field(default=1e-3, gt=0)
+    batch_size: int = Field(default=4, gt=0)
+    gradient_accumulation_steps: int = Field(default=1, gt=0)
+    max_length: int = Field(default=2048, gt=0)
+    logging_steps: int = Field(default=5, gt=0)
+    save_steps: int = Field(default=50, gt=0)
+    warmup_ratio: float = Field(default=0.0, ge=0, lt=1)
+
+
+class SftParams(TrainerParams):
+    assistant_only_loss: bool = True
+
+
+class DpoParams(TrainerParams):
+    beta: float = Field(default=0.1, gt=0)
+
+
+class GrpoParams(TrainerParams):
+    num_generations: int = Field(default=4, ge=2)
+    temperature: float = Field(default=0.9, gt=0)
+    max_completion_length: int = Field(default=1024, gt=0)
+    max_prompts: int = Field(default=16, gt=0)  # prompts drawn from the training split
+
+
+class EvaluateParams(Section):
+    max_new_tokens: int = Field(default=1536, gt=0)
+    batch_size: int = Field(default=8, gt=0)
+    max_intents: int | None = Field(default=None, gt=0)  # None: the whole eval split
+    models: list[Literal["base", "sft", "dpo", "grpo", "champion", "reference"]] = Field(
+        default_factory=lambda: ["base", "sft", "dpo", "grpo", "champion", "reference"]
+    )
+
+
+class CompareParams(Section):
+    bootstrap_samples: int = Field(default=1000, gt=0)
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    candidate: Literal["sft", "dpo", "grpo"] = "grpo"
+
+
+class GateParams(Section):
+    min_story_pass_rate: float = Field(default=0.0, ge=0, le=1)
+    min_a11y_pass_rate: float = Field(default=0.0, ge=0, le=1)
+    max_constraint_violations: float = Field(default=1.0, ge=0)  # mean per intent
+    margin: float = Field(default=0.05, ge=0)  # non-inferiority margin on mean reward
+
+
+class RegistryParams(Section):
+    url: str = "sqlite:///models/registry.db"  # any SQLAlchemy URL (PostgreSQL in production)
+    family: str = "world-agent"
+
+
+class UploadParams(Section):
+    hub_repo: str | None = None  # a Hugging Face dataset repo; needs HF_TOKEN
+    private: bool = True
+
+
+class DeployParams(Section):
+    publisher: Literal["local", "hub"] = "local"
+    local_dir: str = "models/published"
+    hub_repo: str | None = None  # a Hugging Face model repo; needs HF_TOKEN
+    private: bool = True
+
+
 class Params(Section):
     seed: int = 1234
     discover: DiscoverParams = DiscoverParams()
     generate: GenerateParams = GenerateParams()
     reward: RewardWeights = RewardWeights()
     storytest: StorytestParams = StorytestParams()
+    model: ModelParams = ModelParams()
+    lora: LoraParams = LoraParams()
+    sft: SftParams = SftParams()
+    dpo: DpoParams = DpoParams(learning_rate=5e-4)
+    grpo: GrpoParams = GrpoParams(learning_rate=5e-4, max_steps=4, batch_size=4)
+    evaluate: EvaluateParams = EvaluateParams()
+    compare: CompareParams = CompareParams()
+    gate: GateParams = GateParams()
+    registry: RegistryParams = RegistryParams()
+    upload: UploadParams = UploadParams()
+    deploy: DeployParams = DeployParams()
 
 
 class ParamsError(ValueError):

@@ -1,4 +1,4 @@
-"""End to end: `dvc repro` on a copy of the project reproduces every output byte for byte."""
+"""End to end: `dvc repro generate` (the data path) on a copy of the project reproduces every output byte for byte."""
 
 from __future__ import annotations
 
@@ -56,39 +56,39 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_repro_then_nothing_to_do_then_identical_bytes_after_deleting_outputs(project: Path) -> None:
-    first_run = dvc(project, "repro")
+    first_run = dvc(project, "repro", "generate")
     assert "Running stage 'discover'" in first_run and "Running stage 'generate'" in first_run
     lock = (project / "dvc.lock").read_text()
     outputs = snapshot(project)
 
-    second_run = dvc(project, "repro")
+    second_run = dvc(project, "repro", "generate")
     assert "Running stage" not in second_run
-    assert "up to date" in dvc(project, "status")
+    assert "up to date" in dvc(project, "status", "generate")
 
     shutil.rmtree(project / "data" / "generated")
     (project / "reports" / "world_agent" / "discover.json").unlink()
-    dvc(project, "repro")
+    dvc(project, "repro", "generate")
     assert snapshot(project) == outputs
     assert (project / "dvc.lock").read_text() == lock
-    assert "up to date" in dvc(project, "status")
+    assert "up to date" in dvc(project, "status", "generate")
 
 
 def test_changing_one_story_reruns_what_depends_on_it(project: Path) -> None:
-    dvc(project, "repro")
+    dvc(project, "repro", "generate")
     before = snapshot(project)
     story = project / "data" / "stories" / "alert" / "alert.stories.tsx"
     story.write_text(story.read_text().replace("intent: '", "intent: 'Please: ", 1))
-    status = dvc(project, "status")
+    status = dvc(project, "status", "generate")
     assert "discover" in status and "generate" in status
-    dvc(project, "repro")
+    dvc(project, "repro", "generate")
     after = snapshot(project)
     assert after["data/generated/world_agent/stories.jsonl"] != before["data/generated/world_agent/stories.jsonl"]
     assert b"Please: " in after["data/generated/world_agent/stories.jsonl"]
-    assert "up to date" in dvc(project, "status")
+    assert "up to date" in dvc(project, "status", "generate")
 
 
 def test_strict_discovery_fails_the_stage_and_the_last_good_outputs_can_be_checked_out(project: Path) -> None:
-    dvc(project, "repro")
+    dvc(project, "repro", "generate")
     before = snapshot(project)
     broken = project / "data" / "stories" / "tabs" / "tabs.stories.tsx"
     original = broken.read_text()
@@ -97,7 +97,7 @@ def test_strict_discovery_fails_the_stage_and_the_last_good_outputs_can_be_check
         params = project / "params.yaml"
         params.write_text(params.read_text().replace("strict: false", "strict: true"))
         env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-        failed = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro"], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+        failed = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "generate"], cwd=project, env=env, capture_output=True, text=True, timeout=600)
         assert failed.returncode != 0
         assert "tabs/tabs.stories.tsx:" in failed.stderr + failed.stdout
         # DVC clears a stage's outs before running it; the last good ones stay in its cache.

@@ -1,0 +1,83 @@
+"""Report files, plots and the compare/gate stage entries."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from evaluation_helpers import synthetic_report
+
+import tasks.compare
+import tasks.gate
+from worldagent.config import GateParams, Params
+from worldagent.evaluation.compare import compare
+from worldagent.evaluation.gate import decide
+from worldagent.evaluation.report import REPORT_DIR, read_eval_report, render_report, write_eval_outputs
+
+PNG = b"\x89PNG\r\n\x1a\n"
+MODELS = {"base": [0.0, 0.0, 0.3, 0.0], "sft": [0.5, 0.8, 0.3, 0.0], "grpo": [1.0, 0.8, 0.5, 0.3], "reference": [1.0] * 4}
+
+
+def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
+    report = synthetic_report(MODELS)
+    written = write_eval_outputs(report, tmp_path)
+    names = {path.relative_to(tmp_path).as_posix() for path in written}
+    assert names == {"eval.json", "eval_intents.jsonl", "plots/metrics.csv", "plots/rewards.csv", "metrics.png", "rewards.png"}
+    for png in ("metrics.png", "rewards.png"):
+        data = (tmp_path / png).read_bytes()
+        assert data.startswith(PNG) and len(data) > 5000
+    summary = json.loads((tmp_path / "eval.json").read_text())
+    assert list(summary["models"]) == list(MODELS) and summary["n"] == 4
+    assert summary["models"]["grpo"]["mean_reward"] == report.models["grpo"].metrics.mean_reward
+    with (tmp_path / "plots" / "metrics.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[0].keys() == {"model", "metric", "value"} and len(rows) == 4 * 6
+    intents = [json.loads(line) for line in (tmp_path / "eval_intents.jsonl").read_text().splitlines()]
+    assert len(intents) == 16 and intents[0]["model"] == "base" and isinstance(intents[0]["errors"], list)
+    assert read_eval_report(tmp_path) == report
+    # Deterministic bytes: an unchanged evaluation rewrites identical files (DVC sees no change).
+    before = {p: p.read_bytes() for p in written}
+    write_eval_outputs(report, tmp_path)
+    assert all(p.read_bytes() == data for p, data in before.items())
+
+
+def test_report_mentions_every_model_the_comparison_and_the_gate() -> None:
+    report = synthetic_report(MODELS)
+    comparison = compare(report, "grpo", samples=200, seed=0)
+    decision = decide(report.models["grpo"].metrics, comparison, GateParams(min_story_pass_rate=0.9))
+    text = render_report(report, comparison, decision, "grpo")
+    for name in MODELS:
+        assert f"| {name} |" in text or f"**{name}** (candidate)" in text
+    assert "## Gate decision" in text and "**FAILED**" in text
+    assert "Story pass rate 0.750 is below the minimum 0.900." in text
+    assert "first run" in text
+    assert "## Distance from the reference (upper bound)" in text
+    assert "### grpo vs base" in text and "95% CI" in text
+    assert "![metrics per model](./metrics.png)" in text and "![reward per intent](./rewards.png)" in text
+    assert "held-out components: `avatar`, `card`" in text
+
+
+def test_compare_and_gate_stages(tmp_path: Path) -> None:
+    report = synthetic_report({"champion": [1.0] * 6, "base": [0.0] * 6, "grpo": [0.0] * 3 + [1.0] * 3, "reference": [1.0] * 6})
+    write_eval_outputs(report, tmp_path / REPORT_DIR)
+    params = Params.model_validate({"compare": {"bootstrap_samples": 200}})
+    tasks.compare.run(params, tmp_path)
+    comparison = json.loads((tmp_path / REPORT_DIR / "compare.json").read_text())
+    assert comparison["candidate"] == "grpo" and comparison["comparisons"]["champion"]["n"] == 6
+
+    (tmp_path / "params.yaml").write_text("compare:\n  bootstrap_samples: 200\ngate:\n  margin: 0.05\n")
+    # A failing gate is a decision, not an error: exit 0 and gate.json says why.
+    assert tasks.gate.main(["--params", str(tmp_path / "params.yaml"), "--root", str(tmp_path)]) == 0
+    gate = json.loads((tmp_path / REPORT_DIR / "gate.json").read_text())
+    assert set(gate) == {"passed", "reasons", "checks", "candidate"}
+    assert gate["passed"] is False and gate["candidate"] == "grpo"
+    assert any("champion" in reason for reason in gate["reasons"])
+    markdown = (tmp_path / REPORT_DIR / "report.md").read_text()
+    assert "**FAILED**" in markdown and "champion" in markdown
+
+
+def test_gate_stage_without_inputs_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    (tmp_path / "params.yaml").write_text("{}\n")
+    assert tasks.gate.main(["--params", str(tmp_path / "params.yaml"), "--root", str(tmp_path)]) == 2
+    assert "run the evaluate stage first" in capsys.readouterr().err

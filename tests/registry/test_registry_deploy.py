@@ -1,0 +1,218 @@
+"""The deploy step: a passing gate publishes and moves the champion; a failing gate never publishes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_hub import TOKEN, FakeHub
+
+from tasks import deploy as deploy_stage
+from worldagent.config import Params, parse_params
+from worldagent.registry.api import CHAMPION, open_registry
+from worldagent.registry.deploy import DeployError, deploy, params_hash
+from worldagent.registry.publishers import PublishedRef
+
+EVAL = {"models": {"grpo": {"mean_reward": 0.62, "story_pass_rate": 0.5}, "base": {"mean_reward": 0.11, "story_pass_rate": 0.0}}}
+
+
+def make_params(**deploy_section: Any) -> Params:
+    return parse_params({"registry": {"url": "sqlite:///models/registry.db"}, "deploy": deploy_section or {"publisher": "local"}})
+
+
+def write_reports(root: Path, passed: bool, reasons: list[str] | None = None) -> None:
+    reports = root / "reports" / "world_agent"
+    reports.mkdir(parents=True, exist_ok=True)
+    (reports / "gate.json").write_text(json.dumps({"passed": passed, "reasons": reasons or [], "candidate": "grpo"}))
+    (reports / "eval.json").write_text(json.dumps(EVAL))
+    data = root / "data" / "generated" / "world_agent"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "manifest.json").write_text('{"trajectories": 12}\n')
+
+
+class SpyPublisher:
+    def __init__(self) -> None:
+        self.calls: list[tuple[Path, str, str]] = []
+
+    def publish(self, artifact_dir: Path, card_markdown: str, version_label: str) -> PublishedRef:
+        self.calls.append((artifact_dir, card_markdown, version_label))
+        return PublishedRef(kind="local", uri=f"spy://{version_label}", version_label=version_label)
+
+
+def registry_for(root: Path):  # type: ignore[no-untyped-def]
+    return open_registry(f"sqlite:///{root / 'models' / 'registry.db'}")
+
+
+def test_passing_gate_publishes_registers_and_promotes(tmp_path: Path, adapter_dir: Path) -> None:
+    write_reports(tmp_path, passed=True, reasons=["story pass rate 0.50 >= 0.00"])
+    alerts: list[str] = []
+    result = deploy(make_params(), tmp_path, alert=alerts.append, env={})
+    assert (result.action, result.version, result.champion, result.previous_champion) == ("deployed", 1, 1, None)
+    assert alerts == []
+
+    published = tmp_path / "models" / "published" / "world-agent" / "v1"
+    assert result.published and Path(result.published["uri"]) == published
+    readme = (published / "README.md").read_text()
+    assert "library_name: peft" in readme and "| mean_reward | 0.6200 | 0.1100 |" in readme
+    assert (published / "adapter_model.safetensors").is_file() and not (published / "checkpoint-10").exists()
+
+    with registry_for(tmp_path) as registry:
+        version = registry.get_version("world-agent", 1)
+        assert registry.get_alias("world-agent", CHAMPION).number == 1  # type: ignore[union-attr]
+    assert version.status == "published" and version.published_uri == str(published)
+    assert version.metrics == EVAL["models"]["grpo"]
+    assert version.params_hash == params_hash(make_params()) and len(version.data_hash or "") == 64
+    # the champion loads from the immutable published copy, not from the training output
+    assert version.artifact_path == "models/published/world-agent/v1" and version.source_path == "models/world_agent/grpo"
+    assert version.artifact_hash
+    original = (adapter_dir / "adapter_model.safetensors").read_bytes()
+
+    # nothing changed: a second run neither registers nor publishes again
+    again = deploy(make_params(), tmp_path, alert=alerts.append, env={})
+    assert (again.action, again.version, again.champion) == ("unchanged", 1, 1)
+    assert [p.name for p in published.parent.iterdir()] == ["v1"]
+
+    # a new adapter that passes becomes v2 and the champion; rollback returns to v1
+    (adapter_dir / "adapter_model.safetensors").write_bytes(b"new weights")
+    newer = deploy(make_params(), tmp_path, alert=alerts.append, env={})
+    assert (newer.action, newer.version, newer.champion, newer.previous_champion) == ("deployed", 2, 2, 1)
+    with registry_for(tmp_path) as registry:
+        assert registry.rollback("world-agent").version == 1
+        champion = registry.get_alias("world-agent", CHAMPION)
+    assert champion is not None and (tmp_path / champion.artifact_path / "adapter_model.safetensors").read_bytes() == original
+
+
+def test_failing_gate_never_publishes_registers_rejected_alerts_and_keeps_the_champion(tmp_path: Path, adapter_dir: Path) -> None:
+    write_reports(tmp_path, passed=True)
+    deploy(make_params(), tmp_path, alert=lambda _m: None, env={})  # v1 champion
+    (adapter_dir / "adapter_model.safetensors").write_bytes(b"worse weights")
+    write_reports(tmp_path, passed=False, reasons=["story pass rate 0.10 < 0.50", "mean reward not non-inferior"])
+
+    spy = SpyPublisher()
+    alerts: list[str] = []
+    result = deploy(make_params(), tmp_path, publishers=[spy], alert=alerts.append, env={})
+    assert spy.calls == []
+    assert (result.action, result.version, result.champion) == ("rejected", 2, 1)
+    assert len(alerts) == 1 and "v2 failed the gate" in alerts[0] and "story pass rate 0.10 < 0.50" in alerts[0] and "stays v1" in alerts[0]
+    assert not (tmp_path / "models" / "published" / "world-agent" / "v2").exists()
+    with registry_for(tmp_path) as registry:
+        rejected = registry.get_version("world-agent", 2)
+        assert registry.get_alias("world-agent", CHAMPION).number == 1  # type: ignore[union-attr]
+    assert rejected.status == "rejected" and rejected.notes == ["story pass rate 0.10 < 0.50", "mean reward not non-inferior"]
+    assert rejected.published_uri is None
+
+
+def test_failing_gate_with_the_hub_publisher_sends_nothing_to_the_hub(tmp_path: Path, adapter_dir: Path, fake_hub: FakeHub) -> None:
+    write_reports(tmp_path, passed=False, reasons=["below threshold"])
+    params = make_params(publisher="hub", hub_repo="acme/world-agent")
+    result = deploy(params, tmp_path, alert=lambda _m: None, env={"HF_TOKEN": TOKEN, "HF_ENDPOINT": fake_hub.url})
+    assert result.action == "rejected"
+    assert fake_hub.requests == []
+
+
+def test_passing_gate_publishes_to_the_hub_and_tags_the_version(
+    tmp_path: Path, adapter_dir: Path, fake_hub: FakeHub, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    write_reports(tmp_path, passed=True)
+    params = make_params(publisher="hub", hub_repo="acme/world-agent")
+    result = deploy(params, tmp_path, alert=lambda _m: None, env={"HF_TOKEN": TOKEN, "HF_ENDPOINT": fake_hub.url})
+    repo = fake_hub.repo("acme/world-agent")
+    assert result.action == "deployed" and list(repo["tags"]) == ["v1"]
+    assert result.published and result.published["uri"] == f"{fake_hub.url}/acme/world-agent"
+    assert (tmp_path / "models" / "published" / "world-agent" / "v1" / "README.md").read_bytes() == repo["files"]["README.md"]
+    assert "# world-agent v1" in repo["files"]["README.md"].decode()
+    with registry_for(tmp_path) as registry:
+        version = registry.get_version("world-agent", 1)
+    assert version.published_revision == repo["tags"]["v1"]["revision"] == fake_hub.commits[0].oid
+    assert version.published_uri == f"{fake_hub.url}/acme/world-agent" and version.artifact_path == "models/published/world-agent/v1"
+    assert TOKEN not in caplog.text and TOKEN not in json.dumps(result.to_dict())
+
+
+def test_hub_publisher_needs_a_token_and_fails_before_registering(tmp_path: Path, adapter_dir: Path) -> None:
+    write_reports(tmp_path, passed=True)
+    with pytest.raises(DeployError, match="HF_TOKEN"):
+        deploy(make_params(publisher="hub", hub_repo="acme/x"), tmp_path, env={})
+    with registry_for(tmp_path) as registry:
+        assert registry.list_versions("world-agent") == []
+
+
+def test_publish_failure_marks_the_version_failed_alerts_and_keeps_the_champion(tmp_path: Path, adapter_dir: Path) -> None:
+    class Broken:
+        def publish(self, artifact_dir: Path, card_markdown: str, version_label: str) -> PublishedRef:
+            raise OSError("disk full")
+
+    write_reports(tmp_path, passed=True)
+    alerts: list[str] = []
+    with pytest.raises(OSError, match="disk full"):
+        deploy(make_params(), tmp_path, publishers=[Broken()], alert=alerts.append, env={})
+    with registry_for(tmp_path) as registry:
+        assert registry.get_version("world-agent", 1).status == "failed"
+        assert registry.get_alias("world-agent", CHAMPION) is None
+    assert "publishing failed: disk full" in alerts[0]
+
+
+def write_project(root: Path) -> Path:
+    params = root / "params.yaml"
+    params.write_text("registry:\n  url: sqlite:///models/registry.db\ndeploy:\n  publisher: local\n")
+    return params
+
+
+def test_stage_command_exit_codes(tmp_path: Path, adapter_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    params = write_project(tmp_path)
+    argv = ["--params", str(params), "--root", str(tmp_path)]
+    assert deploy_stage.main(argv) == 2  # no gate.json yet
+    assert "gate.json" in capsys.readouterr().err
+
+    write_reports(tmp_path, passed=False, reasons=["too few stories pass"])
+    monkeypatch.delenv("CI", raising=False)
+    assert deploy_stage.main(argv) == 0  # locally a failed gate is a normal outcome
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["action"] == "rejected"
+    monkeypatch.setenv("CI", "true")
+    assert deploy_stage.main(argv) == 1  # in CI it fails the job
+    assert "gate failed" in capsys.readouterr().err
+
+    write_reports(tmp_path, passed=True)
+    assert deploy_stage.main(argv) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (result["action"], result["version"], result["champion"]) == ("deployed", 2, 2)  # v1 stays the rejected record
+
+
+def test_alert_logs_at_error_outside_prefect_and_the_task_wraps_the_same_logic(
+    tmp_path: Path, adapter_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="deploy"):
+        deploy_stage.alert("gate failed: reasons")
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [(logging.ERROR, "ALERT: gate failed: reasons")]
+
+    write_project(tmp_path)
+    write_reports(tmp_path, passed=False, reasons=["nope"])
+    assert deploy_stage.deploy_task.fn(root=tmp_path)["action"] == "rejected"
+    with pytest.raises(RuntimeError, match="gate failed: nope"):
+        deploy_stage.deploy_task.fn(root=tmp_path, fail_on_reject=True)
+    assert deploy_stage.deploy_task.on_failure_hooks == [deploy_stage._on_failure]
+
+
+def test_alert_inside_a_prefect_run_emits_an_event_and_an_artifact(monkeypatch: pytest.MonkeyPatch) -> None:
+    import prefect.artifacts
+    import prefect.events
+
+    events: list[dict[str, Any]] = []
+    artifacts: list[dict[str, Any]] = []
+    monkeypatch.setattr(deploy_stage, "_in_prefect_run", lambda: True)
+    monkeypatch.setattr(prefect.events, "emit_event", lambda **kw: events.append(kw))
+    monkeypatch.setattr(prefect.artifacts, "create_markdown_artifact", lambda **kw: artifacts.append(kw))
+    deploy_stage.alert("v2 failed the gate")
+    assert events == [{"event": deploy_stage.ALERT_EVENT, "resource": {"prefect.resource.id": "worldagent.deploy"}, "payload": {"message": "v2 failed the gate"}}]
+    assert artifacts[0]["key"] == "deploy-alert" and "v2 failed the gate" in artifacts[0]["markdown"]
+
+
+def test_relative_sqlite_urls_resolve_against_the_project_root(tmp_path: Path) -> None:
+    from worldagent.registry.deploy import resolve_registry_url
+
+    assert resolve_registry_url("sqlite:///models/registry.db", tmp_path) == f"sqlite:///{tmp_path.resolve()}/models/registry.db"
+    assert resolve_registry_url("sqlite:////abs/r.db", tmp_path) == "sqlite:////abs/r.db"
+    assert resolve_registry_url("postgresql://h/db", tmp_path) == "postgresql://h/db"

@@ -1,0 +1,243 @@
+"""Files of the evaluate, compare and gate stages, and the human-readable ``report.md``.
+
+Layout under ``reports/world_agent/``:
+
+- ``eval.json``: models → metrics, plus the held-out intents' count and components (DVC metrics);
+- ``eval_intents.jsonl``: one row per (model, intent);
+- ``metrics.png``, ``rewards.png`` and their data ``plots/{metrics,rewards}.csv`` (see ``plots.py``);
+- ``compare.json`` (compare stage), ``gate.json`` and ``report.md`` (gate stage).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from worldagent.evaluation.gate import GateDecision
+from worldagent.evaluation.metrics import HIGHER_IS_BETTER, LABELS, METRICS, EvalReport, IntentResult, ModelEval, ModelMetrics
+from worldagent.evaluation.plots import METRICS_PNG, REWARDS_PNG, write_plots
+from worldagent.io import atomic_write_text, jsonl
+
+REPORT_DIR = Path("reports/world_agent")
+EVAL_JSON = "eval.json"
+EVAL_INTENTS = "eval_intents.jsonl"
+COMPARE_JSON = "compare.json"
+GATE_JSON = "gate.json"
+REPORT_MD = "report.md"
+PLOTS_DIR = "plots"
+
+
+# -- eval.json + eval_intents.json -----------------------------------------------------------------
+
+
+def eval_summary(report: EvalReport) -> dict[str, Any]:
+    return {
+        "n": len(report.intents),
+        "components": report.components,
+        "models": {name: evaluation.metrics.model_dump() for name, evaluation in report.models.items()},
+        "notes": report.notes,
+    }
+
+
+def intent_rows(report: EvalReport) -> list[dict[str, Any]]:
+    rows = []
+    for name, evaluation in report.models.items():
+        for result in evaluation.per_intent:
+            rows.append({"model": name, **result.model_dump()})
+    return rows
+
+
+def write_eval_outputs(report: EvalReport, out_dir: Path) -> list[Path]:
+    """eval.json, eval_intents.json and the plots; returns the paths written."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # Insertion order (not sorted keys): the models stay in evaluation order, deterministically.
+    atomic_write_text(out_dir / EVAL_JSON, json.dumps(eval_summary(report), ensure_ascii=False, indent=2) + "\n")
+    atomic_write_text(out_dir / EVAL_INTENTS, jsonl(intent_rows(report)))
+    return [out_dir / EVAL_JSON, out_dir / EVAL_INTENTS, *write_plots(report, out_dir, out_dir / PLOTS_DIR)]
+
+
+def read_eval_report(out_dir: Path) -> EvalReport:
+    """Rebuild the EvalReport the evaluate stage wrote (for compare and gate)."""
+    summary_path, rows_path = out_dir / EVAL_JSON, out_dir / EVAL_INTENTS
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+        rows = [json.loads(line) for line in rows_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except FileNotFoundError as error:
+        raise ValueError(f"{error.filename}: not found (run the evaluate stage first)") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{summary_path} or {rows_path}: invalid JSON: {error.msg}") from None
+    per_model: dict[str, list[IntentResult]] = {name: [] for name in summary["models"]}
+    intents: list[str] = []
+    for row in rows:
+        row = dict(row)
+        name = row.pop("model")
+        per_model.setdefault(name, []).append(IntentResult(**row))
+        if row["id"] not in intents:
+            intents.append(row["id"])
+    models = {
+        name: ModelEval(metrics=ModelMetrics(**summary["models"][name]), per_intent=per_model.get(name, [])) for name in summary["models"]
+    }
+    return EvalReport(models=models, intents=intents, components=list(summary.get("components", [])), notes=list(summary.get("notes", [])))
+
+
+# -- report.md ---------------------------------------------------------------------------------------
+
+
+def _num(value: float) -> str:
+    return f"{value:.3f}"
+
+
+def _signed(value: float) -> str:
+    return f"{value:+.3f}"
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _metrics_table(report: EvalReport, candidate: str | None) -> list[str]:
+    lines = ["| model | " + " | ".join(LABELS[m] for m in METRICS) + " | n |", "|---|" + "---:|" * (len(METRICS) + 1)]
+    for name, evaluation in report.models.items():
+        label = f"**{name}** (candidate)" if name == candidate else name
+        values = " | ".join(_num(getattr(evaluation.metrics, m)) for m in METRICS)
+        lines.append(f"| {label} | {values} | {evaluation.metrics.n} |")
+    return lines
+
+
+def _comparison_section(comparison: dict[str, Any]) -> list[str]:
+    candidate = comparison["candidate"]
+    confidence = comparison.get("confidence", 0.95)
+    lines: list[str] = []
+    comparisons = comparison.get("comparisons") or {}
+    order = sorted(comparisons, key=lambda name: (name != "champion", name != "base", name))  # champion first
+    for name in order:
+        versus = comparisons[name]
+        lines.append(f"### {candidate} vs {name}")
+        lines.append("")
+        if versus is None:
+            if name == "champion":
+                lines.append("No champion is deployed yet (first run), so there is no champion to compare with.")
+            else:
+                lines.append(f"`{name}` was not evaluated.")
+            lines.append("")
+            continue
+        lines.append(
+            f"Difference = {candidate} − {name} over {versus['n']} paired intents, with a {confidence:.0%} paired bootstrap"
+            f" interval ({comparison.get('bootstrap_samples')} resamples, seed {comparison.get('seed')})."
+        )
+        lines.append("")
+        lines.append(f"| metric | {candidate} | {name} | difference | {confidence:.0%} CI | verdict |")
+        lines.append("|---|---:|---:|---:|---|---|")
+        for metric in METRICS:
+            entry = versus["metrics"][metric]
+            diff = entry["diff"]
+            arrow = "" if HIGHER_IS_BETTER[metric] else " (lower is better)"
+            lines.append(
+                f"| {LABELS[metric]}{arrow} | {_num(entry['candidate'])} | {_num(entry['baseline'])} | {_signed(diff['mean'])}"
+                f" | [{_signed(diff['low'])}, {_signed(diff['high'])}] | {entry['verdict']} |"
+            )
+        lines.append("")
+    return lines
+
+
+def _reference_section(comparison: dict[str, Any]) -> list[str]:
+    gap = comparison.get("reference_gap")
+    if not gap:
+        return ["The reference outputs were not evaluated, so the distance to the upper bound is unknown.", ""]
+    candidate = comparison["candidate"]
+    lines = [
+        "The reference outputs (the generate stage's solutions) are the upper bound; the gap is reference − candidate.",
+        "",
+        f"| metric | {candidate} | reference | gap | candidate / reference |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for metric in METRICS:
+        entry = gap[metric]
+        ratio = f"{entry['candidate'] / entry['reference']:.0%}" if entry["reference"] else "n/a"
+        lines.append(f"| {LABELS[metric]} | {_num(entry['candidate'])} | {_num(entry['reference'])} | {_signed(entry['gap'])} | {ratio} |")
+    lines.append("")
+    return lines
+
+
+def _gate_section(decision: GateDecision) -> list[str]:
+    lines = [f"**{'PASSED' if decision.passed else 'FAILED'}**", ""]
+    lines += [f"- {reason}" for reason in decision.reasons]
+    lines += ["", "| check | value | threshold | passed |", "|---|---:|---:|---|"]
+    for check in decision.checks:
+        lines.append(f"| {check.name} | {_num(check.value)} | {_num(check.threshold)} | {'yes' if check.passed else 'no'} |")
+    lines.append("")
+    return lines
+
+
+def _intent_table(evaluation: ModelEval, limit: int = 40) -> list[str]:
+    lines = ["| intent | reward | story | a11y | assertions | blocked calls | first problem |", "|---|---:|---|---|---:|---:|---|"]
+    for result in sorted(evaluation.per_intent, key=lambda r: (r.reward, r.id))[:limit]:
+        problem = result.errors[0] if result.errors else ""
+        lines.append(
+            f"| {_cell(result.id)} | {_num(result.reward)} | {'pass' if result.story_passed else 'fail'} | {'pass' if result.a11y_passed else 'fail'}"
+            f" | {result.assertions_passed}/{result.assertions_total} | {result.violations} | {_cell(problem)} |"
+        )
+    return lines
+
+
+def render_report(
+    report: EvalReport,
+    comparison: dict[str, Any] | None,
+    decision: GateDecision | None,
+    candidate: str | None,
+    images_dir: str = ".",
+) -> str:
+    lines = ["# World-agent evaluation report", ""]
+    lines += ["## What was evaluated", ""]
+    lines.append(
+        f"- {len(report.intents)} held-out intents (the single-turn prompts of `trajectories.eval.jsonl`) from the held-out"
+        f" components: {', '.join(f'`{c}`' for c in report.components) or 'none'}."
+    )
+    lines.append(f"- Models: {', '.join(f'`{name}`' for name in report.models)}" + (f"; the candidate is `{candidate}`." if candidate else "."))
+    if "champion" not in report.models and not any("champion" in note for note in report.notes):
+        lines.append("- No champion is deployed yet (first run).")
+    lines.append(
+        "- Each output is parsed, every call passes the behavioral constraints, the allowed calls run in a fresh sandbox and the"
+        " story test runs against the reference story's assertions. Reward = 0.5·passed + 0.3·a11y + 0.2·assertions;"
+        " a blocked call or unparsable output scores 0."
+    )
+    lines += [f"- {note}" for note in report.notes]
+    lines += ["", "## Metrics", ""]
+    lines += _metrics_table(report, candidate)
+    lines += ["", f"![metrics per model]({images_dir}/{METRICS_PNG})", ""]
+    if comparison is not None:
+        lines += ["## Candidate vs champion and base", ""]
+        lines += [f"- {note}" for note in comparison.get("notes", [])]
+        if comparison.get("notes"):
+            lines.append("")
+        lines += _comparison_section(comparison)
+        lines += ["## Distance from the reference (upper bound)", ""]
+        lines += _reference_section(comparison)
+    if decision is not None:
+        lines += ["## Gate decision", ""]
+        lines += _gate_section(decision)
+    lines += ["## Reward per intent", "", f"![reward per intent]({images_dir}/{REWARDS_PNG})", ""]
+    if candidate and candidate in report.models:
+        lines += [f"### `{candidate}` per intent (lowest reward first)", ""]
+        lines += _intent_table(report.models[candidate])
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_report(
+    out_dir: Path,
+    report: EvalReport,
+    comparison: dict[str, Any] | None,
+    decision: GateDecision | None,
+    candidate: str | None,
+) -> Path:
+    path = out_dir / REPORT_MD
+    atomic_write_text(path, render_report(report, comparison, decision, candidate))
+    return path
+
+
+def gate_payload(decision: GateDecision, candidate: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """gate.json: ``{passed, reasons, checks, candidate}`` (what the deploy step reads)."""
+    return {**decision.model_dump(), "candidate": candidate, **(extra or {})}
+

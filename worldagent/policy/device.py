@@ -1,0 +1,79 @@
+"""Device, dtype and seeding helpers shared by every training stage.
+
+``select_device`` picks CUDA, then Apple MPS, then CPU. ``resolve_dtype("auto", device)`` gives bfloat16
+on a CUDA device that supports it and float32 everywhere else (fp16 is only used when asked for
+explicitly). ``trainer_precision`` turns the pair into the flags ``transformers.TrainingArguments``
+(and so trl's configs) expect, so the model's weights and the trainer's autocast never disagree.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+
+DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def select_device() -> str:
+    """"cuda" when a CUDA device is visible, else "mps" (Apple silicon), else "cpu"."""
+    if torch.cuda.is_available():
+        return "cuda"
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+def resolve_dtype(setting: str, device: str) -> torch.dtype:
+    """``model.dtype`` → a torch dtype. "auto": bfloat16 on CUDA with bf16 support, else float32.
+
+    An explicit half precision on CPU is honoured (it is slow but valid); float16 on CPU is refused
+    because CPU kernels for fp16 training are incomplete.
+    """
+    if setting == "auto":
+        if device.startswith("cuda") and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+            return torch.bfloat16
+        return torch.float32
+    if setting not in DTYPES:
+        raise ValueError(f"unknown dtype {setting!r}; expected one of auto, {', '.join(DTYPES)}")
+    dtype = DTYPES[setting]
+    if dtype is torch.float16 and device == "cpu":
+        raise ValueError("model.dtype float16 is not supported on CPU; use float32 or bfloat16")
+    return dtype
+
+
+def trainer_precision(device: str, dtype: torch.dtype) -> dict[str, bool]:
+    """``TrainingArguments`` flags for a device and the model's dtype: ``{bf16, fp16, use_cpu}``.
+
+    Mixed precision (``bf16``/``fp16`` autocast) is only turned on for an accelerator; on CPU the
+    trainer runs in the weights' own dtype with ``use_cpu=True`` so a visible GPU is never picked up
+    behind our back.
+    """
+    on_cpu = device == "cpu"
+    return {
+        "bf16": (not on_cpu) and dtype is torch.bfloat16,
+        "fp16": (not on_cpu) and dtype is torch.float16,
+        "use_cpu": on_cpu,
+    }
+
+
+def seed_everything(seed: int, deterministic: bool | None = None) -> None:
+    """Seed ``random``, numpy and torch (all devices).
+
+    ``deterministic`` (default: on for CPU-only runs) turns on ``torch.use_deterministic_algorithms``
+    with ``warn_only=True``: same seed → same numbers on CPU; on GPU, kernels without a deterministic
+    variant only warn.
+    """
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    if deterministic is None:
+        deterministic = select_device() == "cpu"
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)

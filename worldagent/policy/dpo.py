@@ -1,0 +1,109 @@
+"""DPO stage: the merged SFT model is the start and, with the LoRA adapter disabled, the reference."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from worldagent.config import Params
+from worldagent.policy.training import (
+    TrainingError,
+    checkpoint_root,
+    file_hash,
+    fingerprint,
+    load_training_model,
+    lora_config,
+    prepare_checkpoints,
+    read_jsonl,
+    require_complete_adapter,
+    run_trainer,
+    stage_params,
+    trainer_kwargs,
+    wants_gradient_checkpointing,
+)
+
+log = logging.getLogger(__name__)
+STAGE = "dpo"
+PREFERENCE_COLUMNS = ("prompt", "chosen", "rejected")
+
+
+def _messages(value: Any) -> list[dict[str, str]]:
+    return [{"role": str(m["role"]), "content": str(m["content"])} for m in value]
+
+
+def dpo_rows(path: Path) -> list[dict[str, Any]]:
+    """Conversational ``{prompt, chosen, rejected}`` rows; the other columns are dropped."""
+    rows = []
+    for number, row in enumerate(read_jsonl(path), start=1):
+        missing = [c for c in PREFERENCE_COLUMNS if not isinstance(row.get(c), list) or not row.get(c)]
+        if missing:
+            raise TrainingError(f"{path}: row {number} lacks conversational {', '.join(missing)}")
+        rows.append({column: _messages(row[column]) for column in PREFERENCE_COLUMNS})
+    return rows
+
+
+def dpo_config(params: Params, output_dir: Path, device: str, dtype: Any, gradient_checkpointing: bool) -> Any:
+    from trl import DPOConfig
+
+    return DPOConfig(
+        **trainer_kwargs(params.dpo, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing),
+        beta=params.dpo.beta,
+        max_length=params.dpo.max_length,
+    )
+
+
+def train_dpo(
+    params: Params,
+    base_dir: Path,
+    sft_dir: Path,
+    dataset_path: Path,
+    out_dir: Path,
+    *,
+    curves_path: Path | None = None,
+    checkpoints: Path | None = None,
+    device: str | None = None,
+    callbacks: Sequence[Any] = (),
+) -> dict[str, Any]:
+    """Train the DPO adapter on top of base+sft (merged) into ``out_dir``; returns the metrics.
+
+    The reference policy is the merged SFT model itself: trl's DPOTrainer evaluates it by
+    disabling the new LoRA adapter, so no second copy of the model is held in memory.
+    """
+    from datasets import Dataset
+    from trl import DPOTrainer
+
+    base_dir, sft_dir, dataset_path, out_dir = Path(base_dir), Path(sft_dir), Path(dataset_path), Path(out_dir)
+    require_complete_adapter(sft_dir, "sft")
+    rows = dpo_rows(dataset_path)
+    data_hash = file_hash(dataset_path)
+    model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, sft_dir, device)
+    checkpoints = checkpoints or checkpoint_root(out_dir, STAGE)
+    resume = prepare_checkpoints(checkpoints, fingerprint(STAGE, params, data_hash, base_dir, parents))
+    trainer = DPOTrainer(
+        model=model,
+        ref_model=None,
+        args=dpo_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model)),
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=lora_config(params.lora),
+        callbacks=list(callbacks),
+    )
+    metrics = run_trainer(
+        trainer,
+        stage=STAGE,
+        out_dir=out_dir,
+        checkpoints=checkpoints,
+        resume=resume,
+        base_dir=base_dir,
+        parents=parents,
+        params=stage_params(params, STAGE),
+        data_hash=data_hash,
+        tokenizer=tokenizer,
+        curves_path=curves_path,
+        metric_keys=("loss", "rewards/margins", "rewards/accuracies", "rewards/chosen", "rewards/rejected"),
+    )
+    metrics["samples"] = len(rows)
+    log.info("dpo: %s", metrics)
+    return metrics
