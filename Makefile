@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch first, pinned and from pip: open_clip needs a torchvision built against the same torch.
 TORCH := torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup pipeline test test-fast bench clean-venv help
+.PHONY: setup pipeline repro test test-fast bench clean-venv help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -20,7 +20,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-pipeline: $(STAMP)  ## run the pipeline through DVC (reruns only what changed)
+pipeline: $(STAMP)  ## run the whole DAG under Prefect; each stage through DVC (reruns only what changed), then deploy
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" PREFECT_SERVER_ANALYTICS_ENABLED=false $(PY) -m flows.world_agent
+
+repro: $(STAMP)  ## only the DVC stages (no upload/deploy side effects), without Prefect
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
 
 test: $(STAMP)  ## run the whole test suite, slow end-to-end tests included
@@ -31,6 +34,7 @@ test-fast: $(STAMP)  ## skip the slow end-to-end tests
 
 bench: $(STAMP)  ## run the speed benchmarks (figures on stdout)
 	$(PY) -m benchmarks
+	$(PY) -m benchmarks.sft_throughput
 
 clean-venv:  ## remove the virtual environment
 	rm -rf $(VENV)

@@ -65,12 +65,12 @@ class TinyModelParams(Section):
     """The embedded default base: a small Gemma-3 architecture, random init, built locally."""
 
     vocab_size: int = Field(default=4096, ge=512)
-    hidden_size: int = Field(default=128, gt=0)
-    intermediate_size: int = Field(default=384, gt=0)
+    hidden_size: int = Field(default=192, gt=0)
+    intermediate_size: int = Field(default=576, gt=0)
     num_hidden_layers: int = Field(default=4, gt=0)
     num_attention_heads: int = Field(default=4, gt=0)
     num_key_value_heads: int = Field(default=1, gt=0)
-    head_dim: int = Field(default=32, gt=0)
+    head_dim: int = Field(default=48, gt=0)
     max_position_embeddings: int = Field(default=4096, gt=0)
     sliding_window: int = Field(default=512, gt=0)
 
@@ -78,10 +78,10 @@ class TinyModelParams(Section):
 class PretrainParams(Section):
     """Brief causal-LM pre-training of the tiny base on the training split's source text."""
 
-    epochs: float = Field(default=2.0, ge=0)
+    epochs: float = Field(default=1.5, ge=0)
     learning_rate: float = Field(default=2e-3, gt=0)
     batch_size: int = Field(default=8, gt=0)
-    max_length: int = Field(default=512, gt=0)
+    max_length: int = Field(default=256, gt=0)
 
 
 class ModelParams(Section):
@@ -107,7 +107,7 @@ class TrainerParams(Section):
     learning_rate: float = Field(default=1e-3, gt=0)
     batch_size: int = Field(default=4, gt=0)
     gradient_accumulation_steps: int = Field(default=1, gt=0)
-    max_length: int = Field(default=2048, gt=0)
+    max_length: int = Field(default=2560, gt=0)
     logging_steps: int = Field(default=5, gt=0)
     save_steps: int = Field(default=50, gt=0)
     warmup_ratio: float = Field(default=0.0, ge=0, lt=1)
@@ -124,7 +124,7 @@ class DpoParams(TrainerParams):
 class GrpoParams(TrainerParams):
     num_generations: int = Field(default=4, ge=2)
     temperature: float = Field(default=0.9, gt=0)
-    max_completion_length: int = Field(default=1024, gt=0)
+    max_completion_length: int = Field(default=1280, gt=0)
     max_prompts: int = Field(default=16, gt=0)  # prompts drawn from the training split
 
 

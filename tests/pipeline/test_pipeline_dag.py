@@ -95,3 +95,19 @@ def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothin
     assert "up to date" in dvc(project, "status")
     second = dvc(project, "repro")
     assert "Running stage" not in second
+
+
+def test_the_prefect_flow_runs_every_stage_through_dvc_and_recomputes_nothing(project: Path) -> None:
+    dvc(project, "repro")
+    run(project, sys.executable, "-m", "tasks.deploy", check=False)
+    env_vars = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_HOME": str(project / ".prefect")}
+    done = subprocess.run(
+        [sys.executable, "-m", "flows.world_agent", "--root", str(project)],
+        cwd=project, env={**env(), **env_vars}, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    result = json.loads(done.stdout[done.stdout.index("{"):])
+    assert result["recomputed"] == []
+    expected_actions = {"unchanged"} if result["gate"]["passed"] else {"rejected", "unchanged"}
+    assert result["deploy"]["action"] in expected_actions  # nothing is published twice
+    assert "up to date" in dvc(project, "status")

@@ -63,14 +63,14 @@ def test_repro_then_nothing_to_do_then_identical_bytes_after_deleting_outputs(pr
 
     second_run = dvc(project, "repro", "generate")
     assert "Running stage" not in second_run
-    assert "up to date" in dvc(project, "status", "generate")
+    assert "up to date" in dvc(project, "status", "--with-deps", "generate")
 
     shutil.rmtree(project / "data" / "generated")
     (project / "reports" / "world_agent" / "discover.json").unlink()
     dvc(project, "repro", "generate")
     assert snapshot(project) == outputs
     assert (project / "dvc.lock").read_text() == lock
-    assert "up to date" in dvc(project, "status", "generate")
+    assert "up to date" in dvc(project, "status", "--with-deps", "generate")
 
 
 def test_changing_one_story_reruns_what_depends_on_it(project: Path) -> None:
@@ -78,13 +78,13 @@ def test_changing_one_story_reruns_what_depends_on_it(project: Path) -> None:
     before = snapshot(project)
     story = project / "data" / "stories" / "alert" / "alert.stories.tsx"
     story.write_text(story.read_text().replace("intent: '", "intent: 'Please: ", 1))
-    status = dvc(project, "status", "generate")
+    status = dvc(project, "status", "--with-deps", "generate")
     assert "discover" in status and "generate" in status
     dvc(project, "repro", "generate")
     after = snapshot(project)
     assert after["data/generated/world_agent/stories.jsonl"] != before["data/generated/world_agent/stories.jsonl"]
     assert b"Please: " in after["data/generated/world_agent/stories.jsonl"]
-    assert "up to date" in dvc(project, "status", "generate")
+    assert "up to date" in dvc(project, "status", "--with-deps", "generate")
 
 
 def test_strict_discovery_fails_the_stage_and_the_last_good_outputs_can_be_checked_out(project: Path) -> None:
@@ -101,7 +101,7 @@ def test_strict_discovery_fails_the_stage_and_the_last_good_outputs_can_be_check
         assert failed.returncode != 0
         assert "tabs/tabs.stories.tsx:" in failed.stderr + failed.stdout
         # DVC clears a stage's outs before running it; the last good ones stay in its cache.
-        dvc(project, "checkout")
+        dvc(project, "checkout", "generate", "--with-deps")
         cached = [name for name in OUTPUTS if name.endswith(".jsonl")]
         assert {name: (project / name).read_bytes() for name in cached} == {name: before[name] for name in cached}
     finally:
