@@ -79,3 +79,15 @@ def test_browser_runner_on_repository_story(browser_runner: BrowserStoryRunner) 
     expected = reference_assertions(story, "primaryButton", repo)
     r = browser_runner.run(story, "primaryButton", repo, expected)
     assert (r.passed, r.a11yPassed, r.passedAssertions) == (True, True, len(expected)), r.errors
+
+
+@pytest.mark.browser
+@needs_chromium
+def test_browser_runner_works_from_inside_a_running_event_loop() -> None:
+    import asyncio
+
+    async def inside_loop() -> list:
+        with BrowserStoryRunner(CHROMIUM) as runner:
+            return runner.axe_violations("<button></button>")
+
+    assert "button-name" in {v.rule for v in asyncio.run(inside_loop())}

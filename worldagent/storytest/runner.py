@@ -17,6 +17,7 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -261,7 +262,8 @@ class BrowserStoryRunner:
     """Headless Chromium + axe-core for accessibility; Python patterns and assertions.
 
     The browser starts on first use and is reused; call ``close()`` (or use ``with``) to stop
-    it. Uses Playwright's sync API, so do not call it from inside a running asyncio loop.
+    it. Playwright's sync API refuses to run inside an asyncio loop (Jupyter, Prefect, async
+    services), so every browser call runs on one dedicated worker thread that has no loop.
     """
 
     kind = "browser"
@@ -283,6 +285,13 @@ class BrowserStoryRunner:
         self._pw: Any = None
         self._browser: Any = None
         self._axe: str | None = None
+        self._worker: ThreadPoolExecutor | None = None
+
+    def _on_worker(self, function: Any, *args: Any) -> Any:
+        # Playwright objects belong to the thread that created them: always the same one.
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chromium")
+        return self._worker.submit(function, *args).result()
 
     # -- lifecycle --------------------------------------------------------------------------
     def _ensure_browser(self) -> Any:
@@ -311,6 +320,15 @@ class BrowserStoryRunner:
         return self._browser
 
     def close(self) -> None:
+        if self._worker is None:
+            return
+        try:
+            self._on_worker(self._close_in_worker)
+        finally:
+            self._worker.shutdown(wait=True)
+            self._worker = None
+
+    def _close_in_worker(self) -> None:
         if self._browser is not None:
             try:
                 self._browser.close()
@@ -331,6 +349,9 @@ class BrowserStoryRunner:
     # -- axe ----------------------------------------------------------------------------------
     def axe_violations(self, html: str, stylesheets: Sequence[str] = ()) -> list[Violation]:
         """Run axe-core on ``html`` (a fragment, placed in a minimal page) in Chromium."""
+        return self._on_worker(self._axe_violations_in_worker, html, stylesheets)
+
+    def _axe_violations_in_worker(self, html: str, stylesheets: Sequence[str]) -> list[Violation]:
         browser = self._ensure_browser()
         page = browser.new_page()
         try:
