@@ -93,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         lines = TRAJECTORIES.read_text(encoding="utf-8").splitlines(keepends=True)[: args.rows]
         data.write_text("".join(lines), encoding="utf-8")
         runs: dict[str, list[dict[str, float]]] = {"stage": [], "plain": []}
+        # One discarded run first: the process's first training pays one-off warm-up costs.
+        run_plain(params, data, work / "warm-up")
+        shutil.rmtree(work / "warm-up", ignore_errors=True)
         for repeat in range(args.repeats):
             for name, fn in (("stage", run_stage), ("plain", run_plain)) if repeat % 2 == 0 else (("plain", run_plain), ("stage", run_stage)):
                 scratch = work / f"{name}-{repeat}"
