@@ -35,7 +35,7 @@ from urllib.parse import urlparse
 import torch
 
 from worldagent.config import Params, PretrainParams, TinyModelParams
-from worldagent.io import pretty_json
+from worldagent.io import pretty_json, replace_directory
 from worldagent.policy.device import resolve_dtype, seed_everything, select_device, trainer_precision
 from worldagent.policy.tokenizer import BOS, EOS, END_OF_TURN, token_id, train_tokenizer
 
@@ -381,19 +381,7 @@ def _publish(tmp: Path, out_dir: Path) -> None:
     for item in tmp.iterdir():
         if item.is_file():
             os.chmod(item, 0o666 & ~mask)
-    old = None
-    if out_dir.exists():
-        old = out_dir.parent / f".{out_dir.name}.old-{os.getpid()}"
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(out_dir, old)
-    try:
-        os.replace(tmp, out_dir)
-    except BaseException:
-        if old is not None:
-            os.replace(old, out_dir)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    replace_directory(tmp, out_dir)
 
 
 def save_base(model: Any, tokenizer: Any, metadata: dict[str, Any], out_dir: Path) -> None:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import LoraParams, Params, TrainerParams
-from worldagent.io import atomic_write_text, canonical_json, pretty_json, sha256_file
+from worldagent.io import atomic_write_text, canonical_json, pretty_json, replace_directory, sha256_file
 
 log = logging.getLogger(__name__)
 
@@ -220,22 +220,6 @@ def adapter_chain(adapter_dir: Path) -> list[Path]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _replace_dir(tmp: Path, out_dir: Path) -> None:
-    """Rename ``tmp`` over ``out_dir``: the old directory is moved aside first, then removed."""
-    old = None
-    if out_dir.exists():
-        old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}-{time.monotonic_ns()}")
-        os.replace(out_dir, old)
-    try:
-        os.replace(tmp, out_dir)
-    except BaseException:
-        if old is not None:
-            os.replace(old, out_dir)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
-
-
 def save_adapter(
     model: Any,
     tokenizer: Any,
@@ -281,7 +265,7 @@ def save_adapter(
         adapter_hash = tree_hash(tmp)
         info["adapter_sha256"] = adapter_hash
         atomic_write_text(tmp / STAGE_FILE, pretty_json(info))
-        _replace_dir(tmp, out_dir)
+        replace_directory(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
