@@ -44,6 +44,7 @@ class StorytestParams(Section):
 
 
 class GenerateParams(Section):
+    eval_split: Literal["intent", "component"] = "intent"
     eval_fraction: float = Field(default=0.2, ge=0, lt=1)
     eval_components: list[str] = Field(default_factory=list)
     multi_turn: bool = True
@@ -59,6 +60,12 @@ class GenerateParams(Section):
         ]
     )
     max_pairs_per_story: int = Field(default=6, ge=0)
+
+    @model_validator(mode="after")
+    def _components_need_component_split(self) -> GenerateParams:
+        if self.eval_components and self.eval_split != "component":
+            raise ValueError("generate.eval_components is only used with generate.eval_split: component")
+        return self
 
 
 class TinyModelParams(Section):

@@ -55,7 +55,7 @@ def test_report_mentions_every_model_the_comparison_and_the_gate() -> None:
     assert "## Distance from the reference (upper bound)" in text
     assert "### grpo vs base" in text and "95% CI" in text
     assert "![metrics per model](./metrics.png)" in text and "![reward per intent](./rewards.png)" in text
-    assert "held-out components: `avatar`, `card`" in text
+    assert "from the components: `avatar`, `card`" in text
 
 
 def test_compare_and_gate_stages(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 PROJECT = Path(__file__).resolve().parents[2]
 COMPONENTS = ("button", "badge", "toggle-button")
 TINY = {
-    "generate": {"eval_components": ["badge"], "max_pairs_per_story": 2},
+    "generate": {"eval_split": "component", "eval_components": ["badge"], "max_pairs_per_story": 2},
     "model": {
         "tiny": {"vocab_size": 800, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16, "sliding_window": 64},
         "pretrain": {"epochs": 0.2, "batch_size": 4, "max_length": 128},

@@ -1,4 +1,4 @@
-"""The generate stage on the bundled corpus: rewards from real story runs, verified pairs, held-out components."""
+"""The generate stage on the bundled corpus: rewards from real story runs, verified pairs, held-out intents and components."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from worldagent.policy.generate import (
     GeneratedDataset,
     generate_datasets,
     split_components,
+    split_stories,
     write_dataset,
 )
 from worldagent.stories.discover import discover_stories
@@ -62,8 +63,49 @@ def test_every_reference_story_passes_its_own_story_test(dataset: GeneratedDatas
         assert row["reward"] == (1.0 if result["totalAssertions"] else 0.8)
 
 
-def test_eval_components_never_appear_in_training(dataset: GeneratedDataset) -> None:
+def test_eval_intents_are_unseen_but_their_components_are_not(dataset: GeneratedDataset) -> None:
+    held_out = set(dataset.manifest["eval_stories"])
+    assert dataset.manifest["eval_split"] == "intent" and held_out
+    train_ids = {row["id"] for row in rows(dataset, TRAIN_TRAJECTORIES) + rows(dataset, TRAIN_PREFERENCES)}
+    eval_ids = {row["id"] for row in rows(dataset, EVAL_TRAJECTORIES) + rows(dataset, EVAL_PREFERENCES)}
+    assert eval_ids == held_out and train_ids.isdisjoint(held_out)
+    train_intents = {row["intent"] for row in rows(dataset, TRAIN_TRAJECTORIES)}
+    assert train_intents.isdisjoint(row["intent"] for row in rows(dataset, EVAL_TRAJECTORIES))
+    # Every held-out intent's component keeps at least one story in training.
+    assert set(dataset.manifest["components"]["eval"]) <= {row["component"] for row in rows(dataset, TRAIN_TRAJECTORIES)}
+
+
+def test_eval_prompt_names_the_story_export_and_file(dataset: GeneratedDataset) -> None:
+    for row in rows(dataset, EVAL_TRAJECTORIES):
+        export = row["id"].split("#")[1]
+        user = row["messages"][1]["content"]
+        story_call = next(c for c in parse_calls(row["messages"][2]["content"]).calls if c.name == "writeStory") if row["turns"] == "single" else None
+        assert f"Export the story as `{export}` from `" in user
+        if story_call is not None:
+            assert f"from `{story_call.arguments['path']}`" in user
+
+
+def test_split_stories_holds_out_a_share_of_each_component_never_all() -> None:
+    records = discover_stories([STORIES], root=STORIES).stories
+    components, held = split_stories(records, GenerateParams(eval_fraction=0.5), seed=3)
+    by_component: dict[str, list[str]] = {}
+    for record in records:
+        by_component.setdefault(record.component, []).append(record.id)
+    for component, ids in by_component.items():
+        kept = [i for i in ids if i not in held]
+        assert kept, f"{component}: every story was held out"
+        if len(ids) >= 2:
+            assert set(ids) & set(held), f"{component}: nothing held out"
+    assert split_stories(records, GenerateParams(eval_fraction=0.5), seed=3) == (components, held)
+    assert split_stories(records, GenerateParams(eval_fraction=0.5), seed=4)[1] != held
+
+
+def test_component_split_never_shows_eval_components_in_training() -> None:
+    records = discover_stories([STORIES], root=STORIES).stories
+    params = GenerateParams(eval_split="component", eval_components=["badge", "card"], max_pairs_per_story=1)
+    dataset = generate_datasets(records, STORIES, params, RewardWeights(), PythonStoryRunner(), 7, tool_schemas(), progress=False)
     held_out = set(dataset.manifest["components"]["eval"])
+    assert held_out == {"badge", "card"}
     assert held_out and held_out.isdisjoint(dataset.manifest["components"]["train"])
     for name in (TRAIN_TRAJECTORIES, TRAIN_PREFERENCES):
         assert {row["component"] for row in rows(dataset, name)}.isdisjoint(held_out)
@@ -113,9 +155,11 @@ def test_datasets_load_in_trl_conversational_formats(dataset: GeneratedDataset, 
 
 
 def test_split_components_validates_explicit_choice() -> None:
-    train, held = split_components(["a", "b", "c"], GenerateParams(eval_components=["b"]), seed=1)
+    with pytest.raises(ValueError, match="generate.eval_components is only used with generate.eval_split: component"):
+        GenerateParams(eval_components=["b"])
+    train, held = split_components(["a", "b", "c"], GenerateParams(eval_split="component", eval_components=["b"]), seed=1)
     assert (train, held) == (["a", "c"], ["b"])
     with pytest.raises(GenerateError, match=r"generate.eval_components names unknown components \['zz'\]"):
-        split_components(["a", "b"], GenerateParams(eval_components=["zz"]), seed=1)
+        split_components(["a", "b"], GenerateParams(eval_split="component", eval_components=["zz"]), seed=1)
     train, held = split_components(["a", "b"], GenerateParams(eval_fraction=0.01), seed=1)
     assert len(held) == 1 and len(train) == 1

@@ -114,5 +114,5 @@ class EvalReport(BaseModel):
 
     models: dict[str, ModelEval] = Field(default_factory=dict)
     intents: list[str] = Field(default_factory=list)  # ids, in evaluation order
-    components: list[str] = Field(default_factory=list)  # held-out components
+    components: list[str] = Field(default_factory=list)  # components of the held-out intents
     notes: list[str] = Field(default_factory=list)

@@ -191,8 +191,8 @@ def render_report(
     lines = ["# World-agent evaluation report", ""]
     lines += ["## What was evaluated", ""]
     lines.append(
-        f"- {len(report.intents)} held-out intents (the single-turn prompts of `trajectories.eval.jsonl`) from the held-out"
-        f" components: {', '.join(f'`{c}`' for c in report.components) or 'none'}."
+        f"- {len(report.intents)} held-out intents (the single-turn prompts of `trajectories.eval.jsonl`; no training row has"
+        f" them) from the components: {', '.join(f'`{c}`' for c in report.components) or 'none'}."
     )
     lines.append(f"- Models: {', '.join(f'`{name}`' for name in report.models)}" + (f"; the candidate is `{candidate}`." if candidate else "."))
     if "champion" not in report.models and not any("champion" in note for note in report.notes):

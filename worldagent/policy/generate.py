@@ -3,7 +3,8 @@
 Every reference solution is executed through the agent environment (constraints, sandboxed
 tools, story test), so each trajectory's reward comes from a real story run. Each rejected side
 of a preference pair is a rule-driven degradation of the reference that the story runner
-confirms scores strictly lower. Components are held out whole for evaluation.
+confirms scores strictly lower. The eval split holds out intents (``generate.eval_split: intent``:
+some stories of every component, never its last one) or whole components (``component``).
 """
 
 from __future__ import annotations
@@ -71,6 +72,30 @@ def split_components(components: Iterable[str], params: GenerateParams, seed: in
         random.Random(seed).shuffle(shuffled)
         held_out = sorted(shuffled[:count])
     return [n for n in names if n not in held_out], held_out
+
+
+def split_stories(records: Sequence[StoryRecord], params: GenerateParams, seed: int) -> tuple[list[str], list[str]]:
+    """(train, eval) component names and the ids of the held-out stories; no story is in both splits.
+
+    ``intent``: within each component, ``eval_fraction`` of its stories (at least one, never all)
+    are held out, so the eval intents are unseen but their components are not. ``component``:
+    whole components are held out (see ``split_components``).
+    """
+    if params.eval_split == "component":
+        train_components, eval_components = split_components((r.component for r in records), params, seed)
+        return train_components, [r.id for r in records if r.component in set(eval_components)]
+    by_component: dict[str, list[str]] = {}
+    for record in sorted(records, key=lambda r: r.id):
+        by_component.setdefault(record.component, []).append(record.id)
+    held_out: list[str] = []
+    for component, ids in sorted(by_component.items()):
+        if params.eval_fraction <= 0 or len(ids) < 2:
+            continue
+        count = min(max(round(params.eval_fraction * len(ids)), 1), len(ids) - 1)
+        shuffled = list(ids)
+        random.Random(f"{seed}:{component}").shuffle(shuffled)
+        held_out.extend(sorted(shuffled[:count]))
+    return sorted(by_component), sorted(held_out)
 
 
 def solution_calls(solution: Solution) -> list[ToolCall]:
@@ -152,7 +177,7 @@ def generate_for_story(
     result = story_result_dict(episode.story_result)
     if episode.violations or not (result["passed"] and result["a11yPassed"]):
         data.reference_failure = f"{record.id}: reference scores {reference_reward:.3f}: {episode.violations + result['errors']}"
-    prompt = prompt_messages(tool_schemas, record.intent, str(PurePosixPath(record.file).parent), tokens)
+    prompt = prompt_messages(tool_schemas, record.intent, str(PurePosixPath(record.file).parent), tokens, record.export, solution.story_path)
     base = {"id": record.id, "intent": record.intent, "component": record.component, "split": split}
     calls_text = render_calls(solution_calls(solution))
     turns = ([("single", [*prompt, {"role": "assistant", "content": calls_text}])] if params.single_turn else []) + (
@@ -207,15 +232,18 @@ def generate_datasets(
 ) -> GeneratedDataset:
     if not records:
         raise GenerateError("no stories to generate from: the discover output is empty")
-    train_components, eval_components = split_components((r.component for r in records), params, seed)
-    held_out = set(eval_components)
+    train_components, eval_ids = split_stories(records, params, seed)
+    held_out = set(eval_ids)
+    eval_components = sorted({r.component for r in records if r.id in held_out})
+    if params.eval_split == "intent":
+        train_components = sorted({r.component for r in records if r.id not in held_out})
     outputs: dict[str, list[dict[str, Any]]] = {name: [] for name in (TRAIN_TRAJECTORIES, EVAL_TRAJECTORIES, TRAIN_PREFERENCES, EVAL_PREFERENCES)}
     dropped: Counter[str] = Counter()
     not_applicable: Counter[str] = Counter()
     failures: list[str] = []
     ordered = sorted(records, key=lambda r: r.id)
     for record in tqdm(ordered, desc="generate", unit="story", disable=not progress):
-        split = "eval" if record.component in held_out else "train"
+        split = "eval" if record.id in held_out else "train"
         data = generate_for_story(record, stories_root, split, params, weights, runner, tool_schemas)
         outputs[EVAL_TRAJECTORIES if split == "eval" else TRAIN_TRAJECTORIES].extend(data.trajectories)
         outputs[EVAL_PREFERENCES if split == "eval" else TRAIN_PREFERENCES].extend(data.preferences)
@@ -234,7 +262,9 @@ def generate_datasets(
     manifest = {
         "seed": seed,
         "stories": len(records),
+        "eval_split": params.eval_split,
         "components": {"train": train_components, "eval": eval_components},
+        "eval_stories": sorted(held_out),
         "rows": {name: len(rows) for name, rows in outputs.items()},
         "pairs_dropped_by_verification": dict(sorted(dropped.items())),
         "degradations_not_applicable": dict(sorted(not_applicable.items())),

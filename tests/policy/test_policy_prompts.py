@@ -1,0 +1,30 @@
+"""The agent's prompt: a compact tool list and a task that names the story the test will run."""
+
+from __future__ import annotations
+
+from worldagent.policy.prompts import prompt_messages, system_prompt, tool_signature
+from worldagent.tools.registry import tool_schemas
+
+
+def test_tool_list_is_one_signature_line_per_tool() -> None:
+    schemas = tool_schemas()
+    text = system_prompt(schemas)
+    lines = text.split("Tools:\n", 1)[1].splitlines()
+    assert [line.split("(", 1)[0] for line in lines] == [f"- {s['function']['name']}" for s in schemas]
+    assert "- writeStyles(path, content): Write a styles module" in text
+    assert "- runStory(path): " in text
+    assert '"parameters"' not in text  # the JSON schemas stay in the registry, not in every prompt
+
+
+def test_signature_lists_arguments_in_schema_order() -> None:
+    schema = {"function": {"name": "f", "description": "Does f.", "parameters": {"properties": {"b": {}, "a": {}}}}}
+    assert tool_signature(schema) == "- f(b, a): Does f."
+
+
+def test_user_turn_names_the_export_and_file_only_when_both_are_known() -> None:
+    tokens = {"x/x.tokens.ts": "export const t = 1\n"}
+    messages = prompt_messages(tool_schemas(), "Make an x", "x", tokens, "bigX", "x/big-x.stories.tsx")
+    user = messages[1]["content"]
+    assert user.startswith("Make an x\n\nWork in `x/`.\nExport the story as `bigX` from `x/big-x.stories.tsx`.")
+    assert "```ts\nexport const t = 1\n```" in user
+    assert "Export the story" not in prompt_messages(tool_schemas(), "Make an x", "x", tokens)[1]["content"]
