@@ -163,3 +163,24 @@ def test_split_components_validates_explicit_choice() -> None:
         split_components(["a", "b"], GenerateParams(eval_split="component", eval_components=["zz"]), seed=1)
     train, held = split_components(["a", "b"], GenerateParams(eval_fraction=0.01), seed=1)
     assert len(held) == 1 and len(train) == 1
+
+
+def test_first_story_creates_its_component_later_stories_find_it_given(dataset: GeneratedDataset) -> None:
+    from worldagent.policy.solution import creates_component, module_exports, reference_solution
+
+    records = discover_stories([STORIES], root=STORIES).stories
+    button = [r for r in records if r.file == "button/button.stories.tsx"]
+    first, later = button[0], button[1]
+    assert creates_component(first, STORIES) and not creates_component(later, STORIES)
+    created = reference_solution(first, STORIES)
+    assert created.given == {} and created.template_path in created.files and created.style_paths
+    added = reference_solution(later, STORIES)
+    assert list(added.files) == [added.story_path] and added.template_path is None and added.style_paths == ()
+    assert module_exports(added.given["button/button.template.tsx"], "t.tsx") == ["Spinner", "Button"]
+    assert "button/button.css.ts" in added.given
+    by_id = {row["id"]: row for row in rows(dataset, TRAIN_TRAJECTORIES) + rows(dataset, EVAL_TRAJECTORIES) if row["turns"] == "single"}
+    row = by_id[later.id]
+    assert [c.name for c in parse_calls(row["messages"][2]["content"]).calls] == ["writeStory", "runStory"]
+    assert "The component already exists: `button/button.css.ts` (exports `styles`), `button/button.template.tsx` (exports `Spinner`, `Button`)" in row["messages"][1]["content"]
+    assert {item["path"] for item in row["given_files"]} == set(added.given)
+    assert by_id[first.id]["given_files"] == []

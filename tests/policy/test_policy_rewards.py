@@ -5,17 +5,27 @@ from __future__ import annotations
 import re
 
 import pytest
-from training_fixtures import STORIES, real_single_turn_rows
+from training_fixtures import STORIES, TRAJECTORIES, real_single_turn_rows
 
 from worldagent.config import RewardWeights
 from worldagent.policy.rewards import StoryTestReward, completion_text, story_test_reward
 from worldagent.tools.callformat import parse_calls, render_calls
 
 
+def _reference(row: dict) -> dict:
+    return {"id": row["id"], "prompt": row["messages"][:-1], "answer": row["messages"][-1]["content"], "reward": row["reward"], "given_files": row["given_files"]}
+
+
 @pytest.fixture(scope="module")
 def reference() -> dict:
-    row = real_single_turn_rows(1)[0]
-    return {"id": row["id"], "prompt": row["messages"][:-1], "answer": row["messages"][-1]["content"], "reward": row["reward"]}
+    """A task that creates its component: nothing but the tokens is given."""
+    return _reference(next(row for row in real_single_turn_rows(200) if not row["given_files"]))
+
+
+@pytest.fixture(scope="module")
+def existing_component() -> dict:
+    """A task that adds a story to an existing component: its styles and template module are given."""
+    return _reference(next(row for row in real_single_turn_rows(200) if row["given_files"]))
 
 
 def _as_completion(text: str) -> list[dict[str, str]]:
@@ -78,3 +88,17 @@ def test_completion_text_shapes() -> None:
 def test_bad_story_id_is_reported(reference: dict) -> None:
     with pytest.raises(ValueError, match="not '<file>#<export>'"):
         StoryTestReward(STORIES)(prompts=[[]], completions=[reference["answer"]], id=["no-export"])
+
+
+def test_given_files_column_seeds_the_sandbox_of_an_existing_component(existing_component: dict) -> None:
+    import json
+
+    from worldagent.policy.grpo import grpo_prompts
+
+    reward = StoryTestReward(STORIES)
+    given = json.dumps(existing_component["given_files"], sort_keys=True)
+    answer = _as_completion(existing_component["answer"])
+    with_given, without = reward(prompts=[[]] * 2, completions=[answer] * 2, id=[existing_component["id"]] * 2, given_files=[given, "[]"])
+    assert with_given == pytest.approx(existing_component["reward"]) and with_given >= 0.8
+    assert without < with_given  # the story imports a template module that only the given files provide
+    assert any(row["given_files"] != "[]" for row in grpo_prompts(TRAJECTORIES, 200))

@@ -33,7 +33,7 @@ from worldagent.config import RewardWeights
 from worldagent.evaluation.metrics import EvalReport, IntentResult, ModelEval, summarize
 from worldagent.evaluation.policies import Policy
 from worldagent.policy.environment import AgentEnvironment, Episode, episode_sandbox
-from worldagent.policy.generate import episode_reward
+from worldagent.policy.generate import episode_reward, given_sources
 from worldagent.storytest.assertions import Assertion
 from worldagent.storytest.runner import StoryRunner, reference_assertions
 from worldagent.tools.callformat import ToolCall, parse_calls
@@ -170,7 +170,7 @@ class Scorer:
     def run_episode(self, row: Mapping[str, Any], calls: Sequence[ToolCall]) -> tuple[Episode, list[str]]:
         notes: list[str] = []
         _, export = split_id(str(row["id"]))
-        with episode_sandbox(self.stories_root, self.seed_files(row)) as sandbox:
+        with episode_sandbox(self.stories_root, self.seed_files(row), given_sources(row)) as sandbox:
             env = AgentEnvironment(sandbox, self.runner, export, self.expected(str(row["id"])))
             episode = env.run(calls)
             if not _ran_story(episode):

@@ -9,7 +9,7 @@ story runner confirms the degraded side scores strictly lower than the reference
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import tree_sitter as ts
 import tree_sitter_typescript as tst
@@ -33,11 +33,12 @@ class Solution:
     template_path: str | None
     style_paths: tuple[str, ...]
     story_path: str
+    given: Mapping[str, str] = field(default_factory=dict)  # files already in the sandbox, not written
 
     def replace(self, path: str, content: str) -> Solution:
         files = dict(self.files)
         files[path] = content
-        return Solution(files, self.template_path, self.style_paths, self.story_path)
+        return Solution(files, self.template_path, self.style_paths, self.story_path, self.given)
 
 
 @dataclass(frozen=True)

@@ -152,14 +152,22 @@ class AgentEnvironment:
 
 
 @contextmanager
-def episode_sandbox(stories_root: Path, given_files: Sequence[str]) -> Iterator[Path]:
-    """A temporary sandbox pre-seeded with the files the agent is given (design tokens)."""
+def episode_sandbox(stories_root: Path, given_files: Sequence[str], given_sources: Mapping[str, str] | None = None) -> Iterator[Path]:
+    """A temporary sandbox pre-seeded with the files the agent is given.
+
+    ``given_files`` are copied from ``stories_root`` (design tokens); ``given_sources`` maps further
+    sandbox paths to their text (an existing component's styles and template module).
+    """
     directory = Path(tempfile.mkdtemp(prefix="worldagent-sandbox-"))
     try:
         for relative in given_files:
             target = directory / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(stories_root / relative, target)
+        for relative, text in sorted((given_sources or {}).items()):
+            target = Sandbox(directory).resolve(relative)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)

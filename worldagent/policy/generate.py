@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -24,7 +24,7 @@ from worldagent.io import atomic_write_text, jsonl, pretty_json, sha256_bytes
 from worldagent.policy.degrade import Solution, degrade
 from worldagent.policy.environment import AgentEnvironment, Episode, episode_sandbox
 from worldagent.policy.prompts import prompt_messages
-from worldagent.policy.solution import reference_solution
+from worldagent.policy.solution import module_exports, reference_solution
 from worldagent.stories.discover import StoryRecord
 from worldagent.storytest.result import StoryResult
 from worldagent.storytest.reward import reward as story_reward
@@ -108,6 +108,16 @@ def solution_calls(solution: Solution) -> list[ToolCall]:
     return calls
 
 
+def given_files_column(given: Mapping[str, str]) -> list[dict[str, str]]:
+    """The files a task starts with beyond the tokens, as a dataset column: ``[{path, content}]`` by path."""
+    return [{"path": path, "content": given[path]} for path in sorted(given)]
+
+
+def given_sources(row: Mapping[str, Any]) -> dict[str, str]:
+    """Inverse of :func:`given_files_column` for a dataset row (rows without the column give nothing)."""
+    return {str(item["path"]): str(item["content"]) for item in row.get("given_files") or []}
+
+
 def story_result_dict(result: StoryResult | None) -> dict[str, Any]:
     if result is None:
         return StoryResult(passed=False, totalAssertions=0, passedAssertions=0, a11yPassed=False, errors=["runStory was never executed"]).model_dump()
@@ -171,17 +181,20 @@ def generate_for_story(
     solution = reference_solution(record, stories_root)
     expected = reference_assertions(stories_root / record.file, record.export, stories_root)
     tokens = _tokens_sources(record, stories_root)
-    with episode_sandbox(stories_root, record.token_files) as sandbox:
+    with episode_sandbox(stories_root, record.token_files, solution.given) as sandbox:
         episode = AgentEnvironment(sandbox, runner, record.export, expected).run(solution_calls(solution))
     reference_reward = episode_reward(episode, weights)
     result = story_result_dict(episode.story_result)
     if episode.violations or not (result["passed"] and result["a11yPassed"]):
         data.reference_failure = f"{record.id}: reference scores {reference_reward:.3f}: {episode.violations + result['errors']}"
-    prompt = prompt_messages(tool_schemas, record.intent, str(PurePosixPath(record.file).parent), tokens, record.export, solution.story_path)
-    base = {"id": record.id, "intent": record.intent, "component": record.component, "split": split}
+    directory = str(PurePosixPath(record.file).parent)
+    existing = {path: module_exports(text, path) for path, text in solution.given.items()}
+    prompt = prompt_messages(tool_schemas, record.intent, directory, tokens, record.export, solution.story_path, existing=existing)
+    multi_prompt = prompt_messages(tool_schemas, record.intent, directory, tokens, record.export, solution.story_path, "multi", existing)
+    base = {"id": record.id, "intent": record.intent, "component": record.component, "split": split, "given_files": given_files_column(solution.given)}
     calls_text = render_calls(solution_calls(solution))
     turns = ([("single", [*prompt, {"role": "assistant", "content": calls_text}])] if params.single_turn else []) + (
-        [("multi", multi_turn_messages(prompt, episode))] if params.multi_turn else []
+        [("multi", multi_turn_messages(multi_prompt, episode))] if params.multi_turn else []
     )
     for turn, messages in turns:
         data.trajectories.append({**base, "turns": turn, "messages": messages, "reward": reference_reward, "storyResult": result})
@@ -193,7 +206,7 @@ def generate_for_story(
         if degraded is None:
             data.not_applicable[rule] += 1
             continue
-        rejected_result = runner.run(stories_root / degraded.story_path, record.export, stories_root, expected, overlay=degraded.files)
+        rejected_result = runner.run(stories_root / degraded.story_path, record.export, stories_root, expected, overlay={**degraded.given, **degraded.files})
         rejected_reward = story_reward(rejected_result, weights)
         if not rejected_reward < reference_reward:
             data.dropped[rule] += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +32,8 @@ STAGE = "grpo"
 
 
 def grpo_prompts(path: Path, max_prompts: int) -> list[dict[str, Any]]:
-    """``{prompt, id}`` rows: the system+user turns of the single-turn trajectories, first ``max_prompts`` in file order."""
+    """``{prompt, id, given_files}`` rows: the system+user turns of the single-turn trajectories, first
+    ``max_prompts`` in file order; ``given_files`` is the files the task's sandbox starts with (JSON)."""
     rows = []
     for row in read_jsonl(path):
         if row.get("turns", "single") != "single":
@@ -44,7 +46,7 @@ def grpo_prompts(path: Path, max_prompts: int) -> list[dict[str, Any]]:
             prompt.append({"role": str(message["role"]), "content": str(message["content"])})
         if not prompt or "id" not in row:
             continue
-        rows.append({"prompt": prompt, "id": str(row["id"])})
+        rows.append({"prompt": prompt, "id": str(row["id"]), "given_files": json.dumps(row.get("given_files") or [], sort_keys=True)})
         if len(rows) >= max_prompts:
             break
     if not rows:

@@ -14,6 +14,12 @@ SYSTEM_PREAMBLE = (
     "use semantic HTML elements, give every control an accessible name, "
     "then run the story to check it."
 )
+# Single- and multi-turn trajectories share their task; only this line tells a model which
+# answer is wanted, so that it can learn both without guessing when to end its turn.
+TURN_INSTRUCTIONS = {
+    "single": "Answer with every tool call in one turn.",
+    "multi": "Make one tool call per turn and wait for its result.",
+}
 
 
 def tool_signature(schema: Mapping[str, Any]) -> str:
@@ -28,16 +34,29 @@ def tool_signature(schema: Mapping[str, Any]) -> str:
     return f"- {function['name']}({', '.join(properties)}): {function['description']}"
 
 
-def system_prompt(tool_schemas: Sequence[Mapping[str, Any]]) -> str:
+def system_prompt(tool_schemas: Sequence[Mapping[str, Any]], turns: str = "single") -> str:
+    if turns not in TURN_INSTRUCTIONS:
+        raise ValueError(f"turns must be one of {sorted(TURN_INSTRUCTIONS)}, not {turns!r}")
     tools = "\n".join(tool_signature(schema) for schema in tool_schemas)
-    return f"{SYSTEM_PREAMBLE}\n\nTools:\n{tools}"
+    return f"{SYSTEM_PREAMBLE} {TURN_INSTRUCTIONS[turns]}\n\nTools:\n{tools}"
 
 
-def user_prompt(intent: str, directory: str, tokens: Mapping[str, str], export: str | None = None, story_path: str | None = None) -> str:
-    """The task: the intent, where to work, the story to write (its export is what gets tested), the tokens."""
+def user_prompt(
+    intent: str,
+    directory: str,
+    tokens: Mapping[str, str],
+    export: str | None = None,
+    story_path: str | None = None,
+    existing: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """The task: the intent, where to work, the story to write (its export is what gets tested),
+    the component's modules that already exist (path → exported names), the tokens."""
     parts = [intent, "", f"Work in `{directory}/`."]
     if export and story_path:
         parts.append(f"Export the story as `{export}` from `{story_path}`.")
+    if existing:
+        modules = ", ".join(f"`{path}` (exports {', '.join(f'`{name}`' for name in names)})" for path, names in sorted(existing.items()))
+        parts.append(f"The component already exists: {modules}. Import from them; do not rewrite them.")
     for path, source in sorted(tokens.items()):
         parts += ["", f"Design tokens, already in `{path}`:", "```ts", source.rstrip("\n"), "```"]
     return "\n".join(parts)
@@ -50,8 +69,10 @@ def prompt_messages(
     tokens: Mapping[str, str],
     export: str | None = None,
     story_path: str | None = None,
+    turns: str = "single",
+    existing: Mapping[str, Sequence[str]] | None = None,
 ) -> list[dict[str, str]]:
     return [
-        {"role": "system", "content": system_prompt(tool_schemas)},
-        {"role": "user", "content": user_prompt(intent, directory, tokens, export, story_path)},
+        {"role": "system", "content": system_prompt(tool_schemas, turns)},
+        {"role": "user", "content": user_prompt(intent, directory, tokens, export, story_path, existing)},
     ]

@@ -1,7 +1,8 @@
 """GRPO reward: the completion's tool calls run through the constraints, the sandbox and the story test.
 
 A completion is scored the way evaluation scores it: parse the FunctionGemma calls (malformed or
-no calls → 0), run them in a fresh sandbox seeded with the component's design tokens, every call
+no calls → 0), run them in a fresh sandbox seeded with the component's design tokens (and, for a
+story of an existing component, its styles and template module: the ``given_files`` column), every call
 passing the behavioral constraints first (a blocked call → 0), and ``runStory`` tests the story
 against the assertions derived from the reference story. The reward is
 ``generate.episode_reward`` (the weights in ``params.yaml``).
@@ -9,14 +10,15 @@ against the assertions derived from the reference story. The reward is
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from worldagent.config import RewardWeights
 from worldagent.policy.environment import AgentEnvironment, episode_sandbox
-from worldagent.policy.generate import episode_reward
+from worldagent.policy.generate import episode_reward, given_sources
 from worldagent.storytest.assertions import Assertion
 from worldagent.storytest.runner import StoryRunner, make_runner, reference_assertions
 from worldagent.tools.callformat import ToolCall, parse_calls
@@ -85,13 +87,13 @@ class StoryTestReward:
         component = PurePosixPath(file).parent
         return sorted((component / path.name).as_posix() for path in (self.stories_root / component).glob("*.tokens.ts"))
 
-    def score_text(self, text: str, story_id: str) -> float:
+    def score_text(self, text: str, story_id: str, given: Mapping[str, str] | None = None) -> float:
         calls = parse_completion(text)
         if calls is None:
             return 0.0
         _, export = self._story(story_id)
         expected = self.expected(story_id)
-        with episode_sandbox(self.stories_root, self.given_files(story_id)) as sandbox:
+        with episode_sandbox(self.stories_root, self.given_files(story_id), given) as sandbox:
             episode = AgentEnvironment(sandbox, self.runner, export, expected).run(calls)
         return float(episode_reward(episode, self.weights))
 
@@ -106,11 +108,14 @@ class StoryTestReward:
         completions: Sequence[Any],
         id: Sequence[str],  # noqa: A002 - the dataset column trl passes by name
         completion_ids: Sequence[Sequence[int]] | None = None,
+        given_files: Sequence[str] | None = None,
         **kwargs: Any,
     ) -> list[float]:
         if len(id) != len(completions):
             raise ValueError(f"{len(completions)} completions but {len(id)} story ids")
-        return [self.score_text(text, story_id) for text, story_id in zip(self._texts(completions, completion_ids), id, strict=True)]
+        givens = [given_sources({"given_files": json.loads(g) if isinstance(g, str) else g}) for g in given_files] if given_files else [{}] * len(id)
+        texts = self._texts(completions, completion_ids)
+        return [self.score_text(text, story_id, given) for text, story_id, given in zip(texts, id, givens, strict=True)]
 
 
 def story_test_reward(
