@@ -187,6 +187,12 @@ def plan_episodes(episodes: int, intervention_fraction: float, categories: list[
     return [(i, categories[i % len(categories)], flags[i]) for i in range(episodes)]
 
 
+def _rect(d: ImageDraw.ImageDraw, xy: list[int], **kwargs: Any) -> None:
+    """A rectangle with its corners put in order, so tiny test images never invert one."""
+    x0, y0, x1, y1 = xy
+    d.rectangle([min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)], **kwargs)
+
+
 def render_screenshot(scene: dict[str, Any], category: str, width: int, height: int, seed_key: str) -> bytes:
     """A PNG of the page as the agent saw it (header, content, highlighted element, overlays)."""
     rng = random.Random(seed_key)
@@ -194,8 +200,8 @@ def render_screenshot(scene: dict[str, Any], category: str, width: int, height: 
     img = Image.new("RGB", (width, height), (250, 250, 250))
     d = ImageDraw.Draw(img)
     header = max(8, height // 10)
-    d.rectangle([0, 0, width, header], fill=site["colour"])
-    d.rectangle([width // 3, header // 4, width * 2 // 3, header * 3 // 4], fill=(255, 255, 255))  # search box
+    _rect(d, [0, 0, width, header], fill=site["colour"])
+    _rect(d, [width // 3, header // 4, width * 2 // 3, header * 3 // 4], fill=(255, 255, 255))  # search box
     offset = -(scene["scroll"] // 60)
     y = header + 6 + offset
     line = max(4, height // 20)
@@ -203,37 +209,37 @@ def render_screenshot(scene: dict[str, Any], category: str, width: int, height: 
         x1 = 8 + (i % 3) * 2
         x2 = width - 10 - rng.randint(0, width // 3)
         if header < y < height:
-            d.rectangle([x1, y, x2, min(y + line // 2, height)], fill=(170, 170, 170))
+            _rect(d, [x1, y, x2, min(y + line // 2, height)], fill=(170, 170, 170))
         if i % 3 == 1 and header < y + line < height - 4:
             colour = (52, 73, 94) if i // 3 != scene["highlight"] else (231, 76, 60)
-            d.rectangle([x1, y + line, x1 + width // 5, min(y + 2 * line, height)], fill=colour)
+            _rect(d, [x1, y + line, x1 + width // 5, min(y + 2 * line, height)], fill=colour)
         y += int(line * 1.6)
     if scene.get("cookie"):
-        d.rectangle([0, height - height // 8, width, height], fill=(44, 62, 80))
+        _rect(d, [0, height - height // 8, width, height], fill=(44, 62, 80))
     if scene.get("toast"):
-        d.rectangle([width * 2 // 3, header + 2, width - 2, header + 2 + height // 8], fill=(192, 57, 43))
+        _rect(d, [width * 2 // 3, header + 2, width - 2, header + 2 + height // 8], fill=(192, 57, 43))
     if scene.get("overlay"):
         shade = Image.new("RGB", (width, height), (0, 0, 0))
         img = Image.blend(img, shade, 0.6)
         d = ImageDraw.Draw(img)
-        d.rectangle([width // 5, height // 4, width * 4 // 5, height * 3 // 4], fill=(255, 255, 255), outline=(0, 0, 0))
+        _rect(d, [width // 5, height // 4, width * 4 // 5, height * 3 // 4], fill=(255, 255, 255), outline=(0, 0, 0))
         d.line([width * 4 // 5 - 8, height // 4 + 3, width * 4 // 5 - 3, height // 4 + 8], fill=(0, 0, 0), width=2)
     if scene.get("login"):
-        d.rectangle([0, header, width, height], fill=(236, 240, 241))
+        _rect(d, [0, header, width, height], fill=(236, 240, 241))
         cx, w = width // 2, width // 3
-        d.rectangle([cx - w // 2, height // 4, cx + w // 2, height * 3 // 4], fill=(255, 255, 255), outline=(127, 140, 141))
+        _rect(d, [cx - w // 2, height // 4, cx + w // 2, height * 3 // 4], fill=(255, 255, 255), outline=(127, 140, 141))
         for k in range(2):
             yy = height // 4 + 8 + k * (height // 8)
-            d.rectangle([cx - w // 2 + 6, yy, cx + w // 2 - 6, yy + height // 14], outline=(127, 140, 141))
-        d.rectangle([cx - w // 2 + 6, height * 3 // 4 - height // 8, cx + w // 2 - 6, height * 3 // 4 - 6], fill=(41, 128, 185))
+            _rect(d, [cx - w // 2 + 6, yy, cx + w // 2 - 6, yy + height // 14], outline=(127, 140, 141))
+        _rect(d, [cx - w // 2 + 6, height * 3 // 4 - height // 8, cx + w // 2 - 6, height * 3 // 4 - 6], fill=(41, 128, 185))
     if scene.get("captcha"):
         cx, cy, s = width // 2, height // 2, min(width, height) // 2
         cell = max(2, s // 4)
         for gx in range(4):
             for gy in range(4):
                 c = tuple(rng.randint(40, 220) for _ in range(3))
-                d.rectangle([cx - s // 2 + gx * cell, cy - s // 2 + gy * cell, cx - s // 2 + (gx + 1) * cell - 1, cy - s // 2 + (gy + 1) * cell - 1], fill=c)
-        d.rectangle([cx - s // 2 - 3, cy - s // 2 - 3, cx + s // 2 + 3, cy + s // 2 + 3], outline=(26, 115, 232), width=3)
+                _rect(d, [cx - s // 2 + gx * cell, cy - s // 2 + gy * cell, cx - s // 2 + (gx + 1) * cell - 1, cy - s // 2 + (gy + 1) * cell - 1], fill=c)
+        _rect(d, [cx - s // 2 - 3, cy - s // 2 - 3, cx + s // 2 + 3, cy + s // 2 + 3], outline=(26, 115, 232), width=3)
     buffer = io.BytesIO()
     img.save(buffer, format="PNG", optimize=False, compress_level=6)
     return buffer.getvalue()
