@@ -3,7 +3,8 @@
 Encoder inputs (one row per step): the frozen tower's screenshot embedding (+ a mask: 0 means no
 usable screenshot, then a learned vector stands in), the last ``history`` actions as tokens of an
 action vocabulary with an unknown token (+ success flags), the nested page-state features and a
-stable URL hash bucket. Visual → 512-d projection; actions → a small transformer; page state → an
+stable URL hash bucket. Visual (standardised per dimension) → 512-d projection; actions → a small transformer whose
+tokens carry the action, its success and how often it already occurred in the window; page state → an
 MLP; fused to ``dim`` (512) and L2-normalised.
 """
 
@@ -39,10 +40,14 @@ class ExperienceEncoder(nn.Module):
     def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
         self.cfg = cfg
+        # per-dimension standardisation of the frozen tower's features (set from the training split)
+        self.register_buffer("visual_mean", torch.zeros(cfg.visual_in))
+        self.register_buffer("visual_std", torch.ones(cfg.visual_in))
         self.visual_proj = nn.Sequential(nn.Linear(cfg.visual_in, cfg.visual_dim), nn.GELU(), nn.Linear(cfg.visual_dim, cfg.visual_dim))
         self.no_screenshot = nn.Parameter(torch.zeros(cfg.visual_dim))
         self.action_emb = nn.Embedding(cfg.vocab_size, cfg.action_dim, padding_idx=0)
         self.success_emb = nn.Embedding(3, cfg.action_dim, padding_idx=0)
+        self.repeat_emb = nn.Embedding(4, cfg.action_dim)  # how often this token occurred earlier in the window (0-3+)
         self.position = nn.Parameter(torch.randn(cfg.history, cfg.action_dim) * 0.02)
         layer = nn.TransformerEncoderLayer(cfg.action_dim, cfg.action_heads, cfg.action_dim * 2, cfg.dropout, batch_first=True, norm_first=True)
         self.actions = nn.TransformerEncoder(layer, cfg.action_layers, enable_nested_tensor=False)
@@ -63,11 +68,13 @@ class ExperienceEncoder(nn.Module):
         if visual.shape[-1] != self.cfg.visual_in:
             raise ValueError(f"visual features have {visual.shape[-1]} dims, the encoder expects {self.cfg.visual_in} (was it trained with another clip model?)")
         m = visual_mask.unsqueeze(-1).to(visual.dtype)
-        v = self.visual_proj(visual) * m + self.no_screenshot * (1 - m)
+        v = self.visual_proj((visual - self.visual_mean) / self.visual_std) * m + self.no_screenshot * (1 - m)
         pad = actions == 0
+        same = (actions.unsqueeze(2) == actions.unsqueeze(1)) & ~pad.unsqueeze(1) & ~pad.unsqueeze(2)
+        repeats = torch.tril(same, diagonal=-1).sum(-1).clamp(max=3)
         all_pad = pad.all(dim=1, keepdim=True)
         pad = pad & ~all_pad  # a row with no actions attends to its padding instead of producing NaNs
-        h = self.action_emb(actions) + self.success_emb(success) + self.position
+        h = self.action_emb(actions) + self.success_emb(success) + self.repeat_emb(repeats) + self.position
         h = self.actions(h, src_key_padding_mask=pad)
         keep = (~pad).unsqueeze(-1).to(h.dtype)
         a = (h * keep).sum(1) / keep.sum(1).clamp(min=1.0)

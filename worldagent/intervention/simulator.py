@@ -22,6 +22,7 @@ from typing import Any
 
 from PIL import Image, ImageDraw
 
+TROUBLE_STEPS = 4  # the visible trouble lasts this many steps; label_horizon 3 marks exactly those
 CAUSES: tuple[str, ...] = ("agent_stuck", "repeated_failures", "blocking_overlay", "login_wall", "captcha", "max_steps")
 SITES: dict[str, dict[str, Any]] = {
     "ecommerce": {
@@ -151,9 +152,9 @@ def simulate_episode(seed: int, index: int, category: str, intervention: bool, m
     goal = rng.choice(site["goals"]).format(x=rng.choice(site["things"]))
     cause = rng.choice(CAUSES) if intervention else None
     decoy = rng.choice([None, None, "cookie", "failed_click", "scroll"])
-    trouble = rng.choice([4, 4, 4, 5]) if cause and cause != "max_steps" else 0
+    trouble = TROUBLE_STEPS if cause else 0
     if cause == "max_steps":
-        prefix, trouble = max_steps - 4, 4
+        prefix = max_steps - trouble
     elif cause:
         prefix = rng.randint(2, max_steps - trouble - 1)
     else:

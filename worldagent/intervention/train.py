@@ -109,6 +109,10 @@ def train_encoder(
         raise ValueError(f"the training split has {len(train)} steps; contrastive training needs at least 2")
     seed_everything(seed, p.threads)
     encoder = ExperienceEncoder(cfg)
+    real = train.visual[train.mask > 0]
+    if len(real) > 1:
+        encoder.visual_mean.copy_(real.mean(0))
+        encoder.visual_std.copy_(real.std(0).clamp(min=1e-4))
     optimiser = torch.optim.AdamW(encoder.parameters(), lr=p.lr_contrastive, weight_decay=p.weight_decay)
     generator = torch.Generator().manual_seed(seed)
     total = p.epochs_contrastive * math.ceil(len(train) / p.batch_size)
