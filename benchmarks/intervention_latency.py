@@ -2,7 +2,7 @@
 head) and batch throughput, on this CPU.
 
     python -m benchmarks.intervention_latency                       # models/intervention/predictor
-    python -m benchmarks.intervention_latency --model champion --runs 500 --threads 1
+    python -m benchmarks.intervention_latency --model champion --runs 500 --threads 2
 
 States come from the test split of data/generated/intervention/steps.jsonl (run
 `dvc repro intervention_train_predictor` first).
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=".", help="project root")
     parser.add_argument("--runs", type=int, default=300, help="single-state predictions to time")
     parser.add_argument("--batch", type=int, default=64, help="batch size for the throughput figure")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: one state is too small to share, and extra threads only contend on a busy CPU)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if args.threads:

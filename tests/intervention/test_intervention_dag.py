@@ -25,6 +25,7 @@ def env(root: Path) -> dict[str, str]:
         HF_HUB_OFFLINE="1",
         PREFECT_SERVER_ANALYTICS_ENABLED="false",
         PREFECT_HOME=str(root / ".prefect"),
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="180",  # a busy CI box starts the temporary server slowly
     )
 
 

@@ -71,6 +71,9 @@ def _predict(args: argparse.Namespace) -> int:
     if args.screenshot:
         for state in states:
             state["screenshot"] = args.screenshot
+    import torch
+
+    torch.set_num_threads(args.threads)
     try:
         params = load_params(args.params) if Path(args.params).is_file() else None
         registry_url = params.registry.url if params else "sqlite:///models/registry.db"
@@ -124,4 +127,5 @@ def add_intervention_commands(commands: Any) -> None:
     predict.add_argument("--strict", action="store_true", help="a missing or unreadable screenshot is an error instead of the documented fallback")
     predict.add_argument("--params", default="params.yaml", help="where registry.url and intervention.family are read (default: params.yaml)")
     predict.add_argument("--root", default=".", help="project root that registry paths are relative to")
+    predict.add_argument("--threads", type=int, default=1, help="torch threads (default 1: fastest for a few states)")
     predict.set_defaults(handler=_predict)
