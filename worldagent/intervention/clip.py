@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +47,23 @@ class VisualTower:
         return {"model": self.name, "pretrained": self.pretrained, "image_size": self.image_size, "mean": list(self.mean), "std": list(self.std), "dim": self.dim}
 
 
+@contextmanager
+def _hub_offline(enabled: bool) -> Iterator[None]:
+    """HF_HUB_OFFLINE for this call, also when huggingface_hub was imported before the variable was
+    set (it reads the variable once, at import, into ``huggingface_hub.constants``)."""
+    if not enabled:
+        yield
+        return
+    import huggingface_hub.constants as hub_constants
+
+    before = hub_constants.HF_HUB_OFFLINE
+    hub_constants.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        hub_constants.HF_HUB_OFFLINE = before
+
+
 def _register_builtin() -> None:
     import open_clip
 
@@ -54,7 +73,7 @@ def _register_builtin() -> None:
 
 def build_visual(name: str, pretrained: str | None, offline: bool = True, seed: int = 0) -> VisualTower:
     """Create the model with open_clip and keep only its visual tower, frozen (requires_grad False)."""
-    if offline:
+    if offline and pretrained:  # only a pretrained tag can trigger a download
         for key in OFFLINE_ENV:
             os.environ[key] = "1"
     import open_clip
@@ -64,7 +83,8 @@ def build_visual(name: str, pretrained: str | None, offline: bool = True, seed: 
         raise ClipError(f"intervention.clip.model: unknown open_clip model {name!r} (built in here: {', '.join(sorted(BUILTIN))})")
     torch.manual_seed(seed)
     try:
-        model = open_clip.create_model(name, pretrained=pretrained or None, device="cpu")
+        with _hub_offline(offline and bool(pretrained)):
+            model = open_clip.create_model(name, pretrained=pretrained or None, device="cpu")
     except Exception as error:  # noqa: BLE001 - hub/network/file errors of every kind
         hint = " (offline: the weights are not cached; set intervention.clip.offline: false where the Hub is reachable)" if offline else ""
         raise ClipError(f"cannot load open_clip {name!r} pretrained={pretrained!r}{hint}: {type(error).__name__}: {error}") from None

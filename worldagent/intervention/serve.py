@@ -18,7 +18,7 @@ import json
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from worldagent.intervention.clip import ScreenshotError, VisualTower, embed_tensors, load_image, load_visual, to_tensor
-from worldagent.intervention.dataset import DatasetError, featurize
+from worldagent.intervention.dataset import DatasetError, action_token, featurize, page_vector
 from worldagent.intervention.model import EncoderConfig, ExperienceEncoder, PredictorHead
 from worldagent.io import atomic_write_bytes, pretty_json, replace_directory
 
@@ -79,8 +79,7 @@ class InterventionPredictor:
     vocab: dict[str, int]
     threshold: float
     source: str = ""
-    on_bad_screenshot: str = "mask"
-    _warm: bool = field(default=False, repr=False)
+    on_bad_screenshot: str = "mask"  # or "error": a missing or unreadable screenshot raises ScreenshotError
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -154,8 +153,6 @@ class InterventionPredictor:
         if images:
             visual[[i for i, _ in images]] = embed_tensors(self.tower, torch.stack([t for _, t in images]))
         for i, row in enumerate(rows):
-            from worldagent.intervention.dataset import action_token, page_vector
-
             unknown = [action_token(a) for a in row["actions"][-history:] if action_token(a) not in self.vocab]
             if unknown:
                 warnings[i].append(f"unknown action(s) {', '.join(sorted(set(unknown)))}: the unknown token was used")

@@ -74,7 +74,7 @@ class Episode:
     steps: list[SimStep] = field(default_factory=list)
 
 
-def _page(rng: random.Random, site: dict[str, Any], path: str, scroll_y: int, width: int, height: int, summary: str, interactive: int) -> dict[str, Any]:
+def _page(site: dict[str, Any], path: str, scroll_y: int, summary: str, interactive: int) -> dict[str, Any]:
     title = path.strip("/").replace("/", " ").title() or "Home"
     return {
         "url": site["host"] + path,
@@ -102,7 +102,7 @@ def _ordinary_step(rng: random.Random, site: dict[str, Any], k: int, scroll: int
     interactive = rng.randint(14, 60)
     summary = f'searchbox "Search"; link "{path.strip("/") or "home"}"; button "Go"'
     scene = {"path": path, "scroll": scroll, "highlight": rng.randint(0, 5), "cookie": decoy == "cookie", "toast": not success, "overlay": False, "login": False, "captcha": False}
-    return SimStep(action, target, success, _page(rng, site, path, scroll, 0, 0, summary, interactive), scene), scroll
+    return SimStep(action, target, success, _page(site, path, scroll, summary, interactive), scene), scroll
 
 
 def _trouble_step(rng: random.Random, site: dict[str, Any], cause: str, j: int, k: int, scroll: int, stuck_target: str) -> SimStep:
@@ -142,7 +142,7 @@ def _trouble_step(rng: random.Random, site: dict[str, Any], cause: str, j: int, 
         action = rng.choices(["click", "type", "scroll", "navigate"], weights=[5, 2, 2, 1])[0]
         target = rng.choice(site["targets"]) if action in ("click", "type") else ("window" if action == "scroll" else site["host"] + rng.choice(site["pages"]))
     scene["path"] = path
-    page = _page(rng, site, path, scroll, 0, 0, summary, interactive)
+    page = _page(site, path, scroll, summary, interactive)
     return SimStep(action, target, success, page, scene, label_cause=cause)
 
 
