@@ -96,7 +96,7 @@ def plot_confusion(metrics: dict[str, Any], path: Path) -> None:
     plt = _plt()
     cm = metrics["confusion_matrix"]
     grid = np.array([[cm["true_negatives"], cm["false_positives"]], [cm["false_negatives"], cm["true_positives"]]])
-    fig, ax = plt.subplots(figsize=(4.2, 3.8), dpi=100)
+    fig, ax = plt.subplots(figsize=(4.8, 4.0), dpi=100)
     ax.imshow(grid, cmap="Blues")
     for (i, j), value in np.ndenumerate(grid):
         ax.text(j, i, str(value), ha="center", va="center", color="white" if value > grid.max() / 2 else "black", fontsize=13)
@@ -104,7 +104,7 @@ def plot_confusion(metrics: dict[str, Any], path: Path) -> None:
     ax.set_yticks([0, 1], ["success", "intervention"])
     ax.set_xlabel("predicted")
     ax.set_ylabel("actual")
-    ax.set_title(f"Test confusion matrix (threshold {metrics['threshold']:.3f})")
+    ax.set_title(f"Test confusion matrix (threshold {metrics['threshold']:.3f})", fontsize=10)
     fig.tight_layout()
     _save(fig, path)
 
