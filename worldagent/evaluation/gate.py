@@ -84,3 +84,43 @@ def decide(candidate_metrics: ModelMetrics, comparison: dict[str, Any] | None, p
     failed = [check.name for check in checks if not check.passed]
     reasons.insert(0, "The candidate passes the gate." if passed else f"The candidate fails the gate ({', '.join(failed)}).")
     return GateDecision(passed=passed, reasons=reasons, checks=checks)
+
+
+# -- generic form (used by the intervention predictor's gate) ------------------------------------
+
+
+def threshold_check(name: str, label: str, value: float | None, threshold: float, higher_is_better: bool = True) -> tuple[GateCheck, str]:
+    """One threshold check and its sentence; a missing value (``None``) fails and says so."""
+    if value is None:
+        return GateCheck(name=name, value=0.0, threshold=threshold, passed=False), f"{label} is undefined, so it cannot meet {_fmt(threshold)}."
+    ok = value >= threshold if higher_is_better else value <= threshold
+    verb = ("meets" if ok else "is below") if higher_is_better else ("is within" if ok else "exceeds")
+    return GateCheck(name=name, value=value, threshold=threshold, passed=ok), f"{label} {_fmt(value)} {verb} the {'minimum' if higher_is_better else 'maximum'} {_fmt(threshold)}."
+
+
+def decide_checks(
+    checks: list[tuple[GateCheck, str]],
+    champion_diff: dict[str, float] | None,
+    margin: float,
+    metric_label: str,
+    confidence: float = 0.95,
+) -> GateDecision:
+    """The gate over any metrics: every threshold check, then non-inferiority to the champion on one
+    metric (the lower CI bound of candidate − champion above ``-margin``), as :func:`decide` does."""
+    items = [check for check, _ in checks]
+    reasons = [reason for _, reason in checks]
+    if champion_diff is None:
+        reasons.append("No champion is deployed yet (first run): the gate applies the thresholds alone, without non-inferiority.")
+    else:
+        ok = champion_diff["low"] > -margin
+        items.append(GateCheck(name=f"non_inferiority_{metric_label.lower().replace(' ', '_')}", value=champion_diff["low"], threshold=-margin, passed=ok))
+        interval = f"{_fmt(champion_diff['mean'])} ({confidence:.0%} CI {_fmt(champion_diff['low'])} to {_fmt(champion_diff['high'])})"
+        reasons.append(
+            f"{metric_label} is non-inferior to the champion: candidate − champion = {interval}; the lower bound is above −{_fmt(margin)}."
+            if ok
+            else f"{metric_label} may be worse than the champion's: candidate − champion = {interval}; the lower bound is not above −{_fmt(margin)}."
+        )
+    passed = all(check.passed for check in items)
+    failed = [check.name for check in items if not check.passed]
+    reasons.insert(0, "The candidate passes the gate." if passed else f"The candidate fails the gate ({', '.join(failed)}).")
+    return GateDecision(passed=passed, reasons=reasons, checks=items)

@@ -1,0 +1,34 @@
+"""intervention_evaluate stage: the predictor and the baselines on held-out test sessions → reports/intervention/ metrics and plots.
+
+`python -m tasks.intervention_evaluate` is the command in dvc.yaml; `intervention_evaluate_task` is the
+Prefect task that runs the same stage through DVC.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import task
+
+from tasks._stage import dvc_repro, stage_main
+from worldagent.config import Params
+from worldagent.intervention import pipeline
+
+STAGE = "intervention_evaluate"
+
+
+def run(params: Params, root: Path) -> None:
+    pipeline.evaluate(params, root)
+
+
+@task(name=STAGE, retries=0)
+def intervention_evaluate_task(root: Path = Path(".")) -> list[str]:
+    return dvc_repro(STAGE, root)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return stage_main(__doc__.splitlines()[0], run, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
