@@ -32,11 +32,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import JSON, DateTime, Integer, String, Text, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from worldagent.io import atomic_write_text, jsonl
 from worldagent.registry.db import IMMEDIATE, make_engine, utcnow
+from worldagent.specialists.http import install_error_handlers
 from worldagent.specialists.strategies import TrainingDataError, read_dataset_file
 
 log = logging.getLogger(__name__)
@@ -327,14 +331,34 @@ def prepare_run(config: TrainerConfig, run_id: str, dataset_ref: str) -> int:
     return len(conversations)
 
 
+class TrainRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    jobId: str | int = Field(description="the improvement job this run trains")
+    datasetRef: str = Field(max_length=4096, description="a dataset file inside the trainer's data directories")
+    runId: str = Field(max_length=200, description="the caller's id for this run; unique")
+
+class TrainAccepted(BaseModel):
+    runId: str
+    status: str
+
+class RunStatus(BaseModel):
+    runId: str
+    jobId: str
+    datasetRef: str
+    status: str
+    output_model_ref: str | None
+    error: str | None
+    worker_pid: int | None
+    rows: int
+    metrics: dict[str, Any]
+    created_at: str | None
+    started_at: str | None
+    finished_at: str | None
+
+
 def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
     """The FastAPI app; ``supervise=False`` accepts runs without starting workers (schema tests)."""
-    from fastapi import Depends, FastAPI, HTTPException, Request
-    from fastapi.responses import JSONResponse
-    from pydantic import BaseModel, ConfigDict, Field
-
-    from worldagent.specialists.http import install_error_handlers
-
     state = RunState(str(config.db_url))
     supervisor = Supervisor(config, state)
 
@@ -359,31 +383,6 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
     def check_token(request: Request) -> None:
         if config.token and request.headers.get("authorization", "") != f"Bearer {config.token}":
             raise HTTPException(status_code=401, detail="missing or wrong bearer token (Authorization: Bearer <token>)")
-
-    class TrainRequest(BaseModel):
-        model_config = ConfigDict(extra="ignore")
-
-        jobId: str | int = Field(description="the improvement job this run trains")
-        datasetRef: str = Field(max_length=4096, description="a dataset file inside the trainer's data directories")
-        runId: str = Field(max_length=200, description="the caller's id for this run; unique")
-
-    class TrainAccepted(BaseModel):
-        runId: str
-        status: str
-
-    class RunStatus(BaseModel):
-        runId: str
-        jobId: str
-        datasetRef: str
-        status: str
-        output_model_ref: str | None
-        error: str | None
-        worker_pid: int | None
-        rows: int
-        metrics: dict[str, Any]
-        created_at: str | None
-        started_at: str | None
-        finished_at: str | None
 
     error_responses: dict[int | str, dict[str, Any]] = {400: {"description": "bad input"}, 401: {"description": "bad token"}}
 
