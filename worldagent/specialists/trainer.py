@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
@@ -189,6 +190,7 @@ class TrainerConfig:
     base_model: str | None = None  # overrides specialists.base_model
     python: str = sys.executable
     poll_s: float = 0.2
+    warm_spare: bool = True  # keep one pre-imported worker ready while the service is idle
     extra_env: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -238,6 +240,11 @@ class Supervisor:
         self.config = config
         self.state = state
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.logs: dict[str, Path] = {}
+        self.spare: subprocess.Popen[bytes] | None = None
+        self.spare_ready: Path | None = None
+        self.spare_log: Path | None = None
+        self.spare_started = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -258,6 +265,11 @@ class Supervisor:
                         proc.wait(timeout=10)
                     self.state.finish(run_id, "failed", error="the trainer service shut down while this run was running; trigger it again with a new runId")
                 self.procs.clear()
+                if self.spare is not None:
+                    if self.spare.poll() is None:
+                        self.spare.kill()
+                    self.spare.wait(timeout=10)
+                    self.spare = None
 
     def _loop(self) -> None:
         while not self._stop.is_set():
@@ -272,6 +284,7 @@ class Supervisor:
             self._reap()
             for run_id in self.state.claim_pending(self.config.max_concurrent - len(self.procs)):
                 self._spawn(run_id)
+            self._ensure_spare()
 
     def _reap(self) -> None:
         for run_id, proc in list(self.procs.items()):
@@ -283,27 +296,81 @@ class Supervisor:
                 reason = f"worker process {proc.pid} was killed by signal {_signal_name(-code)} before it finished"
             else:
                 reason = f"worker process {proc.pid} exited with code {code} without reporting a result"
-            tail = _log_tail(self.config.runs / run_id / LOG_FILE)
+            tail = _log_tail(self.logs.pop(run_id, self.config.runs / run_id / LOG_FILE))
             if self.state.finish(run_id, "failed", error=f"{reason}{'; log: ' + tail if tail and code >= 0 else ''}"):
                 log.warning("run %s failed: %s", run_id, reason)
 
-    def _spawn(self, run_id: str) -> None:
-        work = self.config.runs / run_id
-        command = [self.config.python, "-m", "worldagent.specialists.worker", "--db-url", str(self.config.db_url), "--run-id", run_id, "--work-dir", str(work), "--out-dir", str(self.config.adapters / run_id), "--cache-dir", str(self.config.root / "base-cache")]
+    def _command(self, run_id: str | None, ready_file: Path | None = None) -> list[str]:
+        command = [self.config.python, "-m", "worldagent.specialists.worker", "--db-url", str(self.config.db_url), "--runs-dir", str(self.config.runs), "--adapters-dir", str(self.config.adapters), "--cache-dir", str(self.config.root / "base-cache")]
+        if run_id is not None:
+            command += ["--run-id", run_id]
+        if ready_file is not None:
+            command += ["--ready-file", str(ready_file)]
         if self.config.params_path is not None:
             command += ["--params", str(self.config.params_path)]
         if self.config.base_model:
             command += ["--base-model", self.config.base_model]
+        return command
+
+    def _popen(self, command: list[str], log_path: Path, stdin: Any) -> subprocess.Popen[bytes]:
         env = {**os.environ, **self.config.extra_env, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with log_path.open("ab") as handle:
+            return subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, stdin=stdin, env=env)
+
+    def _take_spare(self, run_id: str) -> subprocess.Popen[bytes] | None:
+        spare, self.spare = self.spare, None
+        if spare is None:
+            return None
+        if spare.poll() is None and spare.stdin is not None:
+            try:
+                spare.stdin.write(f"{run_id}\n".encode())
+                spare.stdin.close()
+                return spare
+            except OSError:
+                pass
+        if spare.poll() is None:
+            spare.kill()
+        spare.wait(timeout=10)
+        return None
+
+    def _spawn(self, run_id: str) -> None:
+        work = self.config.runs / run_id
+        spare_log = self.spare_log
         try:
-            work.mkdir(parents=True, exist_ok=True)
-            with (work / LOG_FILE).open("ab") as handle:
-                proc = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+            proc = self._take_spare(run_id)
+            if proc is not None:
+                self.logs[run_id] = spare_log  # type: ignore[assignment]
+            else:
+                proc = self._popen(self._command(run_id), work / LOG_FILE, subprocess.DEVNULL)
+                self.logs[run_id] = work / LOG_FILE
         except OSError as error:
             self.state.finish(run_id, "failed", error=f"cannot start the worker process: {error}")
             return
         self.procs[run_id] = proc
         self.state.set_pid(run_id, proc.pid)
+
+    def _ensure_spare(self) -> None:
+        """Keep one warm worker while nothing trains (warming up would compete with a run for the CPU)."""
+        if not self.config.warm_spare or self.procs or (self.spare is not None and self.spare.poll() is None):
+            return
+        if self.spare is not None:  # died while waiting (e.g. the base failed to build): retry, at most every 30 s
+            if time.monotonic() - self.spare_started < 30:
+                return
+            self.spare.wait(timeout=10)
+        self.spare_started = time.monotonic()
+        stamp = f"{os.getpid()}-{time.monotonic_ns()}"
+        self.spare_ready = self.config.runs / f".spare-{stamp}.ready"
+        self.spare_log = self.config.runs / f".spare-{stamp}.log"
+        try:
+            self.spare = self._popen(self._command(None, self.spare_ready), self.spare_log, subprocess.PIPE)
+        except OSError as error:
+            log.warning("cannot start a warm worker: %s", error)
+            self.spare = None
+
+    @property
+    def warm(self) -> bool:
+        return self.spare is not None and self.spare.poll() is None and self.spare_ready is not None and self.spare_ready.exists()
 
 
 def prepare_run(config: TrainerConfig, run_id: str, dataset_ref: str) -> int:
@@ -413,6 +480,6 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
 
     @app.get("/health", operation_id="health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", **state.counts(), "max_concurrent": config.max_concurrent}
+        return {"status": "ok", **state.counts(), "max_concurrent": config.max_concurrent, "warm_workers": int(supervisor.warm)}
 
     return app
