@@ -180,6 +180,7 @@ class SpecialistsTrainerParams(Section):
     max_concurrent: int = Field(default=1, gt=0)  # more runs than this wait as pending
     token: str | None = None  # optional bearer token (WORLDAGENT_TRAINER_TOKEN overrides)
     request_timeout_s: float = Field(default=5.0, gt=0)
+    worker_threads: int | None = Field(default=1, gt=0)  # torch threads per worker (null: torch's default); 1 is fastest on a shared CPU
 
 
 class SpecialistsParams(Section):

@@ -50,6 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     state: RunState | None = None
     try:
         params = load_params(args.params) if args.params and Path(args.params).is_file() else Params()
+        threads = params.specialists.trainer.worker_threads
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)
         from worldagent.specialists.modeling import resolve_base, train_specialist
 
         base_dir = resolve_base(args.base_model or params.specialists.base_model, params, Path(args.cache_dir))
