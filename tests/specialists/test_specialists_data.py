@@ -140,3 +140,20 @@ def test_held_out_split_is_stable() -> None:
     picked = [i for i in range(1000) if is_held_out(i, 0.2)]
     assert 150 < len(picked) < 250 and picked == [i for i in range(1000) if is_held_out(i, 0.2)]
     assert not any(is_held_out(i, 0.0) for i in range(100))
+
+
+def test_params_section_defaults_and_unknown_keys() -> None:
+    from worldagent.config import ParamsError, parse_params
+
+    assert parse_params({}).specialists.trainer.host == "127.0.0.1"  # older params files still load
+    with pytest.raises(ParamsError, match="specialists.trainer.prot"):
+        parse_params({"specialists": {"trainer": {"prot": 1}}})
+
+
+def test_gate_and_family_names() -> None:
+    from worldagent.specialists.cycle import gate
+    from worldagent.specialists.service import family_for
+
+    assert gate({"action_accuracy": 0.5, "n": 4}, 0.4)[0] and not gate({"action_accuracy": 0.25, "n": 4}, 0.4)[0]
+    assert gate({"action_accuracy": None, "n": 0}, 0.0)[0] and not gate({"action_accuracy": None, "n": 0}, 0.1)[0]
+    assert family_for("specialist", "team/agent 1") == "specialist-team-agent-1"
