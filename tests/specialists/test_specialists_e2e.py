@@ -3,8 +3,9 @@
 - e2e: job → 2 good + 1 bad browser decisions, generic rows and recorded actions → generate data →
   trigger → poll until completed → adapter files load with peft → register → list → evaluate; then
   one improvement cycle (the flow's logic) trains, evaluates and registers a second version.
-- fault: a worker killed mid-run fails its run with the reason; a trigger while the trainer is down
-  stays pending; after a trainer restart earlier runs still answer and the pending run is resubmitted.
+- fault: a worker killed mid-run fails its run with the reason; the trainer killed mid-run → after its
+  restart that run is failed with the reason, earlier runs still answer, and a run triggered while it
+  was down (recorded pending) is resubmitted.
 """
 
 from __future__ import annotations
@@ -140,8 +141,11 @@ def test_killed_worker_fails_and_restart_keeps_state(env: dict[str, Any]) -> Non
     failed = client.wait_for_training(run["id"], timeout=30)
     assert failed["status"] == "failed" and "killed by signal SIGKILL" in failed["error"]
 
+    # The trainer service dies (SIGKILL) while a run is running: after the restart that run is failed with the reason.
     trainer: Server = env["trainer"]
-    trainer.stop()
+    running = client.trigger_training(job["id"], datasetRef=data["datasetRef"])
+    wait_until(lambda: _trainer_status(env, running["id"]).get("status") == "running", 30, interval=0.05, what="the run to start")
+    trainer.stop(signal.SIGKILL)
     pending = client.trigger_training(job["id"], datasetRef=data["datasetRef"])
     assert pending["status"] == "pending" and "unreachable" in pending["error"]
     assert client.get_training_status(pending["id"])["status"] == "pending"
@@ -150,6 +154,8 @@ def test_killed_worker_fails_and_restart_keeps_state(env: dict[str, Any]) -> Non
         assert _trainer_status(env, run_id)["status"] == "completed"
         assert client.get_training_status(run_id)["status"] == "completed"
     assert _trainer_status(env, run["id"])["status"] == "failed"
+    orphan = client.get_training_status(running["id"])
+    assert orphan["status"] == "failed" and "stopped while this run was running" in orphan["error"]
     resubmitted = client.get_training_status(pending["id"])  # the trainer never saw it: submitted again
     assert resubmitted["status"] in ("pending", "running") and resubmitted["error"] is None
     assert _trainer_status(env, pending["id"])["status"] in ("pending", "running", "completed")
