@@ -9,12 +9,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 import yaml
 
 from worldagent.config import ModelParams, Params, TinyModelParams
