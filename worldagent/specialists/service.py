@@ -274,7 +274,7 @@ class SpecialistsService:
         chosen = feedback if rows == "all" else [r for r in feedback if is_held_out(r["id"], spec.eval_fraction)]
         try:
             metrics = evaluate_adapter(adapter, chosen, spec.eval_max_new_tokens)
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, RuntimeError) as error:
             raise ServiceError(f"modelRef: cannot evaluate {modelRef}: {error}") from None
         metrics["rows"] = rows
         self.store.add_eval_result(model_ref=str(adapter), metrics=metrics, job_id=jobId)

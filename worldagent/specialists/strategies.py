@@ -266,7 +266,11 @@ def conversations_from_rows(rows: Sequence[Mapping[str, Any]], source: str = "da
 def read_dataset_file(path: Path) -> list[dict[str, Any]]:
     """JSONL rows → conversations; a missing, unreadable, empty or malformed file is a TrainingDataError."""
     path = Path(path)
-    if not path.is_file():
+    try:
+        is_file = path.is_file()
+    except OSError as error:  # e.g. a name too long for the file system
+        raise TrainingDataError(f"datasetRef: cannot read {path}: {error.strerror}") from None
+    if not is_file:
         raise TrainingDataError(f"datasetRef: {path} is not a file")
     rows = []
     try:

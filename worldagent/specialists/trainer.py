@@ -428,6 +428,7 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
     """The FastAPI app; ``supervise=False`` accepts runs without starting workers (schema tests)."""
     state = RunState(str(config.db_url))
     supervisor = Supervisor(config, state)
+    submit_lock = threading.Lock()
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> Any:
@@ -458,13 +459,14 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
         job_id = str(body.jobId)
         if not job_id.strip():
             raise HTTPException(status_code=400, detail="jobId: must not be empty")
-        if state.get(body.runId) is not None:
-            raise HTTPException(status_code=409, detail=f"runId: a run {body.runId!r} exists already")
-        try:
-            rows = prepare_run(config, body.runId, body.datasetRef)
-        except ValueError as error:
-            raise HTTPException(status_code=400, detail=str(error)) from None
-        created = state.create(body.runId, job_id, str(Path(body.datasetRef).resolve()), rows)
+        with submit_lock:  # check, prepare and record one runId at a time
+            if state.get(body.runId) is not None:
+                raise HTTPException(status_code=409, detail=f"runId: a run {body.runId!r} exists already")
+            try:
+                rows = prepare_run(config, body.runId, body.datasetRef)
+            except ValueError as error:
+                raise HTTPException(status_code=400, detail=str(error)) from None
+            created = state.create(body.runId, job_id, str(Path(body.datasetRef).resolve()), rows)
         if created is None:
             raise HTTPException(status_code=409, detail=f"runId: a run {body.runId!r} exists already")
         if supervise:
