@@ -35,6 +35,7 @@ test-fast: $(STAMP)  ## skip the slow end-to-end tests
 bench: $(STAMP)  ## run the speed benchmarks (figures on stdout)
 	$(PY) -m benchmarks
 	$(PY) -m benchmarks.sft_throughput
+	$(PY) -m benchmarks.specialists_trainer
 
 clean-venv:  ## remove the virtual environment
 	rm -rf $(VENV)

@@ -161,6 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_intervention_commands(commands)  # experience init|import|export|stats, intervention predict
 
+    from worldagent.specialists.cli import add_specialists_commands
+
+    add_specialists_commands(commands)  # trainer serve; specialists ... (issue 5)
+
     for stage, text in (("generate", "run the generate stage (trajectories and preference pairs) outside DVC"),):
         sub = commands.add_parser(stage, help=text)
         sub.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")

@@ -252,6 +252,38 @@ class InterventionParams(Section):
     compare: InterventionCompareParams = InterventionCompareParams()
     gate: InterventionGateParams = InterventionGateParams()
 
+# --------------------------------------------------------------------------- specialists (issue 5)
+
+
+class SpecialistsTrainerParams(Section):
+    """The local trainer service (``worldagent trainer serve``) and how the platform reaches it."""
+
+    url: str = "http://127.0.0.1:8765"  # where trigger_training posts; LOCAL_TRAINER_URL overrides
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, gt=0, lt=65536)
+    db_url: str | None = None  # run state; default sqlite:///<first data dir>/specialists/trainer.db
+    max_concurrent: int = Field(default=1, gt=0)  # more runs than this wait as pending
+    token: str | None = None  # optional bearer token (WORLDAGENT_TRAINER_TOKEN overrides)
+    request_timeout_s: float = Field(default=5.0, gt=0)
+    worker_threads: int | None = Field(default=1, gt=0)  # torch threads per worker (null: torch's default); 1 is fastest on a shared CPU
+
+
+class SpecialistsParams(Section):
+    """Browser specialists: feedback store, training-data strategies, trainer, registry (DESIGN §5)."""
+
+    store_url: str = "sqlite:///data/specialists/feedback.db"  # any SQLAlchemy URL
+    data_dir: str = "data/specialists"  # datasets written by generate_training_data
+    base_model: str = "models/world_agent/base"  # missing default → a builtin tiny base is built and cached
+    max_rows: int = Field(default=1000, gt=0)  # from_feedback row limit (newest first)
+    eval_fraction: float = Field(default=0.2, ge=0, lt=1)  # feedback rows held out for evaluate_model
+    min_new_feedback: int = Field(default=20, gt=0)  # the flow trains an agent once it has this many new rows
+    min_action_accuracy: float = Field(default=0.0, ge=0, le=1)  # the flow's registration gate
+    eval_max_new_tokens: int = Field(default=48, gt=0)
+    family_prefix: str = "specialist"  # registry family: <prefix>-<agentId>
+    lora: LoraParams = LoraParams(r=8, alpha=16, dropout=0.0)
+    sft: SftParams = SftParams(max_steps=6, batch_size=4, max_length=384, learning_rate=5e-3, logging_steps=1, save_steps=1000)
+    trainer: SpecialistsTrainerParams = SpecialistsTrainerParams()
+
 
 class Params(Section):
     seed: int = 1234
@@ -271,6 +303,7 @@ class Params(Section):
     upload: UploadParams = UploadParams()
     deploy: DeployParams = DeployParams()
     intervention: InterventionParams = InterventionParams()
+    specialists: SpecialistsParams = SpecialistsParams()
 
 
 class ParamsError(ValueError):

@@ -1,0 +1,49 @@
+"""schemathesis against both services' OpenAPI schemas: no generated request may produce a 5xx."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from specialists_helpers import raw_export_rows, tiny_params
+from worldagent.specialists.api import create_app
+from worldagent.specialists.service import SpecialistsService
+from worldagent.specialists.store import open_store
+from worldagent.specialists.trainer import TrainerConfig, create_trainer_app
+
+_WORK = Path(tempfile.mkdtemp(prefix="specialists-schema-"))
+(_WORK / "data").mkdir()
+(_WORK / "data" / "raw.jsonl").write_text("".join(json.dumps(r) + "\n" for r in raw_export_rows(5)), encoding="utf-8")
+
+TRAINER = create_trainer_app(TrainerConfig(data_dirs=[_WORK / "data"]), supervise=False)
+SERVICE = SpecialistsService(
+    store=open_store(f"sqlite:///{_WORK / 'feedback.db'}"),
+    params=tiny_params(data_dir=str(_WORK / "data" / "specialists")),
+    root=_WORK,
+    registry_url=f"sqlite:///{_WORK / 'registry.db'}",
+    trainer_url="http://127.0.0.1:9",  # nothing listens: trigger_training must still answer
+)
+SERVICE.create_improvement_job(name="j", scopeType="agent", scopeId="a")
+PLATFORM = create_app(SERVICE)
+
+trainer_schema = schemathesis.openapi.from_asgi("/openapi.json", TRAINER)
+platform_schema = schemathesis.openapi.from_asgi("/openapi.json", PLATFORM)
+SETTINGS = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+
+@trainer_schema.parametrize()
+@SETTINGS
+def test_trainer_no_server_errors(case) -> None:
+    response = case.call()
+    assert response.status_code < 500, f"{case.method} {case.path}: {response.status_code} {response.text[:500]}"
+
+
+@platform_schema.parametrize()
+@SETTINGS
+def test_platform_no_server_errors(case) -> None:
+    response = case.call()
+    assert response.status_code < 500, f"{case.method} {case.path}: {response.status_code} {response.text[:500]}"

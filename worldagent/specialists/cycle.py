@@ -1,0 +1,60 @@
+"""One improvement cycle per agent: enough new feedback → data → train (trainer service) → evaluate → gate → register.
+
+Plain functions over :class:`SpecialistsService`; ``flows/specialists.py`` runs each step as a Prefect task.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from worldagent.specialists.service import SpecialistsService
+from worldagent.specialists.store import parse_time
+
+
+def agents_due(service: SpecialistsService, min_new_feedback: int | None = None) -> list[dict[str, Any]]:
+    """Agent jobs with at least ``min_new_feedback`` feedback rows since they were last trained."""
+    threshold = min_new_feedback or service.params.specialists.min_new_feedback
+    due = []
+    for job in service.list_improvement_jobs("agent"):
+        new = service.store.count_feedback(job["scopeId"], since=parse_time(job["lastTrainedAt"], "lastTrainedAt"))
+        if new >= threshold:
+            due.append({**job, "newFeedback": new})
+    return due
+
+
+def wait_for_run(service: SpecialistsService, run_id: str, timeout_s: float = 600.0, poll_s: float = 1.0, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+    """Poll ``get_training_status`` until completed or failed; a run still active after ``timeout_s`` is returned as is."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        run = service.get_training_status(run_id)
+        if run["status"] in ("completed", "failed") or time.monotonic() >= deadline:
+            return run
+        sleep(poll_s)
+
+
+def gate(metrics: Mapping[str, Any], min_action_accuracy: float) -> tuple[bool, str]:
+    """Register when held-out action accuracy reaches the threshold (no held-out rows: only a 0 threshold passes)."""
+    accuracy = metrics.get("action_accuracy")
+    if accuracy is None:
+        ok = min_action_accuracy <= 0
+        return ok, f"no held-out browser decisions to evaluate; threshold {min_action_accuracy}"
+    ok = accuracy >= min_action_accuracy
+    return ok, f"action accuracy {accuracy:.3f} {'>=' if ok else '<'} {min_action_accuracy} on {metrics.get('n')} held-out rows"
+
+
+def improve_agent(service: SpecialistsService, job: Mapping[str, Any], *, timeout_s: float = 600.0, poll_s: float = 1.0) -> dict[str, Any]:
+    data = service.generate_training_data(int(job["id"]))
+    run = service.trigger_training(int(job["id"]), datasetRef=data["datasetRef"])
+    run = wait_for_run(service, run["id"], timeout_s, poll_s)
+    result: dict[str, Any] = {"jobId": job["id"], "agentId": job["scopeId"], "datasetRef": data["datasetRef"], "runId": run["id"], "status": run["status"]}
+    if run["status"] != "completed":
+        return {**result, "registered": False, "reason": run.get("error") or f"run still {run['status']} after {timeout_s}s"}
+    metrics = service.evaluate_model(modelRef=run["outputModelRef"], jobId=int(job["id"]))
+    passed, reason = gate(metrics, service.params.specialists.min_action_accuracy)
+    result.update(metrics={k: v for k, v in metrics.items() if k != "examples"}, gate=passed, reason=reason, registered=False)
+    if passed:
+        registered = service.register_trained_model(outputModelRef=run["outputModelRef"], name=f"{job['name']}-{run['id']}", jobId=int(job["id"]))
+        result.update(registered=True, family=registered["family"], version=registered["version"])
+    return result

@@ -1,0 +1,25 @@
+"""Shared FastAPI plumbing: request-validation errors are 400s that name the field, never 500s."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def describe_validation_errors(errors: list[dict[str, Any]]) -> str:
+    parts = []
+    for item in errors:
+        loc = [str(p) for p in item.get("loc", ()) if p not in ("body", "query", "path", "header")]
+        where = ".".join(loc) or "body"
+        message = "missing field" if item.get("type") == "missing" else item.get("msg", "invalid")
+        parts.append(f"{where}: {message}")
+    return "; ".join(parts) or "invalid request"
+
+
+def install_error_handlers(app: Any) -> None:
+    from fastapi import Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, error: RequestValidationError) -> JSONResponse:
+        return JSONResponse(status_code=400, content={"detail": describe_validation_errors(list(error.errors()))})
