@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch first, pinned and from pip: open_clip needs a torchvision built against the same torch.
 TORCH := torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup pipeline repro test test-fast bench clean-venv help
+.PHONY: setup pipeline intervention repro test test-fast bench clean-venv help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -23,6 +23,9 @@ $(STAMP): pyproject.toml
 pipeline: $(STAMP)  ## run the whole DAG under Prefect; each stage through DVC (reruns only what changed), then deploy
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" PREFECT_SERVER_ANALYTICS_ENABLED=false $(PY) -m flows.world_agent
 
+intervention: $(STAMP)  ## run the intervention-predictor DAG under Prefect (each stage through DVC), then deploy
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" PREFECT_SERVER_ANALYTICS_ENABLED=false $(PY) -m flows.intervention
+
 repro: $(STAMP)  ## only the DVC stages (no upload/deploy side effects), without Prefect
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
 
@@ -36,6 +39,7 @@ bench: $(STAMP)  ## run the speed benchmarks (figures on stdout)
 	$(PY) -m benchmarks
 	$(PY) -m benchmarks.sft_throughput
 	$(PY) -m benchmarks.specialists_trainer
+	$(PY) -m benchmarks.intervention_latency
 
 clean-venv:  ## remove the virtual environment
 	rm -rf $(VENV)
