@@ -25,8 +25,9 @@ def test_user_turn_names_the_export_and_file_only_when_both_are_known() -> None:
     tokens = {"x/x.tokens.ts": "export const t = 1\n"}
     messages = prompt_messages(tool_schemas(), "Make an x", "x", tokens, "bigX", "x/big-x.stories.tsx")
     user = messages[1]["content"]
-    assert user.startswith("Make an x\n\nWork in `x/`.\nExport the story as `bigX` from `x/big-x.stories.tsx`.")
+    assert user.startswith("Make an x\n\nWork in `x/`.\n")
     assert "```ts\nexport const t = 1\n```" in user
+    assert user.endswith("\n\nExport the story as `bigX` from `x/big-x.stories.tsx`.")
     assert "Export the story" not in prompt_messages(tool_schemas(), "Make an x", "x", tokens)[1]["content"]
 
 

@@ -189,8 +189,10 @@ def generate_for_story(
         data.reference_failure = f"{record.id}: reference scores {reference_reward:.3f}: {episode.violations + result['errors']}"
     directory = str(PurePosixPath(record.file).parent)
     existing = {path: module_exports(text, path) for path, text in solution.given.items()}
-    prompt = prompt_messages(tool_schemas, record.intent, directory, tokens, record.export, solution.story_path, existing=existing)
-    multi_prompt = prompt_messages(tool_schemas, record.intent, directory, tokens, record.export, solution.story_path, "multi", existing)
+    # Tokens matter to the agent that writes styles; an existing component's styles already use them.
+    shown_tokens = {} if solution.given else tokens
+    prompt = prompt_messages(tool_schemas, record.intent, directory, shown_tokens, record.export, solution.story_path, existing=existing)
+    multi_prompt = prompt_messages(tool_schemas, record.intent, directory, shown_tokens, record.export, solution.story_path, "multi", existing)
     base = {"id": record.id, "intent": record.intent, "component": record.component, "split": split, "given_files": given_files_column(solution.given)}
     calls_text = render_calls(solution_calls(solution))
     turns = ([("single", [*prompt, {"role": "assistant", "content": calls_text}])] if params.single_turn else []) + (

@@ -52,13 +52,13 @@ def user_prompt(
     """The task: the intent, where to work, the story to write (its export is what gets tested),
     the component's modules that already exist (path → exported names), the tokens."""
     parts = [intent, "", f"Work in `{directory}/`."]
-    if export and story_path:
-        parts.append(f"Export the story as `{export}` from `{story_path}`.")
     if existing:
         modules = ", ".join(f"`{path}` (exports {', '.join(f'`{name}`' for name in names)})" for path, names in sorted(existing.items()))
         parts.append(f"The component already exists: {modules}. Import from them; do not rewrite them.")
     for path, source in sorted(tokens.items()):
         parts += ["", f"Design tokens, already in `{path}`:", "```ts", source.rstrip("\n"), "```"]
+    if export and story_path:  # last: what the answer must name comes right before it
+        parts += ["", f"Export the story as `{export}` from `{story_path}`."]
     return "\n".join(parts)
 
 
