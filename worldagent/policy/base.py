@@ -37,7 +37,7 @@ import torch
 from worldagent.config import Params, PretrainParams, TinyModelParams
 from worldagent.io import pretty_json, replace_directory
 from worldagent.policy.device import resolve_dtype, seed_everything, select_device, trainer_precision
-from worldagent.policy.tokenizer import BOS, EOS, END_OF_TURN, token_id, train_tokenizer
+from worldagent.policy.tokenizer import BOS, EOS, token_id, train_tokenizer
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import re
 import shutil
 import tempfile

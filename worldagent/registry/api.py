@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, TypeVar
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -29,10 +29,10 @@ from worldagent.registry.db import (
     AliasEventRow,
     AliasRow,
     Base,
+    Database,
     FamilyRow,
     VersionRow,
     make_engine,
-    sqlite_path,
     utcnow,
 )
 
@@ -113,27 +113,11 @@ def _check_name(kind: str, name: str) -> None:
         raise RegistryError(f"invalid {kind} name {name!r}: use letters, digits, '.', '_' or '-' (max 100)")
 
 
-class Registry:
+class Registry(Database):
     """A model registry on one database. Thread- and process-safe through database transactions."""
-
-    def __init__(self, engine: Engine, url: str) -> None:
-        self.engine = engine
-        self.url = url
-        self._writer = engine.execution_options(**{IMMEDIATE: True})
-        where = sqlite_path(url)
-        self.location = str(where) if where is not None else engine.url.render_as_string(hide_password=True)
 
     def __repr__(self) -> str:
         return f"Registry({self.location!r})"
-
-    def close(self) -> None:
-        self.engine.dispose()
-
-    def __enter__(self) -> Registry:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.close()
 
     # -- transactions -------------------------------------------------------------------------
 
@@ -161,10 +145,6 @@ class Registry:
                 if attempt == retries:
                     raise
         raise AssertionError("unreachable")
-
-    def _read(self, fn: Callable[[Session], T]) -> T:
-        with self._session(write=False) as session:
-            return fn(session)
 
     # -- helpers --------------------------------------------------------------------------------
 

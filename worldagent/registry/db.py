@@ -9,13 +9,15 @@ pipeline run that writes at the same time waits for the first instead of interle
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self, TypeVar
 
 from sqlalchemy import JSON, DateTime, Engine, ForeignKey, Integer, String, Text, UniqueConstraint, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 IMMEDIATE = "worldagent_immediate"  # execution option: begin the transaction with BEGIN IMMEDIATE
 
@@ -120,3 +122,43 @@ def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
             connection.exec_driver_sql("BEGIN")
 
     return engine
+
+
+T = TypeVar("T")
+
+
+class Database:
+    """One database behind the project's SQLAlchemy stores (registry, feedback store, trainer runs).
+
+    Reads run in plain transactions; writes in ``BEGIN IMMEDIATE`` ones on SQLite (see
+    ``make_engine``), so concurrent writers queue instead of interleaving.
+    """
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+        self._writer = engine.execution_options(**{IMMEDIATE: True})
+        where = sqlite_path(url)
+        self.location = str(where) if where is not None else engine.url.render_as_string(hide_password=True)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _session(self, write: bool) -> Iterator[Session]:
+        with Session(self._writer if write else self.engine, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    def _write(self, fn: Callable[[Session], T]) -> T:
+        with self._session(True) as session:
+            return fn(session)
+
+    def _read(self, fn: Callable[[Session], T]) -> T:
+        with self._session(False) as session:
+            return fn(session)

@@ -5,16 +5,15 @@ Every method is one transaction and returns plain JSON-ready dicts in the API's 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from worldagent.registry.db import IMMEDIATE, make_engine, sqlite_path, utcnow
+from worldagent.registry.db import IMMEDIATE, Database, make_engine, utcnow
 from worldagent.specialists.db import (
     EvalResultRow,
     ExecutionRow,
@@ -27,7 +26,6 @@ from worldagent.specialists.db import (
 )
 from worldagent.specialists.decisions import decode_json_value
 
-T = TypeVar("T")
 TARGET_TYPES = ("agent", "chat")
 LABELS = ("good", "bad")
 RUN_STATUSES = ("pending", "running", "completed", "failed")
@@ -107,29 +105,8 @@ def run_dict(row: TrainingRunRow) -> dict[str, Any]:
     }
 
 
-class FeedbackStore:
-    def __init__(self, engine: Engine, url: str) -> None:
-        self.engine = engine
-        self.url = url
-        self._writer = engine.execution_options(**{IMMEDIATE: True})
-        where = sqlite_path(url)
-        self.location = str(where) if where is not None else engine.url.render_as_string(hide_password=True)
-
-    def close(self) -> None:
-        self.engine.dispose()
-
-    @contextmanager
-    def _session(self, write: bool) -> Iterator[Session]:
-        with Session(self._writer if write else self.engine, expire_on_commit=False) as session, session.begin():
-            yield session
-
-    def _write(self, fn: Callable[[Session], T]) -> T:
-        with self._session(True) as session:
-            return fn(session)
-
-    def _read(self, fn: Callable[[Session], T]) -> T:
-        with self._session(False) as session:
-            return fn(session)
+class FeedbackStore(Database):
+    """The feedback store: feedback, improvement jobs, runs, evaluations, executions, specialists."""
 
     # -- feedback -------------------------------------------------------------------------------
 

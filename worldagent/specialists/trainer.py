@@ -26,12 +26,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -40,12 +40,11 @@ from sqlalchemy import JSON, DateTime, Integer, String, Text, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from worldagent.io import atomic_write_text, jsonl
-from worldagent.registry.db import IMMEDIATE, make_engine, utcnow
+from worldagent.registry.db import Database, make_engine, utcnow
 from worldagent.specialists.http import install_error_handlers
 from worldagent.specialists.strategies import TrainingDataError, read_dataset_file
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 TRAIN_FILE = "train.jsonl"
 LOG_FILE = "worker.log"
@@ -93,26 +92,12 @@ def status_dict(row: TrainerRunRow) -> dict[str, Any]:
     }
 
 
-class RunState:
+class RunState(Database):
     """The run state machine on one database: pending → running → completed | failed."""
 
     def __init__(self, url: str) -> None:
-        self.url = url
-        self.engine = make_engine(url)
-        self._writer = self.engine.execution_options(**{IMMEDIATE: True})
+        super().__init__(make_engine(url), url)
         TrainerBase.metadata.create_all(self._writer)
-
-    def close(self) -> None:
-        self.engine.dispose()
-
-    @contextmanager
-    def _session(self, write: bool) -> Iterator[Session]:
-        with Session(self._writer if write else self.engine, expire_on_commit=False) as session, session.begin():
-            yield session
-
-    def _write(self, fn: Callable[[Session], T]) -> T:
-        with self._session(True) as session:
-            return fn(session)
 
     def create(self, run_id: str, job_id: str, dataset_ref: str, rows: int) -> dict[str, Any] | None:
         """A new pending run; None when ``run_id`` exists already."""
