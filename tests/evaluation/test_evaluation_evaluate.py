@@ -93,6 +93,32 @@ def test_forgotten_run_story_is_still_scored_once(eval_rows, token_files) -> Non
     assert lonely.parsed and not lonely.story_passed and lonely.reward == 0.0
 
 
+def test_the_written_story_is_tested_whatever_its_export_is_named_and_wherever_runstory_points(eval_rows, token_files) -> None:
+    [row] = pick(eval_rows, INLINE_ID)
+    export = row["id"].split("#")[1]
+    calls = parse_calls(reference(row)).calls
+    for call in calls:
+        if call.name == "writeStory":
+            call.arguments["content"] = call.arguments["content"].replace(f"export const {export} =", "export const renamedStory =")
+        if call.name == "runStory":
+            call.arguments["path"] = "avatar/never-written.stories.tsx"
+    [result] = score([row], [render_calls(calls)], token_files)
+    assert result.story_passed and result.reward == 1.0
+    assert any("runStory never tested a written story; ran" in error for error in result.errors)
+
+
+def test_a_story_file_with_several_exports_is_tested_under_the_task_export_only(eval_rows, token_files) -> None:
+    [row] = pick(eval_rows, INLINE_ID)
+    export = row["id"].split("#")[1]
+    calls = parse_calls(reference(row)).calls
+    for call in calls:
+        if call.name == "writeStory":
+            body = call.arguments["content"].replace(f"export const {export} =", "export const first =")
+            call.arguments["content"] = body + body.split("\n\n", 1)[1].replace("export const first =", "export const second =")
+    [result] = score([row], [render_calls(calls)], token_files)
+    assert not result.story_passed and result.reward == 0.0  # ambiguous: neither story is the task's
+
+
 def test_tool_efficiency_penalises_repeated_calls(eval_rows, token_files) -> None:
     [row] = pick(eval_rows, INLINE_ID)
     [result] = score([row], [reference(row) + reference(row)], token_files)

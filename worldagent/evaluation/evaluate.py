@@ -12,10 +12,13 @@ Decisions (kept in one place so the report can cite them):
   reward is 0, as DESIGN §3 says for unparsable output.
 - **violations** counts the calls the constraints blocked; one blocked call makes the reward 0
   (``episode_reward``), whatever the story test says afterwards.
-- **A model that forgets ``runStory``** is still scored: when no allowed ``runStory`` call was
-  made, the last story file it successfully wrote is run once at the end (noted in ``errors``).
-  When it wrote no story either, nothing runs and the intent scores 0 ("no story was run").
-  The extra run is not counted as a call.
+- **A model that forgets ``runStory``** (or runs a file it never wrote) is still scored: when no
+  ``runStory`` call produced a story result, the last story file it successfully wrote is run once
+  at the end (noted in ``errors``). When it wrote no story either, nothing runs and the intent
+  scores 0 ("no story was run"). The extra run is not counted as a call.
+- **The story under test** is the task's export when the written file has it, else the file's one
+  story export (``AgentEnvironment.story_export``): a story is judged by what it renders, not by
+  its variable name.
 - **tool_efficiency** = (calls in the reference output) / (calls made, blocked ones included),
   capped at 1; 0 when the output makes no call.
 """
@@ -173,12 +176,13 @@ class Scorer:
         with episode_sandbox(self.stories_root, self.seed_files(row), given_sources(row)) as sandbox:
             env = AgentEnvironment(sandbox, self.runner, export, self.expected(str(row["id"])))
             episode = env.run(calls)
-            if not _ran_story(episode):
+            if episode.story_result is None:
                 story = _last_written_story(episode)
                 if story is not None:
                     env.registry.execute(ToolCall("runStory", {"path": story}))
                     episode.story_result = env.last_story_result
-                    notes.append(f"runStory was never called; ran {story} once at the end")
+                    why = "runStory never tested a written story" if _ran_story(episode) else "runStory was never called"
+                    notes.append(f"{why}; ran {story} once at the end")
         return episode, notes
 
     def score(self, row: Mapping[str, Any], output: str) -> IntentResult:

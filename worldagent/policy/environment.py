@@ -121,15 +121,28 @@ class AgentEnvironment:
         from worldagent.stories.render import render_story
 
         overlay = {str(arguments["path"]): str(arguments["content"])}
+        export = self.story_export(str(arguments["path"]), str(arguments["content"]))
         try:
-            rendered = render_story(self.sandbox.root / str(arguments["path"]), self.export, self.sandbox.root, overlay=overlay)
+            rendered = render_story(self.sandbox.root / str(arguments["path"]), export, self.sandbox.root, overlay=overlay)
         except StoryError:
             return []  # not renderable yet: the story test reports it, the constraint does not guess
         return [f"{v.rule}: {v.message} ({v.target})" for v in check_accessibility(rendered.html)]
 
+    def story_export(self, path: str, source: str | None = None) -> str:
+        """The export a story file is tested under: the task's export when the file has it, else the
+        file's one story export (the story the agent wrote, whatever it named it)."""
+        from worldagent.policy.solution import story_exports
+
+        try:
+            text = source if source is not None else self.sandbox.resolve(path).read_text(encoding="utf-8")
+            exports = story_exports(text, path)
+        except (OSError, UnicodeDecodeError, SandboxError):
+            return self.export
+        return exports[0] if len(exports) == 1 and self.export not in exports else self.export
+
     def _run_story(self, path: str) -> dict[str, Any]:
         resolved = self.sandbox.resolve(path)
-        result = self.runner.run(resolved, self.export, self.sandbox.root, self.expected)
+        result = self.runner.run(resolved, self.story_export(path), self.sandbox.root, self.expected)
         self.last_story_result = result
         return result.model_dump()
 

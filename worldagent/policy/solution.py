@@ -92,9 +92,14 @@ def _file_declarations(story_source: str, file: str) -> tuple[list[str], list[st
     return names, declarations, exports
 
 
+def story_exports(story_source: str, file: str) -> list[str]:
+    """Names of a story file's ``export const X = story(...)`` exports, in file order."""
+    return _file_declarations(story_source, file)[2]
+
+
 def creates_component(record: StoryRecord, stories_root: Path) -> bool:
     """True for the first story export of its file: the story that brings the component into being."""
-    _, _, exports = _file_declarations((stories_root / record.file).read_text(encoding="utf-8"), record.file)
+    exports = story_exports((stories_root / record.file).read_text(encoding="utf-8"), record.file)
     return not exports or exports[0] == record.export
 
 
