@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,14 +87,16 @@ def _markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def deploy_main(description: str, run: Callable[..., Any], argv: list[str] | None = None) -> int:
+    """The by-hand deploy command of a model family: exit 2 on bad params, 1 when publishing failed
+    or (in CI) the gate rejected the candidate."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
     parser.add_argument("--root", default=".", help="project root that relative paths in params are resolved against")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", force=True)
     try:
-        result = deploy(load_params(args.params), Path(args.root), alert=alert).to_dict()
+        result = run(load_params(args.params), Path(args.root), alert=alert).to_dict()
     except (ParamsError, DeployError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -105,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         print("error: the gate failed; the champion was kept (non-zero exit because CI is set)", file=sys.stderr)
         return 1
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return deploy_main(__doc__.splitlines()[0], deploy, argv)
 
 
 if __name__ == "__main__":

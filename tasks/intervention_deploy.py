@@ -7,21 +7,15 @@ when the gate failed).
 
 from __future__ import annotations
 
-import argparse
-import json
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
 from prefect import task
 
-from tasks.deploy import _in_prefect_run, _on_failure, alert, is_ci
-from worldagent.config import ParamsError, load_params
+from tasks.deploy import _in_prefect_run, _on_failure, alert, deploy_main
+from worldagent.config import load_params
 from worldagent.intervention.deploy import deploy_predictor
-from worldagent.registry.api import RegistryError
-from worldagent.registry.deploy import DeployError
-from worldagent.registry.publishers import PublishError
 
 log = logging.getLogger("intervention_deploy")
 
@@ -42,24 +36,7 @@ def intervention_deploy_task(root: Path = Path("."), params_path: str = "params.
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
-    parser.add_argument("--root", default=".", help="project root that relative paths in params are resolved against")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", force=True)
-    try:
-        result = deploy_predictor(load_params(args.params), Path(args.root), alert=alert).to_dict()
-    except (ParamsError, DeployError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except (PublishError, RegistryError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    print(json.dumps(result, ensure_ascii=False))
-    if result["action"] == "rejected" and is_ci():
-        print("error: the gate failed; the champion was kept (non-zero exit because CI is set)", file=sys.stderr)
-        return 1
-    return 0
+    return deploy_main(__doc__.splitlines()[0], deploy_predictor, argv)
 
 
 if __name__ == "__main__":
