@@ -10,13 +10,12 @@ Every file-to-file stage runs through DVC (`dvc repro intervention_<stage>`), so
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
-from prefect.artifacts import create_markdown_artifact
+from prefect import flow
+
+from flows._finish import finish_run, flow_main
 
 from tasks.intervention_compare import intervention_compare_task
 from tasks.intervention_deploy import intervention_deploy_task
@@ -45,27 +44,13 @@ STAGES = (
 @flow(name="intervention-predictor", log_prints=True)
 def intervention_pipeline(root: str = ".", deploy: bool = True) -> dict[str, Any]:
     """Run the stages in order; each is a task, so the Prefect UI shows its logs, retries and timing."""
-    logger = get_run_logger()
     project = Path(root)
     ran = {name: stage(project) for name, stage in STAGES}
-    recomputed = sorted({s for stages in ran.values() for s in stages})
-    logger.info("stages recomputed: %s", ", ".join(recomputed) or "none (everything up to date)")
-    report = project / REPORT
-    if report.exists():
-        create_markdown_artifact(markdown=report.read_text(encoding="utf-8"), key="intervention-report", description="Intervention predictor: evaluation and gate")
-    gate = json.loads((project / GATE).read_text(encoding="utf-8"))
-    deployed = intervention_deploy_task(project) if deploy else {"skipped": "deploy=False"}
-    return {"recomputed": recomputed, "gate": gate, "deploy": deployed}
+    return finish_run(project, ran, REPORT, GATE, "intervention-report", "Intervention predictor: evaluation and gate", intervention_deploy_task if deploy else None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Run the intervention-predictor pipeline under Prefect.")
-    parser.add_argument("--root", default=".", help="project root (default: .)")
-    parser.add_argument("--no-deploy", action="store_true", help="stop after the gate")
-    args = parser.parse_args(argv)
-    result = intervention_pipeline(root=args.root, deploy=not args.no_deploy)
-    print(json.dumps(result, indent=2, default=str))
-    return 0
+    return flow_main("Run the intervention-predictor pipeline under Prefect.", intervention_pipeline, argv)
 
 
 if __name__ == "__main__":

@@ -10,13 +10,12 @@ is clean and a second run recomputes nothing. upload and deploy are Prefect-only
 
 from __future__ import annotations
 
-import argparse
-import json
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger
-from prefect.artifacts import create_markdown_artifact
+from prefect import flow
+
+from flows._finish import finish_run, flow_main
 
 from tasks.base import base_task
 from tasks.compare import compare_task
@@ -37,7 +36,6 @@ GATE = Path("reports/world_agent/gate.json")
 @flow(name="world-agent", log_prints=True)
 def world_agent_pipeline(root: str = ".", deploy: bool = True) -> dict[str, Any]:
     """Run the DAG in order; each stage is a task so the Prefect UI shows logs, retries and timing."""
-    logger = get_run_logger()
     project = Path(root)
     ran: dict[str, list[str]] = {}
     for name, stage in (("discover", discover_task), ("generate", generate_task)):
@@ -53,24 +51,11 @@ def world_agent_pipeline(root: str = ".", deploy: bool = True) -> dict[str, Any]
         ("gate", gate_task),
     ):
         ran[name] = stage(project)
-    recomputed = sorted({stage for stages in ran.values() for stage in stages})
-    logger.info("stages recomputed: %s", ", ".join(recomputed) or "none (everything up to date)")
-    report = project / REPORT
-    if report.exists():
-        create_markdown_artifact(markdown=report.read_text(encoding="utf-8"), key="world-agent-report", description="Evaluation, comparison and gate")
-    gate = json.loads((project / GATE).read_text(encoding="utf-8"))
-    deployed = deploy_task(project) if deploy else {"skipped": "deploy=False"}
-    return {"recomputed": recomputed, "gate": gate, "deploy": deployed}
+    return finish_run(project, ran, REPORT, GATE, "world-agent-report", "Evaluation, comparison and gate", deploy_task if deploy else None)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Run the world-agent pipeline under Prefect.")
-    parser.add_argument("--root", default=".", help="project root (default: .)")
-    parser.add_argument("--no-deploy", action="store_true", help="stop after the gate")
-    args = parser.parse_args(argv)
-    result = world_agent_pipeline(root=args.root, deploy=not args.no_deploy)
-    print(json.dumps(result, indent=2, default=str))
-    return 0
+    return flow_main("Run the world-agent pipeline under Prefect.", world_agent_pipeline, argv)
 
 
 if __name__ == "__main__":
