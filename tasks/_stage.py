@@ -1,38 +1,59 @@
-"""Shared plumbing of the stage entry points: params loading, logging, DVC-backed Prefect runs."""
+"""The command line of every stage entry (``python -m tasks.<stage> --<arg> PATH ...``).
+
+A stage's ``run(params, *, name: Path, ...)`` declares its paths as keyword-only arguments; this
+module turns them into required ``--name`` options, loads and validates ``params.yaml``, and turns
+the project's errors into one clean line (``worldagent.errors``). The paths themselves live in the
+family's stage table (``worldagent/pipeline/``), which writes them into ``dvc.yaml``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from worldagent.config import Params, ParamsError, load_params
+from worldagent.config import Params, load_params
+from worldagent.errors import clean_errors
+
+StageRun = Callable[..., object]
 
 
-def stage_main(description: str, run: Callable[[Params, Path], None], argv: list[str] | None = None) -> int:
-    """`python -m tasks.<stage>`: the command dvc.yaml runs. Exit 2 on bad params or input."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
-    parser.add_argument("--root", default=".", help="project root that relative paths in params are resolved against")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", force=True)
-    try:
-        run(load_params(args.params), Path(args.root))
-    except (ParamsError, ValueError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    return 0
+def path_arguments(run: StageRun) -> list[str]:
+    """The keyword-only ``Path`` arguments of a stage's ``run``: the paths its table entry must give.
 
-
-def dvc_repro(stage: str, root: Path = Path(".")) -> list[str]:
-    """Run one stage (and what it depends on) through DVC, so dvc.lock stays the source of truth.
-
-    Returns the names of the stages DVC actually ran (empty when everything was up to date).
+    Other keyword-only arguments (a test's model loader) keep their defaults on the command line.
     """
-    from dvc.repo import Repo
+    return [
+        p.name
+        for p in inspect.signature(run).parameters.values()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.annotation in (Path, "Path")
+    ]
 
-    with Repo(str(root)) as repo:
-        ran = repo.reproduce(stage)
-    return [str(getattr(item, "addressing", item)) for item in ran]
+
+def option(argument: str) -> str:
+    return "--" + argument.replace("_", "-")
+
+
+def stage_parser(description: str, run: StageRun) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--params", default="params.yaml", type=Path, help="parameters file (default: params.yaml)")
+    paths = parser.add_argument_group("paths (dvc.yaml passes them from the stage table)")
+    for argument in path_arguments(run):
+        paths.add_argument(option(argument), dest=argument, type=Path, required=True, metavar="PATH")
+    return parser
+
+
+def stage_main(description: str, run: Callable[..., object], argv: list[str] | None = None) -> int:
+    """Parse the stage's paths, load params and run it. Exit 2 on bad input, 1 when a run cannot finish."""
+
+    @clean_errors
+    def main() -> int:
+        args = vars(stage_parser(description, run).parse_args(argv))
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", force=True)
+        params: Params = load_params(args.pop("params"))
+        run(params, **args)
+        return 0
+
+    return main()

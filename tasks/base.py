@@ -1,7 +1,6 @@
 """base stage: the training split → models/world_agent/base/ (model, tokenizer, base.json).
 
-`python -m tasks.base` is the command in dvc.yaml; `base_task` is the Prefect task that runs the
-same stage through DVC. With `model.base: builtin:tiny` it trains the tokenizer and pre-trains the
+`python -m tasks.base` is the command dvc.yaml runs, with paths from the stage table. With `model.base: builtin:tiny` it trains the tokenizer and pre-trains the
 tiny Gemma-3 model; with a hub id or a local path it loads that model (offline: cached copies only).
 """
 
@@ -10,20 +9,15 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
 from worldagent.policy.base import build_base
 
-TRAJECTORIES = Path("data/generated/world_agent/trajectories.jsonl")
-BASE_OUT = Path("models/world_agent/base")
-REPORT_OUT = Path("reports/world_agent/base.json")
 log = logging.getLogger("base")
 
 
-def report(metadata: dict) -> dict:
+def metrics(metadata: dict) -> dict:
     """The stage's DVC metrics: flat numbers only (the full record is base.json in the model directory)."""
     out = {"kind": metadata["kind"], "parameters": metadata["parameters"], "vocab_size": metadata["vocab_size"], "seconds": metadata["seconds"]}
     pretrain = metadata.get("pretrain")
@@ -33,10 +27,10 @@ def report(metadata: dict) -> dict:
     return out
 
 
-def run(params: Params, root: Path) -> None:
-    metadata = build_base(params, root / TRAJECTORIES, root / BASE_OUT)
-    summary = report(metadata)
-    atomic_write_text(root / REPORT_OUT, pretty_json(summary))
+def run(params: Params, *, trajectories: Path, out: Path, report: Path) -> None:
+    metadata = build_base(params, trajectories, out)
+    summary = metrics(metadata)
+    atomic_write_text(report, pretty_json(summary))
     if "pretrain_final_loss" in summary:
         log.info(
             "built %s base: %d parameters, vocab %d, pre-training loss %.3f → %.3f in %d steps (%.1f s)",
@@ -44,11 +38,6 @@ def run(params: Params, root: Path) -> None:
         )
     else:
         log.info("loaded %s base %s: %d parameters (%.1f s)", summary["kind"], params.model.base, summary["parameters"], summary["seconds"])
-
-
-@task(name="base", retries=0)
-def base_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro("base", root)
 
 
 def main(argv: list[str] | None = None) -> int:

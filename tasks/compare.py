@@ -1,7 +1,6 @@
-"""compare stage: reports/world_agent/eval.json → compare.json (candidate − champion/base, bootstrap CIs).
+"""compare stage: eval.json + eval_intents.jsonl → compare.json (candidate − champion and − base, bootstrap CIs).
 
-`python -m tasks.compare` is the command in dvc.yaml; `compare_task` is the Prefect task that
-runs the same stage through DVC.
+`python -m tasks.compare` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
@@ -9,40 +8,35 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.evaluation.compare import compare
-from worldagent.evaluation.report import COMPARE_JSON, REPORT_DIR, read_eval_report
+from worldagent.evaluation.report import read_eval_report
 from worldagent.io import atomic_write_text, pretty_json
 
 log = logging.getLogger("compare")
 
 
-def run(params: Params, root: Path) -> None:
-    report = read_eval_report(root / REPORT_DIR)
+def run(params: Params, *, summary: Path, intents: Path, comparison: Path) -> None:
     result = compare(
-        report,
+        read_eval_report(summary, intents),
         candidate=params.compare.candidate,
         samples=params.compare.bootstrap_samples,
         confidence=params.compare.confidence,
         seed=params.seed,
     )
-    atomic_write_text(root / REPORT_DIR / COMPARE_JSON, pretty_json(result))
+    atomic_write_text(comparison, pretty_json(result))
     for name, versus in result["comparisons"].items():
         if versus is None:
             log.info("%s vs %s: not evaluated", result["candidate"], name)
             continue
         diff = versus["metrics"]["mean_reward"]["diff"]
-        log.info("%s − %s mean reward %+.3f [%+.3f, %+.3f]", result["candidate"], name, diff["mean"], diff["low"], diff["high"])
+        log.info(
+            "%s − %s mean reward %+.3f [%+.3f, %+.3f]",
+            *(result["candidate"], name, diff["mean"], diff["low"], diff["high"]),
+        )
     for note in result["notes"]:
         log.info("%s", note)
-
-
-@task(name="compare", retries=0)
-def compare_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro("compare", root)
 
 
 def main(argv: list[str] | None = None) -> int:

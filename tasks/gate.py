@@ -1,7 +1,8 @@
-"""gate stage: eval.json + compare.json → gate.json {passed, reasons, checks, candidate} and report.md.
+"""gate stage: eval.json + compare.json + the candidate → gate.json and report.md.
 
-`python -m tasks.gate` is the command in dvc.yaml; `gate_task` is the Prefect task that runs the
-same stage through DVC. A failing gate is a decision, not an error: the stage exits 0 and the
+`python -m tasks.gate` is the command dvc.yaml runs, with paths from the stage table. gate.json is
+``{passed, reasons, checks, candidate, artifact_hash}``: deploy publishes only the artifact whose
+content hash the gate scored. A failing gate is a decision, not an error: the stage exits 0 and the
 deploy step acts on gate.json (in CI the deploy step makes the job fail).
 """
 
@@ -12,13 +13,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
+from worldagent.errors import InputError
 from worldagent.evaluation.gate import GateDecision, decide
-from worldagent.evaluation.report import COMPARE_JSON, GATE_JSON, REPORT_DIR, gate_payload, read_eval_report, write_report
+from worldagent.evaluation.report import gate_payload, read_eval_report, write_report
 from worldagent.io import atomic_write_text, pretty_json
+from worldagent.registry.deploy import directory_hash
 
 log = logging.getLogger("gate")
 
@@ -27,30 +28,27 @@ def read_comparison(path: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ValueError(f"{path}: not found (run the compare stage first)") from None
+        raise InputError(f"{path}: not found (run the compare stage first)") from None
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
+        raise InputError(f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
 
 
-def run(params: Params, root: Path) -> GateDecision:
-    out_dir = root / REPORT_DIR
-    report = read_eval_report(out_dir)
-    comparison = read_comparison(out_dir / COMPARE_JSON)
-    candidate = str(comparison.get("candidate") or params.compare.candidate)
-    if candidate not in report.models:
-        raise ValueError(f"{out_dir / 'eval.json'}: the candidate {candidate!r} was not evaluated")
-    decision = decide(report.models[candidate].metrics, comparison, params.gate)
-    atomic_write_text(out_dir / GATE_JSON, pretty_json(gate_payload(decision, candidate)))
-    write_report(out_dir, report, comparison, decision, candidate)
-    log.info("gate %s for %s", "PASSED" if decision.passed else "FAILED", candidate)
-    for reason in decision.reasons:
+def run(
+    params: Params, *, summary: Path, intents: Path, comparison: Path, candidate: Path, report: Path, decision: Path
+) -> GateDecision:
+    evaluation = read_eval_report(summary, intents)
+    compared = read_comparison(comparison)
+    name = str(compared.get("candidate") or params.compare.candidate)
+    if name not in evaluation.models:
+        raise InputError(f"{summary}: the candidate {name!r} was not evaluated")
+    outcome = decide(evaluation.models[name].metrics, compared, params.gate)
+    extra = {"artifact_hash": directory_hash(candidate)}
+    atomic_write_text(decision, pretty_json(gate_payload(outcome, name, extra)))
+    write_report(report, evaluation, compared, outcome, name)
+    log.info("gate %s for %s", "PASSED" if outcome.passed else "FAILED", name)
+    for reason in outcome.reasons:
         log.info("  %s", reason)
-    return decision
-
-
-@task(name="gate", retries=0)
-def gate_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro("gate", root)
+    return outcome
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,6 @@
-"""generate stage: stories.jsonl + data/stories → SFT trajectories, DPO pairs and a manifest.
+"""generate stage: stories.jsonl + the stories folder → SFT trajectories, DPO pairs and a manifest.
 
-`python -m tasks.generate` is the command in dvc.yaml; `generate_task` is the Prefect task that
-runs the same stage through DVC.
+`python -m tasks.generate` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
@@ -10,44 +9,57 @@ import logging
 import sys
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
-from tasks.discover import STORIES_OUT
+from tasks._stage import stage_main
 from worldagent.config import Params
-from worldagent.policy.generate import generate_datasets, read_stories, write_dataset
+from worldagent.policy.generate import (
+    EVAL_PREFERENCES,
+    EVAL_TRAJECTORIES,
+    TRAIN_PREFERENCES,
+    TRAIN_TRAJECTORIES,
+    generate_datasets,
+    read_stories,
+    write_dataset,
+)
 from worldagent.storytest.runner import make_runner
 from worldagent.tools.registry import tool_schemas
 
-OUT_DIR = Path("data/generated/world_agent")
 log = logging.getLogger("generate")
 
 
-def run(params: Params, root: Path) -> None:
-    records = read_stories(root / STORIES_OUT)
-    runner = make_runner(params.storytest)
+def run(
+    params: Params,
+    *,
+    stories: Path,
+    stories_dir: Path,
+    trajectories: Path,
+    eval_trajectories: Path,
+    preferences: Path,
+    eval_preferences: Path,
+    manifest: Path,
+) -> None:
     dataset = generate_datasets(
-        records,
-        stories_root=root / params.discover.stories_dir,
+        read_stories(stories),
+        stories_root=stories_dir,
         params=params.generate,
         weights=params.reward,
-        runner=runner,
+        runner=make_runner(params.storytest),
         seed=params.seed,
         tool_schemas=tool_schemas(),
         progress=sys.stderr.isatty(),
     )
-    write_dataset(dataset, root / OUT_DIR)
-    manifest = dataset.manifest
-    log.info("wrote %s", ", ".join(f"{name}: {rows} rows" for name, rows in manifest["rows"].items()))
-    if manifest["pairs_dropped_by_verification"]:
-        log.info("pairs dropped by verification: %s", manifest["pairs_dropped_by_verification"])
-    for failure in manifest["reference_failures"]:
+    files = {
+        TRAIN_TRAJECTORIES: trajectories,
+        EVAL_TRAJECTORIES: eval_trajectories,
+        TRAIN_PREFERENCES: preferences,
+        EVAL_PREFERENCES: eval_preferences,
+    }
+    write_dataset(dataset, files, manifest)
+    summary = dataset.manifest
+    log.info("wrote %s", ", ".join(f"{name}: {rows} rows" for name, rows in summary["rows"].items()))
+    if summary["pairs_dropped_by_verification"]:
+        log.info("pairs dropped by verification: %s", summary["pairs_dropped_by_verification"])
+    for failure in summary["reference_failures"]:
         log.warning("reference failure: %s", failure)
-
-
-@task(name="generate", retries=0)
-def generate_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro("generate", root)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,6 @@
 """grpo stage: base + sft + dpo adapters + story tests → the GRPO LoRA adapter (models/world_agent/grpo).
 
-`python -m tasks.grpo` is the command in dvc.yaml; `grpo_task` is the Prefect task that runs the
-same stage through DVC. An interrupted run resumes from models/world_agent/checkpoints/grpo.
+`python -m tasks.grpo` is the command dvc.yaml runs, with paths from the stage table. An interrupted run resumes from models/world_agent/checkpoints/grpo.
 """
 
 from __future__ import annotations
@@ -9,38 +8,20 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
-from tasks.dpo import DPO_OUT
-from tasks.sft import BASE_DIR, TRAJECTORIES
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
 from worldagent.policy.grpo import train_grpo
 
-GRPO_OUT = Path("models/world_agent/grpo")
-CURVE_OUT = Path("reports/world_agent/training/grpo.json")
-METRICS_OUT = Path("reports/world_agent/training/grpo-metrics.json")
 log = logging.getLogger("grpo")
 
 
-def run(params: Params, root: Path) -> None:
-    metrics = train_grpo(
-        params,
-        root / BASE_DIR,
-        root / DPO_OUT,
-        root / TRAJECTORIES,
-        root / params.discover.stories_dir,
-        root / GRPO_OUT,
-        curves_path=root / CURVE_OUT,
-    )
-    atomic_write_text(root / METRICS_OUT, pretty_json(metrics))
-    log.info("grpo: %d steps, reward %s → %s, %.1f s", metrics["global_step"], metrics.get("reward_first"), metrics.get("reward_last"), metrics["wall_s"])
-
-
-@task(name="grpo", retries=0)
-def grpo_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro("grpo", root)
+def run(
+    params: Params, *, base: Path, dpo: Path, trajectories: Path, stories_dir: Path, out: Path, metrics: Path, curves: Path
+) -> None:
+    result = train_grpo(params, base, dpo, trajectories, stories_dir, out, curves_path=curves)
+    atomic_write_text(metrics, pretty_json(result))
+    log.info("grpo: %d steps, reward %s → %s, %.1f s", result["global_step"], result.get("reward_first"), result.get("reward_last"), result["wall_s"])
 
 
 def main(argv: list[str] | None = None) -> int:

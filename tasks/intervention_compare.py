@@ -1,29 +1,19 @@
-"""intervention_compare stage: candidate − champion on the same test sessions, bootstrap CIs → reports/intervention/compare.json.
+"""intervention_compare stage: candidate − champion on the same held-out steps, paired bootstrap CIs.
 
-`python -m tasks.intervention_compare` is the command in dvc.yaml; `intervention_compare_task` is the
-Prefect task that runs the same stage through DVC.
+`python -m tasks.intervention_compare` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.intervention import pipeline
 
-STAGE = "intervention_compare"
 
-
-def run(params: Params, root: Path) -> None:
-    pipeline.compare(params, root)
-
-
-@task(name=STAGE, retries=0)
-def intervention_compare_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro(STAGE, root)
+def run(params: Params, *, metrics: Path, predictions: Path, steps: Path, champion: Path, comparison: Path) -> None:
+    pipeline.compare(params, Path("."))
 
 
 def main(argv: list[str] | None = None) -> int:

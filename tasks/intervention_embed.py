@@ -1,29 +1,19 @@
-"""intervention_embed stage: every screenshot through the frozen open_clip visual tower once → data/generated/intervention/embeddings/.
+"""intervention_embed stage: every screenshot through the frozen open_clip visual tower, once.
 
-`python -m tasks.intervention_embed` is the command in dvc.yaml; `intervention_embed_task` is the
-Prefect task that runs the same stage through DVC.
+`python -m tasks.intervention_embed` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.intervention import pipeline
 
-STAGE = "intervention_embed"
 
-
-def run(params: Params, root: Path) -> None:
-    pipeline.embed(params, root)
-
-
-@task(name=STAGE, retries=0)
-def intervention_embed_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro(STAGE, root)
+def run(params: Params, *, steps: Path, screenshots: Path, embeddings: Path) -> None:
+    pipeline.embed(params, Path("."))
 
 
 def main(argv: list[str] | None = None) -> int:

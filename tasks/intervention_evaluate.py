@@ -1,29 +1,19 @@
-"""intervention_evaluate stage: the predictor and the baselines on held-out test sessions → reports/intervention/ metrics and plots.
+"""intervention_evaluate stage: held-out sessions: accuracy, precision, recall, F1, ROC/PR AUC, baselines.
 
-`python -m tasks.intervention_evaluate` is the command in dvc.yaml; `intervention_evaluate_task` is the
-Prefect task that runs the same stage through DVC.
+`python -m tasks.intervention_evaluate` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.intervention import pipeline
 
-STAGE = "intervention_evaluate"
 
-
-def run(params: Params, root: Path) -> None:
-    pipeline.evaluate(params, root)
-
-
-@task(name=STAGE, retries=0)
-def intervention_evaluate_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro(STAGE, root)
+def run(params: Params, *, steps: Path, embeddings: Path, predictor: Path, predictions: Path, metrics: Path, confusion_matrix: Path, roc_curve: Path, pr_curve: Path) -> None:
+    pipeline.evaluate(params, Path("."))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,29 +1,19 @@
-"""intervention_export stage: experience store → labelled steps split by session, interventions.json, successes.json, manifest.json.
+"""intervention_export stage: the store's finished tasks → steps, interventions and successes, split by session.
 
-`python -m tasks.intervention_export` is the command in dvc.yaml; `intervention_export_task` is the
-Prefect task that runs the same stage through DVC.
+`python -m tasks.intervention_export` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.intervention import pipeline
 
-STAGE = "intervention_export"
 
-
-def run(params: Params, root: Path) -> None:
-    pipeline.export(params, root)
-
-
-@task(name=STAGE, retries=0)
-def intervention_export_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro(STAGE, root)
+def run(params: Params, *, store: Path, steps: Path, interventions: Path, successes: Path, manifest: Path) -> None:
+    pipeline.export(params, Path("."))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,29 +1,19 @@
-"""intervention_gate stage: thresholds + non-inferiority → reports/intervention/gate.json and report.md.
+"""intervention_gate stage: thresholds, the baseline and non-inferiority to the champion; the readable report.
 
-`python -m tasks.intervention_gate` is the command in dvc.yaml; `intervention_gate_task` is the
-Prefect task that runs the same stage through DVC.
+`python -m tasks.intervention_gate` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.intervention import pipeline
 
-STAGE = "intervention_gate"
 
-
-def run(params: Params, root: Path) -> None:
-    pipeline.gate(params, root)
-
-
-@task(name=STAGE, retries=0)
-def intervention_gate_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro(STAGE, root)
+def run(params: Params, *, metrics: Path, comparison: Path, predictor: Path, report: Path, decision: Path) -> None:
+    pipeline.gate(params, Path("."))
 
 
 def main(argv: list[str] | None = None) -> int:

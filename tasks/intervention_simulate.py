@@ -1,29 +1,19 @@
-"""intervention_simulate stage: deterministic browser-agent episodes → the experience store (data/experience/simulated.db) and screenshots.
+"""intervention_simulate stage: deterministic browser-agent episodes with screenshots into the experience store.
 
-`python -m tasks.intervention_simulate` is the command in dvc.yaml; `intervention_simulate_task` is the
-Prefect task that runs the same stage through DVC.
+`python -m tasks.intervention_simulate` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.intervention import pipeline
 
-STAGE = "intervention_simulate"
 
-
-def run(params: Params, root: Path) -> None:
-    pipeline.simulate(params, root)
-
-
-@task(name=STAGE, retries=0)
-def intervention_simulate_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro(STAGE, root)
+def run(params: Params, *, store: Path, screenshots: Path, report: Path) -> None:
+    pipeline.simulate(params, Path("."))
 
 
 def main(argv: list[str] | None = None) -> int:

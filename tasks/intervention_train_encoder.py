@@ -1,29 +1,19 @@
-"""intervention_train_encoder stage: supervised contrastive training of the experience encoder → models/intervention/encoder/.
+"""intervention_train_encoder stage: the fused experience encoder, supervised-contrastive.
 
-`python -m tasks.intervention_train_encoder` is the command in dvc.yaml; `intervention_train_encoder_task` is the
-Prefect task that runs the same stage through DVC.
+`python -m tasks.intervention_train_encoder` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.intervention import pipeline
 
-STAGE = "intervention_train_encoder"
 
-
-def run(params: Params, root: Path) -> None:
-    pipeline.train_encoder_stage(params, root)
-
-
-@task(name=STAGE, retries=0)
-def intervention_train_encoder_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro(STAGE, root)
+def run(params: Params, *, steps: Path, embeddings: Path, encoder: Path, curves: Path) -> None:
+    pipeline.train_encoder(params, Path("."))
 
 
 def main(argv: list[str] | None = None) -> int:

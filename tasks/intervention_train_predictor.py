@@ -1,29 +1,19 @@
-"""intervention_train_predictor stage: predictor head on the frozen encoder, threshold on validation → models/intervention/predictor/.
+"""intervention_train_predictor stage: the intervention classifier on the frozen encoder.
 
-`python -m tasks.intervention_train_predictor` is the command in dvc.yaml; `intervention_train_predictor_task` is the
-Prefect task that runs the same stage through DVC.
+`python -m tasks.intervention_train_predictor` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.intervention import pipeline
 
-STAGE = "intervention_train_predictor"
 
-
-def run(params: Params, root: Path) -> None:
-    pipeline.train_predictor_stage(params, root)
-
-
-@task(name=STAGE, retries=0)
-def intervention_train_predictor_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro(STAGE, root)
+def run(params: Params, *, steps: Path, embeddings: Path, encoder: Path, predictor: Path, curves: Path) -> None:
+    pipeline.train_predictor(params, Path("."))
 
 
 def main(argv: list[str] | None = None) -> int:

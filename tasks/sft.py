@@ -1,7 +1,6 @@
 """sft stage: base + trajectories.jsonl → the SFT LoRA adapter (models/world_agent/sft).
 
-`python -m tasks.sft` is the command in dvc.yaml; `sft_task` is the Prefect task that runs the
-same stage through DVC. An interrupted run resumes from models/world_agent/checkpoints/sft.
+`python -m tasks.sft` is the command dvc.yaml runs, with paths from the stage table. An interrupted run resumes from models/world_agent/checkpoints/sft.
 """
 
 from __future__ import annotations
@@ -9,30 +8,18 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from prefect import task
-
-from tasks._stage import dvc_repro, stage_main
-from tasks.base import BASE_OUT, TRAJECTORIES
+from tasks._stage import stage_main
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
 from worldagent.policy.sft import train_sft
 
-BASE_DIR = BASE_OUT
-SFT_OUT = Path("models/world_agent/sft")
-CURVE_OUT = Path("reports/world_agent/training/sft.json")
-METRICS_OUT = Path("reports/world_agent/training/sft-metrics.json")
 log = logging.getLogger("sft")
 
 
-def run(params: Params, root: Path) -> None:
-    metrics = train_sft(params, root / BASE_DIR, root / TRAJECTORIES, root / SFT_OUT, curves_path=root / CURVE_OUT)
-    atomic_write_text(root / METRICS_OUT, pretty_json(metrics))
-    log.info("sft: %d steps, loss %s → %s, %.1f s", metrics["global_step"], metrics.get("loss_first"), metrics.get("loss_last"), metrics["wall_s"])
-
-
-@task(name="sft", retries=0)
-def sft_task(root: Path = Path(".")) -> list[str]:
-    return dvc_repro("sft", root)
+def run(params: Params, *, base: Path, trajectories: Path, out: Path, metrics: Path, curves: Path) -> None:
+    result = train_sft(params, base, trajectories, out, curves_path=curves)
+    atomic_write_text(metrics, pretty_json(result))
+    log.info("sft: %d steps, loss %s → %s, %.1f s", result["global_step"], result.get("loss_first"), result.get("loss_last"), result["wall_s"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,8 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from prefect import task
-
 from worldagent.config import Params, ParamsError, load_params
 from worldagent.registry.publishers import PublishError, upload_datasets
 
@@ -89,10 +87,9 @@ def run_upload(params: Params, root: Path = Path("."), env: Mapping[str, str] | 
     return {"action": "skipped", "reason": reason, "files": names}
 
 
-@task(name="upload", retries=2, retry_delay_seconds=10)
-def upload_task(root: Path = Path("."), params_path: str = "params.yaml") -> dict[str, Any]:
-    params = load_params(Path(root) / params_path if not Path(params_path).is_absolute() else params_path)
-    return run_upload(params, Path(root))
+def upload(root: Path, params_path: str = "params.yaml") -> dict[str, Any]:
+    """The flow's upload step: ``run_upload`` with the project's params."""
+    return run_upload(load_params(root / params_path), root)
 
 
 def main(argv: list[str] | None = None) -> int:

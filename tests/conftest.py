@@ -7,9 +7,12 @@ generate stages run (byte-deterministic, so the bytes match dvc.lock).
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import pytest
+
+from worldagent.pipeline.table import stage_paths
 
 PROJECT = Path(__file__).resolve().parents[1]
 GENERATED = PROJECT / "data" / "generated" / "world_agent"
@@ -19,10 +22,10 @@ DATASETS = ("stories.jsonl", "trajectories.jsonl", "trajectories.eval.jsonl", "d
 @pytest.fixture(scope="session", autouse=True)
 def generated_datasets() -> Path:
     if not all((GENERATED / name).exists() for name in DATASETS):
-        from tasks import discover, generate
         from worldagent.config import load_params
+        from worldagent.pipeline.world_agent import PIPELINE
 
         params = load_params(PROJECT / "params.yaml")
-        discover.run(params, PROJECT)
-        generate.run(params, PROJECT)
+        for stage in (PIPELINE.stage("discover"), PIPELINE.stage("generate")):
+            importlib.import_module(stage.entry).run(params, **stage_paths(stage, PROJECT, params))
     return GENERATED

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from worldagent.errors import InputError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 
@@ -306,7 +307,7 @@ class Params(Section):
     specialists: SpecialistsParams = SpecialistsParams()
 
 
-class ParamsError(ValueError):
+class ParamsError(InputError):
     """params.yaml is missing, unreadable or invalid; the message names the file and key."""
 
 

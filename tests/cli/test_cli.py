@@ -81,8 +81,10 @@ def test_params_errors_name_the_file_and_key(tmp_path: Path) -> None:
 def test_stage_entry_point_exits_2_with_the_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     params = tmp_path / "params.yaml"
     params.write_text("generate:\n  eval_fraction: 2\n")
-    assert discover_stage_main(["--params", str(params), "--root", str(tmp_path)]) == 2
+    paths = ["--stories-dir", str(tmp_path), "--stories", str(tmp_path / "s.jsonl"), "--report", str(tmp_path / "r.json")]
+    assert discover_stage_main(["--params", str(params), *paths]) == 2
     assert "generate.eval_fraction" in capsys.readouterr().err
+    assert not (tmp_path / "s.jsonl").exists()
 
 
 @pytest.mark.browser

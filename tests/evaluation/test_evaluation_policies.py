@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,10 @@ from worldagent.registry.deploy import resolve_registry_url
 from worldagent.config import Params
 from worldagent.evaluation.evaluate import prompts_of
 from worldagent.evaluation.policies import HFPolicy, Policy, ReferencePolicy, StaticPolicy
-from worldagent.evaluation.report import REPORT_DIR, read_eval_report
+from worldagent.evaluation.report import read_eval_report
+from worldagent.pipeline.table import stage_paths
+from worldagent.pipeline.world_agent import PIPELINE
+from worldagent.registry.champion import champion_reference, write_champion_reference
 from evaluation_helpers import ROOT
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<end_of_turn>", "<start_function_call>", "<end_function_call>", "<escape>"]
@@ -135,6 +140,11 @@ def test_hf_policy_with_a_real_tiny_model(tiny_hf) -> None:
     assert all("<pad>" not in text and "<eos>" not in text for text in batched)
 
 
+def evaluate_paths(root: Path, params: Params) -> dict[str, Path]:
+    """The evaluate stage's paths under ``root``, the real data folder linked in."""
+    return stage_paths(PIPELINE.stage("evaluate"), root, params)
+
+
 def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tiny_hf) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
     (tmp_path / "models" / "world_agent" / "base").mkdir(parents=True)
@@ -145,18 +155,19 @@ def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tin
         return tiny_hf
 
     params = Params.model_validate({"evaluate": {"max_intents": 3, "max_new_tokens": 4, "models": ["base", "champion", "reference"]}})
-    tasks.evaluate.run(params, tmp_path, loader=loader, champion=lambda p, r: None)
+    paths = evaluate_paths(tmp_path, params)
+    tasks.evaluate.run(params, **paths, loader=loader)
     assert loaded == [("base", None)]
-    report = read_eval_report(tmp_path / REPORT_DIR)
+    report = read_eval_report(paths["summary"], paths["intents"])
     assert list(report.models) == ["base", "reference"]
     assert report.models["reference"].metrics.mean_reward == 1.0
     assert report.models["base"].metrics.mean_reward == 0.0  # random weights emit no valid call
     assert any("first run" in note for note in report.notes)
-    assert (tmp_path / REPORT_DIR / "metrics.png").is_file()
+    assert (paths["summary"].parent / "metrics.png").is_file()
 
     missing = Params.model_validate({"evaluate": {"models": ["sft"]}})
     with pytest.raises(ValueError, match="sft adapter not found"):
-        tasks.evaluate.run(missing, tmp_path, loader=loader, champion=lambda p, r: None)
+        tasks.evaluate.run(missing, **paths, loader=loader)
 
 
 def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -> None:
@@ -170,18 +181,25 @@ def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -
         return tiny_hf
 
     params = Params.model_validate({"evaluate": {"max_intents": 2, "max_new_tokens": 2, "models": ["champion"]}})
-    tasks.evaluate.run(params, tmp_path, loader=loader, champion=lambda p, r: (r / "published" / "v1", "world-agent v1"))
+    paths = evaluate_paths(tmp_path, params)
+    reference = {"family": "world-agent", "version": 1, "artifact_path": str(tmp_path / "published" / "v1"), "artifact_hash": "0"}
+    write_champion_reference(paths["champion"], reference)
+    tasks.evaluate.run(params, **paths, loader=loader)
     assert loaded == [tmp_path / "published" / "v1"]
-    report = read_eval_report(tmp_path / REPORT_DIR)
+    report = read_eval_report(paths["summary"], paths["intents"])
     assert list(report.models) == ["champion"] and any("world-agent v1" in note for note in report.notes)
 
 
-def test_registry_champion_reads_the_alias(tmp_path: Path) -> None:
+def test_champion_reference_pins_the_registry_alias(tmp_path: Path) -> None:
     api = pytest.importorskip("worldagent.registry.api")
     params = Params.model_validate({"registry": {"url": "sqlite:///models/registry.db"}})
-    assert tasks.evaluate.registry_champion(params, tmp_path) is None  # first run: no champion
+    target = tmp_path / "champion.json"
     with api.open_registry(resolve_registry_url(params.registry.url, tmp_path)) as registry:
+        assert champion_reference(registry, params.registry.family)["version"] is None  # first run: no champion
+        assert write_champion_reference(target, champion_reference(registry, params.registry.family)) is True
         version = registry.register_version(params.registry.family, artifact_path="models/published/v1")
         registry.set_alias(params.registry.family, "champion", version.number)
-    path, label = tasks.evaluate.registry_champion(params, tmp_path)
-    assert path == tmp_path / "models" / "published" / "v1" and label.endswith("v1")
+        assert write_champion_reference(target, champion_reference(registry, params.registry.family)) is True
+        assert write_champion_reference(target, champion_reference(registry, params.registry.family)) is False
+    pinned = json.loads(target.read_text())
+    assert pinned["version"] == 1 and pinned["artifact_path"] == "models/published/v1"

@@ -10,10 +10,13 @@ from evaluation_helpers import synthetic_report
 
 import tasks.compare
 import tasks.gate
+from tasks._stage import option
 from worldagent.config import GateParams, Params
 from worldagent.evaluation.compare import compare
 from worldagent.evaluation.gate import decide
-from worldagent.evaluation.report import REPORT_DIR, read_eval_report, render_report, write_eval_outputs
+from worldagent.evaluation.report import read_eval_report, render_report, write_eval_outputs
+from worldagent.pipeline.table import stage_paths
+from worldagent.pipeline.world_agent import PIPELINE
 
 PNG = b"\x89PNG\r\n\x1a\n"
 MODELS = {"base": [0.0, 0.0, 0.3, 0.0], "sft": [0.5, 0.8, 0.3, 0.0], "grpo": [1.0, 0.8, 0.5, 0.3], "reference": [1.0] * 4}
@@ -21,7 +24,7 @@ MODELS = {"base": [0.0, 0.0, 0.3, 0.0], "sft": [0.5, 0.8, 0.3, 0.0], "grpo": [1.
 
 def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
     report = synthetic_report(MODELS)
-    written = write_eval_outputs(report, tmp_path)
+    written = write_eval_outputs(report, tmp_path / "eval.json", tmp_path / "eval_intents.jsonl")
     names = {path.relative_to(tmp_path).as_posix() for path in written}
     assert names == {"eval.json", "eval_intents.jsonl", "plots/metrics.csv", "plots/rewards.csv", "metrics.png", "rewards.png"}
     for png in ("metrics.png", "rewards.png"):
@@ -35,10 +38,10 @@ def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
     assert rows[0].keys() == {"model", "metric", "value"} and len(rows) == 4 * 6
     intents = [json.loads(line) for line in (tmp_path / "eval_intents.jsonl").read_text().splitlines()]
     assert len(intents) == 16 and intents[0]["model"] == "base" and isinstance(intents[0]["errors"], list)
-    assert read_eval_report(tmp_path) == report
+    assert read_eval_report(tmp_path / "eval.json", tmp_path / "eval_intents.jsonl") == report
     # Deterministic bytes: an unchanged evaluation rewrites identical files (DVC sees no change).
     before = {p: p.read_bytes() for p in written}
-    write_eval_outputs(report, tmp_path)
+    write_eval_outputs(report, tmp_path / "eval.json", tmp_path / "eval_intents.jsonl")
     assert all(p.read_bytes() == data for p, data in before.items())
 
 
@@ -58,26 +61,35 @@ def test_report_mentions_every_model_the_comparison_and_the_gate() -> None:
     assert "from the components: `avatar`, `card`" in text
 
 
+def gate_command(root: Path) -> list[str]:
+    paths = stage_paths(PIPELINE.stage("gate"), root, Params())
+    return ["--params", str(root / "params.yaml"), *(part for arg, path in paths.items() for part in (option(arg), str(path)))]
+
+
 def test_compare_and_gate_stages(tmp_path: Path) -> None:
     report = synthetic_report({"champion": [1.0] * 6, "base": [0.0] * 6, "grpo": [0.0] * 3 + [1.0] * 3, "reference": [1.0] * 6})
-    write_eval_outputs(report, tmp_path / REPORT_DIR)
     params = Params.model_validate({"compare": {"bootstrap_samples": 200}})
-    tasks.compare.run(params, tmp_path)
-    comparison = json.loads((tmp_path / REPORT_DIR / "compare.json").read_text())
+    compare_paths = stage_paths(PIPELINE.stage("compare"), tmp_path, params)
+    write_eval_outputs(report, compare_paths["summary"], compare_paths["intents"])
+    tasks.compare.run(params, **compare_paths)
+    comparison = json.loads(compare_paths["comparison"].read_text())
     assert comparison["candidate"] == "grpo" and comparison["comparisons"]["champion"]["n"] == 6
 
     (tmp_path / "params.yaml").write_text("compare:\n  bootstrap_samples: 200\ngate:\n  margin: 0.05\n")
+    gate_paths = stage_paths(PIPELINE.stage("gate"), tmp_path, params)
+    gate_paths["candidate"].mkdir(parents=True)
+    (gate_paths["candidate"] / "adapter_model.safetensors").write_bytes(b"weights")
     # A failing gate is a decision, not an error: exit 0 and gate.json says why.
-    assert tasks.gate.main(["--params", str(tmp_path / "params.yaml"), "--root", str(tmp_path)]) == 0
-    gate = json.loads((tmp_path / REPORT_DIR / "gate.json").read_text())
-    assert set(gate) == {"passed", "reasons", "checks", "candidate"}
-    assert gate["passed"] is False and gate["candidate"] == "grpo"
+    assert tasks.gate.main(gate_command(tmp_path)) == 0
+    gate = json.loads(gate_paths["decision"].read_text())
+    assert set(gate) == {"passed", "reasons", "checks", "candidate", "artifact_hash"}
+    assert gate["passed"] is False and gate["candidate"] == "grpo" and len(gate["artifact_hash"]) == 64
     assert any("champion" in reason for reason in gate["reasons"])
-    markdown = (tmp_path / REPORT_DIR / "report.md").read_text()
+    markdown = gate_paths["report"].read_text()
     assert "**FAILED**" in markdown and "champion" in markdown
 
 
 def test_gate_stage_without_inputs_is_a_clear_error(tmp_path: Path, capsys) -> None:
     (tmp_path / "params.yaml").write_text("{}\n")
-    assert tasks.gate.main(["--params", str(tmp_path / "params.yaml"), "--root", str(tmp_path)]) == 2
+    assert tasks.gate.main(gate_command(tmp_path)) == 2
     assert "run the evaluate stage first" in capsys.readouterr().err

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
+
+from tests.harness import copy_project, dvc, python
 
 pytestmark = pytest.mark.slow
 
-PROJECT = Path(__file__).resolve().parents[2]
 COMPONENTS = ("button", "badge", "toggle-button")
 WORLD_AGENT = "gate"  # the world-agent DAG's last stage (the intervention stages have their own test)
 TINY = {
@@ -32,44 +28,9 @@ TINY = {
 }
 
 
-def env() -> dict[str, str]:
-    return dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", HF_HUB_OFFLINE="1")
-
-
-def run(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(args, cwd=cwd, env=env(), capture_output=True, text=True, timeout=900)
-    if check:
-        assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-    return done
-
-
-def merge(base: dict, override: dict) -> dict:
-    out = dict(base)
-    for key, value in override.items():
-        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("dag")
-    for name in ("dvc.yaml", ".dvcignore"):
-        shutil.copy(PROJECT / name, root / name)
-    params = merge(yaml.safe_load((PROJECT / "params.yaml").read_text()), TINY)
-    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("tasks", "worldagent", "flows", ".dvc"):
-        shutil.copytree(PROJECT / name, root / name, ignore=ignore)
-    shutil.rmtree(root / ".dvc" / "tmp", ignore_errors=True)
-    for component in COMPONENTS:
-        shutil.copytree(PROJECT / "data" / "stories" / component, root / "data" / "stories" / component)
-    run(root, "git", "init", "-q")
-    return root
-
-
-def dvc(root: Path, *args: str) -> str:
-    done = run(root, str(Path(sys.executable).parent / "dvc"), *args)
-    return done.stdout + done.stderr
+    return copy_project(tmp_path_factory.mktemp("dag"), TINY, COMPONENTS)
 
 
 def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothing(project: Path) -> None:
@@ -85,9 +46,9 @@ def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothin
     report = (project / "reports/world_agent/report.md").read_text()
     assert "reference" in report and ("passed" in report.lower() or "failed" in report.lower())
 
-    deployed = run(project, sys.executable, "-m", "tasks.deploy", check=False)
+    deployed = python(project, "-m", "tasks.deploy", check=False)
     assert deployed.returncode in (0, 1), deployed.stderr[-3000:]
-    listing = run(project, sys.executable, "-m", "worldagent.cli", "models", "list", "--json").stdout
+    listing = python(project, "-m", "worldagent.cli", "models", "list", "--json").stdout
     versions = json.loads(listing)
     assert versions, "deploy registered no version"
     if gate["passed"]:
@@ -98,17 +59,22 @@ def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothin
     assert "Running stage" not in second
 
 
-def test_the_prefect_flow_runs_every_stage_through_dvc_and_recomputes_nothing(project: Path) -> None:
+def test_the_prefect_flow_pins_the_new_champion_then_recomputes_nothing(project: Path) -> None:
     dvc(project, "repro", WORLD_AGENT)
-    run(project, sys.executable, "-m", "tasks.deploy", check=False)
-    env_vars = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_HOME": str(project / ".prefect")}
-    done = subprocess.run(
-        [sys.executable, "-m", "flows.world_agent", "--root", str(project)],
-        cwd=project, env={**env(), **env_vars}, capture_output=True, text=True, timeout=600,
-    )
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    result = json.loads(done.stdout[done.stdout.index("{"):])
-    assert result["recomputed"] == []
-    expected_actions = {"unchanged"} if result["gate"]["passed"] else {"rejected", "unchanged"}
-    assert result["deploy"]["action"] in expected_actions  # nothing is published twice
+    deployed = json.loads(python(project, "-m", "tasks.deploy", check=False).stdout.strip().splitlines()[-1])
+
+    first = flow(project)
+    if deployed["champion"]:
+        # A champion the DAG has not compared against yet: only what reads the reference reruns.
+        assert first["champion"]["version"] == deployed["champion"]
+        assert first["recomputed"] == ["evaluate", "compare", "gate"]
+    second = flow(project)
+    assert second["recomputed"] == []  # a no-op run is a no-op
+    expected_actions = {"unchanged"} if second["gate"]["passed"] else {"rejected", "unchanged"}
+    assert second["deploy"]["action"] in expected_actions  # nothing is published twice
     assert "up to date" in dvc(project, "status", WORLD_AGENT)
+
+
+def flow(project: Path) -> dict:
+    done = python(project, "-m", "flows.world_agent", "--root", str(project))
+    return json.loads(done.stdout[done.stdout.index("{") :])

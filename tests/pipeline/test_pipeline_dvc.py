@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.harness import copy_project, dvc
+
 pytestmark = pytest.mark.slow
 
-PROJECT = Path(__file__).resolve().parents[2]
 COMPONENTS = ("button", "checkbox", "tabs", "alert")
 OUTPUTS = (
     "data/generated/world_agent/stories.jsonl",
@@ -25,34 +23,13 @@ OUTPUTS = (
 )
 
 
-def run(cwd: Path, *args: str) -> str:
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout + done.stderr
-
-
-def dvc(cwd: Path, *args: str) -> str:
-    return run(cwd, str(Path(sys.executable).parent / "dvc"), *args)
-
-
 def snapshot(root: Path) -> dict[str, bytes]:
     return {name: (root / name).read_bytes() for name in OUTPUTS}
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("project")
-    for name in ("dvc.yaml", "params.yaml", ".dvcignore"):
-        shutil.copy(PROJECT / name, root / name)
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in ("tasks", "worldagent", ".dvc"):
-        shutil.copytree(PROJECT / name, root / name, ignore=ignore)
-    shutil.rmtree(root / ".dvc" / "tmp", ignore_errors=True)
-    for component in COMPONENTS:
-        shutil.copytree(PROJECT / "data" / "stories" / component, root / "data" / "stories" / component)
-    run(root, "git", "init", "-q")
-    return root
+    return copy_project(tmp_path_factory.mktemp("project"), {}, COMPONENTS)
 
 
 def test_repro_then_nothing_to_do_then_identical_bytes_after_deleting_outputs(project: Path) -> None:

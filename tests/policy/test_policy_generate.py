@@ -144,7 +144,7 @@ def test_datasets_load_in_trl_conversational_formats(dataset: GeneratedDataset, 
     from datasets import load_dataset
     from trl.data_utils import is_conversational
 
-    write_dataset(dataset, tmp_path)
+    write_dataset(dataset, {name: tmp_path / name for name in dataset.files}, tmp_path / MANIFEST)
     assert json.loads((tmp_path / MANIFEST).read_text())["sha256"].keys() == dataset.files.keys()
     sft = load_dataset("json", data_files=str(tmp_path / TRAIN_TRAJECTORIES), split="train")
     dpo = load_dataset("json", data_files=str(tmp_path / TRAIN_PREFERENCES), split="train")

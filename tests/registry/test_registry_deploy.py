@@ -181,35 +181,6 @@ def test_stage_command_exit_codes(tmp_path: Path, adapter_dir: Path, monkeypatch
     assert (result["action"], result["version"], result["champion"]) == ("deployed", 2, 2)  # v1 stays the rejected record
 
 
-def test_alert_logs_at_error_outside_prefect_and_the_task_wraps_the_same_logic(
-    tmp_path: Path, adapter_dir: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.ERROR, logger="deploy"):
-        deploy_stage.alert("gate failed: reasons")
-    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [(logging.ERROR, "ALERT: gate failed: reasons")]
-
-    write_project(tmp_path)
-    write_reports(tmp_path, passed=False, reasons=["nope"])
-    assert deploy_stage.deploy_task.fn(root=tmp_path)["action"] == "rejected"
-    with pytest.raises(RuntimeError, match="gate failed: nope"):
-        deploy_stage.deploy_task.fn(root=tmp_path, fail_on_reject=True)
-    assert deploy_stage.deploy_task.on_failure_hooks == [deploy_stage._on_failure]
-
-
-def test_alert_inside_a_prefect_run_emits_an_event_and_an_artifact(monkeypatch: pytest.MonkeyPatch) -> None:
-    import prefect.artifacts
-    import prefect.events
-
-    events: list[dict[str, Any]] = []
-    artifacts: list[dict[str, Any]] = []
-    monkeypatch.setattr(deploy_stage, "_in_prefect_run", lambda: True)
-    monkeypatch.setattr(prefect.events, "emit_event", lambda **kw: events.append(kw))
-    monkeypatch.setattr(prefect.artifacts, "create_markdown_artifact", lambda **kw: artifacts.append(kw))
-    deploy_stage.alert("v2 failed the gate")
-    assert events == [{"event": deploy_stage.ALERT_EVENT, "resource": {"prefect.resource.id": "worldagent.deploy"}, "payload": {"message": "v2 failed the gate"}}]
-    assert artifacts[0]["key"] == "deploy-alert" and "v2 failed the gate" in artifacts[0]["markdown"]
-
-
 def test_relative_sqlite_urls_resolve_against_the_project_root(tmp_path: Path) -> None:
     from worldagent.registry.deploy import resolve_registry_url
 

@@ -289,9 +289,13 @@ def generate_datasets(
     return GeneratedDataset(files=files, manifest=manifest)
 
 
-def write_dataset(dataset: GeneratedDataset, out_dir: Path) -> None:
-    """Data files first, the manifest last: a manifest on disk means the set is complete."""
-    (out_dir / MANIFEST).unlink(missing_ok=True)
+def write_dataset(dataset: GeneratedDataset, files: Mapping[str, Path], manifest: Path) -> None:
+    """Data files (``files``: name such as ``TRAIN_TRAJECTORIES`` → path) first, the manifest last: a
+    manifest on disk means the set is complete."""
+    missing = sorted(set(dataset.files) - set(files))
+    if missing:
+        raise GenerateError(f"no output path given for {', '.join(missing)}")
+    manifest.unlink(missing_ok=True)
     for name, content in dataset.files.items():
-        atomic_write_text(out_dir / name, content)
-    atomic_write_text(out_dir / MANIFEST, pretty_json(dataset.manifest))
+        atomic_write_text(files[name], content)
+    atomic_write_text(manifest, pretty_json(dataset.manifest))

@@ -1,0 +1,41 @@
+"""The flows' shared machinery: alerts, and tasks built from the stage tables."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from flows import _stages
+from worldagent.pipeline.world_agent import PIPELINE
+
+
+def test_alert_logs_at_error_outside_prefect(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.ERROR, logger="flows"):
+        _stages.alert("gate failed: reasons")
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [(logging.ERROR, "ALERT: gate failed: reasons")]
+
+
+def test_alert_inside_a_prefect_run_emits_an_event_and_an_artifact(monkeypatch: pytest.MonkeyPatch) -> None:
+    import prefect.events
+
+    events: list[dict[str, Any]] = []
+    artifacts: list[dict[str, Any]] = []
+    monkeypatch.setattr(_stages, "_in_prefect_run", lambda: True)
+    monkeypatch.setattr(prefect.events, "emit_event", lambda **kw: events.append(kw))
+    monkeypatch.setattr(_stages, "create_markdown_artifact", lambda **kw: artifacts.append(kw))
+    _stages.alert("v2 failed the gate")
+    resource = {"prefect.resource.id": "worldagent.deploy"}
+    assert events == [{"event": _stages.ALERT_EVENT, "resource": resource, "payload": {"message": "v2 failed the gate"}}]
+    assert artifacts[0]["key"] == "deploy-alert" and "v2 failed the gate" in artifacts[0]["markdown"]
+
+
+def test_every_step_of_the_table_becomes_a_task_with_its_name() -> None:
+    tasks = [
+        _stages.stage_task(step) if step in PIPELINE.stages else _stages.side_effect_task(step) for step in PIPELINE.steps
+    ]
+    assert [t.name for t in tasks] == [step.name for step in PIPELINE.steps]
+    deploy = tasks[-1]
+    assert deploy.on_failure_hooks == [_stages._on_failure]
+    assert {t.name: t.retries for t in tasks}["upload"] == 2

@@ -1,0 +1,70 @@
+"""The one end-to-end harness of the DAG tests: a copy of the project in a temporary folder, with
+its own params, run through the real `dvc`, `python -m flows.*` and `python -m tasks.*` commands."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PROJECT = Path(__file__).resolve().parents[1]
+CODE = ("tasks", "worldagent", "flows", ".dvc")
+
+
+def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def env(root: Path) -> dict[str, str]:
+    return dict(
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        HF_HUB_OFFLINE="1",
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        PREFECT_HOME=str(root / ".prefect"),
+    )
+
+
+def run(root: Path, *args: str, check: bool = True, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(args, cwd=root, env=env(root), capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert done.returncode == 0, f"{' '.join(args)} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return done
+
+
+def dvc(root: Path, *args: str) -> str:
+    done = run(root, str(Path(sys.executable).parent / "dvc"), *args)
+    return done.stdout + done.stderr
+
+
+def python(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return run(root, sys.executable, *args, check=check)
+
+
+def copy_project(root: Path, params: Mapping[str, Any] | None = None, components: Iterable[str] | None = ()) -> Path:
+    """The code, dvc.yaml and `.dvc/` under ``root`` (a new git repository), params.yaml merged with
+    ``params``, and the bundled stories of ``components`` (None: every component)."""
+    for name in ("dvc.yaml", ".dvcignore"):
+        shutil.copy(PROJECT / name, root / name)
+    raw = merge(yaml.safe_load((PROJECT / "params.yaml").read_text()), params or {})
+    (root / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "tmp", "cache")
+    for name in CODE:
+        shutil.copytree(PROJECT / name, root / name, ignore=ignore)
+    for champion in PROJECT.glob("models/*/champion.json"):  # the pinned champion references
+        (root / champion.relative_to(PROJECT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(champion, root / champion.relative_to(PROJECT))
+    stories = PROJECT / "data" / "stories"
+    for component in sorted(p.name for p in stories.iterdir()) if components is None else components:
+        shutil.copytree(stories / component, root / "data" / "stories" / component)
+    run(root, "git", "init", "-q")
+    return root

@@ -1,0 +1,79 @@
+"""What DVC reruns, checked with real DVC on a copy of the project: orchestration changes rerun
+nothing, a library change reruns the stages that import it (and what reads their outputs), a moved
+champion reruns what compares with it. Outputs are placeholders recorded with `dvc commit`, so nothing trains."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.harness import copy_project, dvc
+from worldagent.pipeline.families import PIPELINES
+from worldagent.pipeline.table import Stage, interpolate
+from worldagent.pipeline.world_agent import PIPELINE as WORLD_AGENT
+from worldagent.config import load_params
+
+pytestmark = pytest.mark.slow
+
+
+def would_run(root: Path) -> list[str]:
+    """The stages `dvc repro --dry` would run, sorted: those whose own dependencies changed (a dry
+    run changes no output, so the stages after them, which DVC reruns when it does, are not listed)."""
+    return sorted(re.findall(r"Running stage '([a-z_]+)'", dvc(root, "repro", "--dry", "--all-pipelines")))
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    root = copy_project(tmp_path, {}, ("button",))
+    params = load_params(root / "params.yaml")
+    for pipeline in PIPELINES:
+        for stage in pipeline.stages:
+            for path in [*stage.outputs.values(), *stage.reports.values(), *stage.metrics.values()]:
+                target = root / interpolate(path, params)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if Path(path).suffix:
+                    target.write_text(f"placeholder {path}\n")
+                else:
+                    target.mkdir(exist_ok=True)
+                    (target / "placeholder").write_text(path)
+            for plot in [*stage.plots.values(), *stage.extra_plots]:
+                (root / plot.path).parent.mkdir(parents=True, exist_ok=True)
+                (root / plot.path).write_text("placeholder\n")
+    dvc(root, "commit", "--force")
+    assert would_run(root) == []
+    return root
+
+
+def test_orchestration_changes_rerun_nothing(project: Path) -> None:
+    flow = project / "flows" / "world_agent.py"
+    flow.write_text(flow.read_text() + "\n# a comment in a flow\n")
+    table = project / "worldagent" / "pipeline" / "world_agent.py"
+    table.write_text(table.read_text().replace("retries=2", "retries=5"))
+    assert would_run(project) == []
+
+
+def test_the_reward_module_reruns_grpo_and_what_follows(project: Path) -> None:
+    rewards = project / "worldagent" / "policy" / "rewards.py"
+    rewards.write_text(rewards.read_text() + "\n# a change to the reward\n")
+    assert would_run(project) == ["grpo"]
+    assert after(WORLD_AGENT.stage("grpo")) == ["evaluate", "compare", "gate"]
+
+
+def test_a_moved_champion_reruns_what_compares_with_it(project: Path) -> None:
+    champion = project / "models" / "world_agent" / "champion.json"
+    champion.write_text('{"family": "world-agent", "version": 3, "artifact_path": "p", "artifact_hash": "h"}\n')
+    assert would_run(project) == ["evaluate"]
+    assert after(WORLD_AGENT.stage("evaluate")) == ["compare", "gate"]
+
+
+def after(stage: Stage) -> list[str]:
+    """The stages that read ``stage``'s outputs, directly or through another stage."""
+    made = {*stage.outputs.values(), *stage.reports.values(), *stage.metrics.values()}
+    followers: list[str] = []
+    for later in WORLD_AGENT.stages[WORLD_AGENT.stages.index(stage) + 1 :]:
+        if made & set(later.inputs.values()):
+            followers.append(later.name)
+            made |= {*later.outputs.values(), *later.reports.values(), *later.metrics.values()}
+    return followers

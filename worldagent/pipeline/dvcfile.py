@@ -1,0 +1,78 @@
+"""``dvc.yaml`` from the stage tables: commands, exact dependencies, params, outs, metrics, plots.
+
+The file stays a real, readable ``dvc.yaml`` that ``dvc repro`` runs; it is written from the
+tables (``python -m worldagent.pipeline --write``) and a test fails when the committed file and
+the tables disagree, so the tables are the one place a stage is declared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import json
+
+import yaml
+
+from worldagent.pipeline.deps import code_deps
+from worldagent.pipeline.table import Pipeline, Plot, Stage
+
+HEADER = """\
+# Written by `python -m worldagent.pipeline --write` from the stage tables in worldagent/pipeline/:
+# edit a table (or a stage's code) and write this file again; `make test` fails while they disagree.
+# Code dependencies are the project modules each stage's entry imports, computed, never listed by
+# hand. `${...}` reads params.yaml. `dvc repro` reruns exactly what changed; `dvc status` says what would.
+"""
+
+
+def command(stage: Stage) -> list[str]:
+    """The stage's command, one argument per line (folded by YAML into one line)."""
+    option = lambda argument: "--" + argument.replace("_", "-")  # noqa: E731 - the one rule for option names
+    return [f"python -m {stage.entry}", *(f"{option(arg)} {path}" for arg, path in stage.arguments.items())]
+
+
+def scalar(text: str) -> str:
+    """``text`` plain when YAML reads it back unchanged, else quoted."""
+    try:
+        plain = yaml.safe_load(f"key: {text}") == {"key": text}
+    except yaml.YAMLError:
+        plain = False
+    return text if plain else json.dumps(text, ensure_ascii=False)
+
+
+def _uncached(paths: Iterable[str], indent: str) -> list[str]:
+    return [line for path in paths for line in (f"{indent}- {path}:", f"{indent}    cache: false")]
+
+
+def _plot(plot: Plot, indent: str) -> list[str]:
+    lines = [f"{indent}- {plot.path}:", f"{indent}    cache: false"]
+    lines += [f"{indent}    {axis}: {value}" for axis, value in (("x", plot.x), ("y", plot.y)) if value]
+    return lines
+
+
+def stage_lines(stage: Stage, root: Path) -> list[str]:
+    lines = [f"  {stage.name}:", f"    desc: {scalar(stage.description)}", "    cmd: >-"]
+    lines += [f"      {part}" for part in command(stage)]
+    lines += ["    deps:", *(f"      - {path}" for path in stage.inputs.values())]
+    lines += [f"      - {path}" for path in code_deps(root, [stage.entry])]
+    if stage.params:
+        lines += ["    params:", *(f"      - {key}" for key in stage.params)]
+    if stage.outputs or stage.reports:
+        lines += ["    outs:", *(f"      - {path}" for path in stage.outputs.values())]
+        lines += _uncached(stage.reports.values(), "      ")
+    if stage.metrics:
+        lines += ["    metrics:", *_uncached(stage.metrics.values(), "      ")]
+    plots = [*stage.plots.values(), *stage.extra_plots]
+    if plots:
+        lines += ["    plots:", *(line for plot in plots for line in _plot(plot, "      "))]
+    return lines
+
+
+def render(pipelines: Iterable[Pipeline], root: Path) -> str:
+    lines = [HEADER.rstrip("\n"), "stages:"]
+    for pipeline in pipelines:
+        lines.append(f"  # -- {pipeline.family} " + "-" * (94 - len(pipeline.family)))
+        for stage in pipeline.stages:
+            lines += stage_lines(stage, root)
+            lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"

@@ -1,0 +1,135 @@
+"""The intervention predictor's DAG, declared once (docs/intervention.md).
+
+simulate → export → embed → train_encoder → train_predictor → evaluate → compare → gate → (deploy)
+"""
+
+from __future__ import annotations
+
+from worldagent.pipeline.table import Pipeline, Plot, SideEffect, Stage
+
+DATA = "data/generated/intervention"
+EXPERIENCE = "data/experience"
+MODELS = "models/intervention"
+REPORTS = "reports/intervention"
+
+STORE = f"{EXPERIENCE}/simulated.db"
+SCREENSHOTS = f"{EXPERIENCE}/screenshots"
+STEPS = f"{DATA}/steps.jsonl"
+EMBEDDINGS = f"{DATA}/embeddings"
+ENCODER = f"{MODELS}/encoder"
+PREDICTOR = f"{MODELS}/predictor"
+CHAMPION = f"{MODELS}/champion.json"
+METRICS = f"{REPORTS}/evaluation_metrics.json"
+PREDICTIONS = f"{REPORTS}/test_predictions.jsonl"
+COMPARE = f"{REPORTS}/compare.json"
+GATE = f"{REPORTS}/gate.json"
+REPORT = f"{REPORTS}/report.md"
+CURVES = {
+    "confusion_matrix": Plot(f"{REPORTS}/confusion_matrix.png"),
+    "roc_curve": Plot(f"{REPORTS}/roc_curve.png"),
+    "pr_curve": Plot(f"{REPORTS}/pr_curve.png"),
+}
+TRAIN_SHARED = ("intervention.train.batch_size", "intervention.train.weight_decay", "intervention.train.threads")
+
+PIPELINE = Pipeline(
+    family="intervention-predictor",
+    report=REPORT,
+    gate=GATE,
+    champion=CHAMPION,
+    registry_family="intervention.family",
+    steps=(
+        Stage(
+            name="intervention_simulate",
+            entry="tasks.intervention_simulate",
+            description="deterministic browser-agent episodes with screenshots into the experience store",
+            outputs={"store": STORE, "screenshots": SCREENSHOTS},
+            metrics={"report": f"{REPORTS}/simulate.json"},
+            params=("seed", "intervention.store_url", "intervention.screenshots_dir", "intervention.simulate"),
+        ),
+        Stage(
+            name="intervention_export",
+            entry="tasks.intervention_export",
+            description="the store's finished tasks → steps, interventions and successes, split by session",
+            inputs={"store": STORE},
+            outputs={
+                "steps": STEPS,
+                "interventions": f"{DATA}/interventions.json",
+                "successes": f"{DATA}/successes.json",
+            },
+            metrics={"manifest": f"{DATA}/manifest.json"},
+            params=("seed", "intervention.store_url", "intervention.export"),
+        ),
+        Stage(
+            name="intervention_embed",
+            entry="tasks.intervention_embed",
+            description="every screenshot through the frozen open_clip visual tower, once",
+            inputs={"steps": STEPS, "screenshots": SCREENSHOTS},
+            outputs={"embeddings": EMBEDDINGS},
+            params=("seed", "intervention.clip", "intervention.train.threads"),
+        ),
+        Stage(
+            name="intervention_train_encoder",
+            entry="tasks.intervention_train_encoder",
+            description="the fused experience encoder, supervised-contrastive",
+            inputs={"steps": STEPS, "embeddings": EMBEDDINGS},
+            outputs={"encoder": ENCODER},
+            plots={"curves": Plot(f"{REPORTS}/encoder_training.json", x="epoch", y="loss")},
+            params=(
+                "seed",
+                "intervention.export.history",
+                "intervention.encoder",
+                "intervention.train.temperature",
+                "intervention.train.epochs_contrastive",
+                "intervention.train.lr_contrastive",
+                "intervention.train.contrastive_labels",
+                *TRAIN_SHARED,
+            ),
+        ),
+        Stage(
+            name="intervention_train_predictor",
+            entry="tasks.intervention_train_predictor",
+            description="the intervention classifier on the frozen encoder",
+            inputs={"steps": STEPS, "embeddings": EMBEDDINGS, "encoder": ENCODER},
+            outputs={"predictor": PREDICTOR},
+            plots={"curves": Plot(f"{REPORTS}/predictor_training.json", x="epoch", y="val_loss")},
+            params=(
+                "seed",
+                "intervention.family",
+                "intervention.encoder.dropout",
+                "intervention.train.epochs_predictor",
+                "intervention.train.lr_predictor",
+                "intervention.train.patience",
+                "intervention.train.recall_target",
+                *TRAIN_SHARED,
+            ),
+        ),
+        Stage(
+            name="intervention_evaluate",
+            entry="tasks.intervention_evaluate",
+            description="held-out sessions: accuracy, precision, recall, F1, ROC/PR AUC, baselines",
+            inputs={"steps": STEPS, "embeddings": EMBEDDINGS, "predictor": PREDICTOR},
+            reports={"predictions": PREDICTIONS},
+            metrics={"metrics": METRICS},
+            plots=CURVES,
+            params=("seed", "intervention.train.recall_target", "intervention.train.threads"),
+        ),
+        Stage(
+            name="intervention_compare",
+            entry="tasks.intervention_compare",
+            description="candidate − champion on the same held-out steps, paired bootstrap CIs",
+            inputs={"metrics": METRICS, "predictions": PREDICTIONS, "steps": STEPS, "champion": CHAMPION},
+            metrics={"comparison": COMPARE},
+            params=("seed", "intervention.family", "intervention.compare"),
+        ),
+        Stage(
+            name="intervention_gate",
+            entry="tasks.intervention_gate",
+            description="thresholds, the baseline and non-inferiority to the champion; the readable report",
+            inputs={"metrics": METRICS, "comparison": COMPARE, "predictor": PREDICTOR},
+            reports={"report": REPORT},
+            metrics={"decision": GATE},
+            params=("intervention.family", "intervention.gate"),
+        ),
+        SideEffect("deploy", "tasks.deploy:deploy_intervention", "publish the gated predictor"),
+    ),
+)

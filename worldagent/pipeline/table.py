@@ -1,0 +1,123 @@
+"""The types of a stage table: file-to-file stages that DVC runs, and Prefect-only side effects."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A DVC plot: a file the stage writes, with the columns DVC draws (none for an image)."""
+
+    path: str
+    x: str | None = None
+    y: str | None = None
+
+
+def _frozen(mapping: Mapping[str, object]) -> Mapping[str, object]:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One ``dvc.yaml`` stage: ``python -m <entry> --<arg> <path> ...``.
+
+    Every path reaches the entry as a command-line argument named after the key it has here; the
+    entry's ``run`` function takes the same names as keyword arguments (a test checks both agree).
+    """
+
+    name: str
+    entry: str
+    """Module run with ``python -m``; its ``run(params, *, <arg>: Path, ...)`` does the work."""
+    description: str
+    inputs: Mapping[str, str] = field(default_factory=dict)
+    """Argument → path the stage reads (a DVC dependency). ``${section.key}`` reads params.yaml."""
+    outputs: Mapping[str, str] = field(default_factory=dict)
+    """Argument → path the stage writes, kept in the DVC cache (datasets, models)."""
+    reports: Mapping[str, str] = field(default_factory=dict)
+    """Argument → path the stage writes and git keeps (small files a reviewer reads; not cached)."""
+    metrics: Mapping[str, str] = field(default_factory=dict)
+    """Argument → JSON metrics file (``dvc metrics show``; git keeps it)."""
+    plots: Mapping[str, Plot] = field(default_factory=dict)
+    """Argument → plot file (``dvc plots show``; git keeps it)."""
+    extra_plots: tuple[Plot, ...] = ()
+    """Plots the stage writes next to one of its reports, under names its library owns."""
+    params: tuple[str, ...] = ()
+    """The params.yaml keys the stage reads (sections or dotted keys): a change reruns it."""
+
+    def __post_init__(self) -> None:
+        for name in ("inputs", "outputs", "reports", "metrics", "plots"):
+            object.__setattr__(self, name, _frozen(getattr(self, name)))
+        arguments = [*self.inputs, *self.outputs, *self.reports, *self.metrics, *self.plots]
+        repeated = sorted({argument for argument in arguments if arguments.count(argument) > 1})
+        if repeated:
+            raise ValueError(f"stage {self.name}: argument(s) {', '.join(repeated)} declared twice")
+
+    @property
+    def arguments(self) -> dict[str, str]:
+        """Every argument of the entry's ``run`` with its path, in declaration order."""
+        plots = {argument: plot.path for argument, plot in self.plots.items()}
+        return {**self.inputs, **self.outputs, **self.reports, **self.metrics, **plots}
+
+
+@dataclass(frozen=True)
+class SideEffect:
+    """A Prefect-only step (upload, deploy): it reads DVC outputs and never changes them."""
+
+    name: str
+    entry: str
+    """``module:function`` that the flow calls with the project root (and ``dry_run`` where it has one)."""
+    description: str
+    retries: int = 0
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A family's DAG in order: the one place the order is written."""
+
+    family: str
+    steps: tuple[Stage | SideEffect, ...]
+    report: str
+    """The human-readable report the flow attaches to its Prefect run."""
+    gate: str
+    """The gate decision (JSON) the deploy step reads."""
+    champion: str
+    """The champion reference file (``worldagent.registry.champion``) the DAG compares against."""
+    registry_family: str
+    """The params.yaml key naming the family in the model registry."""
+
+    @property
+    def stages(self) -> tuple[Stage, ...]:
+        return tuple(step for step in self.steps if isinstance(step, Stage))
+
+    def stage(self, name: str) -> Stage:
+        for stage in self.stages:
+            if stage.name == name:
+                return stage
+        raise KeyError(f"{self.family} has no stage {name!r}")
+
+
+_PARAM_REFERENCE = re.compile(r"\$\{([a-z_][a-z0-9_.]*)\}")
+
+
+def interpolate(path: str, params: BaseModel) -> str:
+    """``${discover.stories_dir}`` → its value in params, the way DVC reads params.yaml."""
+
+    def value(match: re.Match[str]) -> str:
+        node: object = params
+        for key in match.group(1).split("."):
+            node = getattr(node, key)
+        return str(node)
+
+    return _PARAM_REFERENCE.sub(value, path)
+
+
+def stage_paths(stage: Stage, root: Path, params: BaseModel) -> dict[str, Path]:
+    """The keyword arguments of ``stage``'s ``run`` for a project at ``root``, without DVC."""
+    return {argument: root / interpolate(path, params) for argument, path in stage.arguments.items()}
