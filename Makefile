@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch first, pinned and from pip: open_clip needs a torchvision built against the same torch.
 TORCH := torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup pipeline intervention repro test test-fast bench clean-venv help
+.PHONY: setup pipeline intervention repro dvc-yaml test test-fast bench clean-venv help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -28,6 +28,9 @@ intervention: $(STAMP)  ## run the intervention-predictor DAG under Prefect (eac
 
 repro: $(STAMP)  ## only the DVC stages (no upload/deploy side effects), without Prefect
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
+
+dvc-yaml: $(STAMP)  ## write dvc.yaml from the stage tables (worldagent/pipeline/) after changing a table or a stage's imports
+	$(PY) -m worldagent.pipeline --write
 
 test: $(STAMP)  ## run the whole test suite, slow end-to-end tests included
 	$(PY) -m pytest

@@ -11,15 +11,21 @@ import argparse
 import importlib
 import json
 import logging
-from collections.abc import Callable
+import os
+import random
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NONE
 from prefect.artifacts import create_markdown_artifact
 from prefect.context import get_run_context
+from prefect.task_runners import ThreadPoolTaskRunner
 
 from worldagent.config import load_params
+from worldagent.errors import RunError
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
 from worldagent.registry.api import open_registry
 from worldagent.registry.champion import champion_reference, write_champion_reference
@@ -29,13 +35,32 @@ log = logging.getLogger("flows")
 ALERT_EVENT = "worldagent.deploy.alert"
 
 
-def dvc_repro(stage: str, root: Path) -> list[str]:
-    """Run one stage (and what it depends on) through DVC; the names of the stages DVC actually ran."""
+def dvc_repro(stage: str, root: Path, lock_wait_s: float = 900.0) -> list[str]:
+    """Run one stage through DVC (``dvc repro --single-item``); the names of the stages DVC ran.
+
+    DVC holds its repository lock only while it checks and records a stage, not while the stage's
+    command runs, so independent stages can run at once; a stage that finds the lock taken waits
+    for it (DVC itself gives up after 3 s) instead of failing the run.
+    """
+    from dvc.exceptions import DvcException
+    from dvc.lock import LockError
     from dvc.repo import Repo
 
-    with Repo(str(root)) as repo:
-        ran = repo.reproduce(stage)
-    return [str(getattr(item, "addressing", item)) for item in ran]
+    deadline = time.monotonic() + lock_wait_s
+    while True:
+        try:
+            with Repo(str(root)) as repo:
+                # DVC resolves a bare stage name against the working directory: address the file.
+                ran = repo.reproduce(f"{Path(root).resolve() / 'dvc.yaml'}:{stage}", single_item=True)
+            return [item.name for item in ran]
+        except LockError:
+            if time.monotonic() > deadline:
+                raise RunError(f"{stage}: DVC's repository lock stayed taken for {lock_wait_s:.0f} s") from None
+            time.sleep(1.0 + random.random())
+        except DvcException as error:
+            # DVC's exceptions do not survive pickling (a Dask worker's result): keep the message.
+            cause = f": {error.__cause__}" if error.__cause__ else ""
+            raise RunError(f"dvc repro {stage} failed: {error}{cause}") from None
 
 
 def _in_prefect_run() -> bool:
@@ -70,68 +95,127 @@ def _resolve(entry: str) -> Callable[..., dict[str, Any]]:
     return getattr(importlib.import_module(module), function)
 
 
+def run_stage(name: str, root: Path) -> list[str]:
+    return dvc_repro(name, root)
+
+
+def run_side_effect(entry: str, root: Path, is_deploy: bool) -> dict[str, Any]:
+    function = _resolve(entry)
+    return function(root, alert=alert) if is_deploy else function(root)
+
+
 def stage_task(stage: Stage) -> Any:
-    return task(name=stage.name, description=stage.description, retries=0)(lambda root: dvc_repro(stage.name, root))
+    """A task that runs ``stage`` through DVC. DVC decides whether it must run, so Prefect caches nothing."""
+    return task(run_stage, name=stage.name, description=stage.description, retries=0, cache_policy=NONE)
 
 
 def side_effect_task(step: SideEffect) -> Any:
-    function = _resolve(step.entry)
-
-    def run(root: Path) -> dict[str, Any]:
-        if step.name.endswith("deploy"):
-            return function(root, alert=alert)
-        return function(root)
-
-    return task(name=step.name, description=step.description, retries=step.retries, on_failure=[_on_failure])(run)
+    options = {"name": step.name, "description": step.description, "retries": step.retries}
+    return task(run_side_effect, **options, cache_policy=NONE, on_failure=[_on_failure])
 
 
-@task(name="pin_champion")
-def pin_champion(pipeline: Pipeline, root: Path) -> dict[str, Any]:
+@task(name="pin_champion", cache_policy=NONE)
+def pin_champion(champion: str, registry_family: str, root: Path) -> dict[str, Any]:
     """Write the registry's current champion into the family's champion reference (when it moved)."""
     params = load_params(root / "params.yaml")
-    section, _, key = pipeline.registry_family.partition(".")
+    section, _, key = registry_family.partition(".")
     family = getattr(getattr(params, section), key)
     with open_registry(resolve_registry_url(params.registry.url, root)) as registry:
         reference = champion_reference(registry, family)
-    changed = write_champion_reference(root / pipeline.champion, reference)
+    changed = write_champion_reference(root / champion, reference)
     get_run_logger().info("champion reference %s: %s", "moved" if changed else "unchanged", reference)
     return reference
 
 
-def run_pipeline(pipeline: Pipeline, root: Path, deploy: bool) -> dict[str, Any]:
-    """Every step of ``pipeline`` in the table's order; ``{recomputed, gate, champion, <side effects>}``."""
-    logger = get_run_logger()
-    champion = pin_champion(pipeline, root)
+def upstream(pipeline: Pipeline, step: Stage | SideEffect) -> list[str]:
+    """The steps ``step`` waits for: the stages that make its inputs (a side effect: every step before it)."""
+    before = pipeline.steps[: pipeline.steps.index(step)]
+    if isinstance(step, SideEffect):
+        return [earlier.name for earlier in before]
+    wanted = set(step.inputs.values())
+    return [
+        earlier.name
+        for earlier in before
+        if isinstance(earlier, Stage)
+        and wanted & {*earlier.outputs.values(), *earlier.reports.values(), *earlier.metrics.values()}
+    ]
+
+
+def submit_pipeline(pipeline: Pipeline, root: Path, deploy: bool) -> dict[str, Any]:
+    """Submit every step of ``pipeline`` to the flow's task runner, each after the steps it needs."""
+    futures: dict[str, Any] = {"pin_champion": pin_champion.submit(pipeline.champion, pipeline.registry_family, root)}
+    for step in pipeline.steps:
+        if isinstance(step, SideEffect) and step.name.endswith("deploy") and not deploy:
+            continue
+        waits = [futures[name] for name in upstream(pipeline, step) if name in futures]
+        if isinstance(step, Stage) and pipeline.champion in step.inputs.values():
+            waits.append(futures["pin_champion"])
+        if isinstance(step, Stage):
+            futures[step.name] = stage_task(step).submit(step.name, root, wait_for=waits)
+        else:
+            is_deploy = step.name.endswith("deploy")
+            futures[step.name] = side_effect_task(step).submit(step.entry, root, is_deploy, wait_for=waits)
+    return futures
+
+
+def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str, Any]:
+    """``{recomputed, champion, gate, <side effects>}`` of a submitted pipeline, once it finished."""
     recomputed: list[str] = []
     effects: dict[str, Any] = {}
     for step in pipeline.steps:
+        if step.name not in futures:
+            continue
+        result = futures[step.name].result()
         if isinstance(step, Stage):
-            recomputed += [name for name in stage_task(step)(root) if name not in recomputed]
-        elif deploy or not step.name.endswith("deploy"):
-            effects[step.name] = side_effect_task(step)(root)
-    logger.info("stages recomputed: %s", ", ".join(recomputed) or "none (everything up to date)")
+            recomputed += [name for name in result if name not in recomputed]
+        else:
+            effects[step.name] = result
+    get_run_logger().info("%s: stages recomputed: %s", pipeline.family, ", ".join(recomputed) or "none")
     report = root / pipeline.report
     if report.exists():
         create_markdown_artifact(markdown=report.read_text(encoding="utf-8"), key=f"{pipeline.family}-report")
     decision = json.loads((root / pipeline.gate).read_text(encoding="utf-8"))
+    champion = futures["pin_champion"].result()
     return {"recomputed": recomputed, "champion": champion, "gate": decision, **effects}
+
+
+def run_pipelines(pipelines: Sequence[Pipeline], root: Path, deploy: bool) -> dict[str, dict[str, Any]]:
+    """Every family's steps at once, as far as the flow's task runner allows; results by family."""
+    submitted = {pipeline.family: submit_pipeline(pipeline, root, deploy) for pipeline in pipelines}
+    return {pipeline.family: collect(pipeline, root, submitted[pipeline.family]) for pipeline in pipelines}
+
+
+def task_runner(root: Path) -> Any:
+    """The task runner ``orchestrate`` in params.yaml asks for."""
+    settings = load_params(root / "params.yaml").orchestrate
+    if settings.task_runner == "sequential":
+        return ThreadPoolTaskRunner(max_workers=1)
+    from prefect_dask import DaskTaskRunner
+
+    if settings.dask_address:
+        return DaskTaskRunner(address=settings.dask_address)
+    cluster = {"n_workers": settings.dask_workers, "threads_per_worker": 1, "processes": True}
+    return DaskTaskRunner(cluster_kwargs=cluster)
 
 
 def family_flow(pipeline: Pipeline) -> Any:
     """The Prefect flow of one family: ``flow(root=".", deploy=True)``."""
 
     def run(root: str = ".", deploy: bool = True) -> dict[str, Any]:
-        return run_pipeline(pipeline, Path(root), deploy)
+        return run_pipelines([pipeline], Path(root), deploy)[pipeline.family]
 
     return flow(name=pipeline.family, log_prints=True, description=f"The {pipeline.family} DAG from its stage table.")(run)
 
 
-def flow_main(description: str, pipeline_flow: Callable[..., dict[str, Any]], argv: list[str] | None = None) -> int:
-    """``python -m flows.<family>``: run the flow once and print its result as JSON."""
+def flow_main(description: str, pipeline_flow: Any, argv: list[str] | None = None) -> int:
+    """``python -m flows.<name>``: run the flow once, on the task runner params.yaml names, and print its result."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--root", default=".", help="project root (default: .)")
+    parser.add_argument("--root", default=".", help="project root; the flow runs from there (default: .)")
     parser.add_argument("--no-deploy", action="store_true", help="stop after the gate")
     args = parser.parse_args(argv)
-    result = pipeline_flow(root=args.root, deploy=not args.no_deploy)
+    # DVC resolves paths against the working directory, and so do Dask workers started from here.
+    os.chdir(args.root)
+    configured = pipeline_flow.with_options(task_runner=task_runner(Path(".")))
+    result = configured(root=".", deploy=not args.no_deploy)
     print(json.dumps(result, indent=2, default=str))
     return 0

@@ -175,6 +175,19 @@ class DeployParams(Section):
     private: bool = True
 
 
+class OrchestrateParams(Section):
+    """How the Prefect flows run the stage tables. No stage reads this section, so changing it
+    reruns nothing."""
+
+    task_runner: Literal["sequential", "dask"] = "sequential"
+    """``sequential``: one stage at a time (fastest on a small shared machine); ``dask``: independent
+    stages and families at once on a Dask cluster."""
+    dask_address: str | None = None
+    """A running Dask scheduler (``tcp://host:8786``); None starts a local cluster for the run."""
+    dask_workers: int = Field(default=2, gt=0)
+    """Worker processes of the local cluster (one thread each: a stage is one process's work)."""
+
+
 # -- intervention predictor (DESIGN.md section 4) -----------------------------------------------
 
 
@@ -303,6 +316,7 @@ class Params(Section):
     registry: RegistryParams = RegistryParams()
     upload: UploadParams = UploadParams()
     deploy: DeployParams = DeployParams()
+    orchestrate: OrchestrateParams = OrchestrateParams()
     intervention: InterventionParams = InterventionParams()
     specialists: SpecialistsParams = SpecialistsParams()
 

@@ -6,7 +6,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 from pydantic import BaseModel
 
@@ -18,10 +17,6 @@ class Plot:
     path: str
     x: str | None = None
     y: str | None = None
-
-
-def _frozen(mapping: Mapping[str, object]) -> Mapping[str, object]:
-    return MappingProxyType(dict(mapping))
 
 
 @dataclass(frozen=True)
@@ -53,7 +48,7 @@ class Stage:
 
     def __post_init__(self) -> None:
         for name in ("inputs", "outputs", "reports", "metrics", "plots"):
-            object.__setattr__(self, name, _frozen(getattr(self, name)))
+            object.__setattr__(self, name, dict(getattr(self, name)))  # a copy: the table owns its paths
         arguments = [*self.inputs, *self.outputs, *self.reports, *self.metrics, *self.plots]
         repeated = sorted({argument for argument in arguments if arguments.count(argument) > 1})
         if repeated:
