@@ -1,4 +1,9 @@
-"""``python -m worldagent.pipeline [--write | --check]``: dvc.yaml from the stage tables."""
+"""``python -m worldagent.pipeline [--write | --check | --args STAGE]``: dvc.yaml from the stage tables.
+
+``--args STAGE`` prints a stage's path options, for launching its entry another way:
+
+    accelerate launch --config_file configs/accelerate/multi_gpu.yaml -m tasks.sft $(python -m worldagent.pipeline --args sft)
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,9 @@ import difflib
 import sys
 from pathlib import Path
 
+from worldagent.config import load_params
 from worldagent.pipeline.dvcfile import render
+from worldagent.pipeline.table import interpolate
 from worldagent.pipeline.families import PIPELINES
 
 
@@ -17,7 +24,16 @@ def main(argv: list[str] | None = None) -> int:
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help="write dvc.yaml")
     action.add_argument("--check", action="store_true", help="exit 1 with a diff when dvc.yaml is out of date")
+    action.add_argument("--args", metavar="STAGE", help="print a stage's path options (params.yaml values filled in)")
     args = parser.parse_args(argv)
+    if args.args:
+        stages = {stage.name: stage for pipeline in PIPELINES for stage in pipeline.stages}
+        if args.args not in stages:
+            parser.error(f"no stage {args.args!r}; the stages are {', '.join(stages)}")
+        params = load_params(args.root / "params.yaml")
+        paths = {name: interpolate(path, params) for name, path in stages[args.args].arguments.items()}
+        print(" ".join(f"--{name.replace('_', '-')} {path}" for name, path in paths.items()))
+        return 0
     text = render(PIPELINES, args.root)
     target = args.root / "dvc.yaml"
     if args.write:

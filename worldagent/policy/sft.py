@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,46 @@ def sft_config(params: Params, output_dir: Path, device: str, dtype: Any, gradie
     )
 
 
+@dataclass(frozen=True)
+class SftSetup:
+    """A built SFT trainer and what writing its adapter needs."""
+
+    trainer: Any
+    tokenizer: Any
+    parents: list[Path]
+    rows: int
+    data_hash: str
+
+
+def build_sft_trainer(
+    params: Params,
+    base_dir: Path,
+    dataset_path: Path,
+    checkpoints: Path,
+    *,
+    device: str | None = None,
+    callbacks: Sequence[Any] = (),
+) -> SftSetup:
+    """trl's ``SFTTrainer`` over the base with a fresh LoRA adapter, configured from ``params``.
+
+    Under ``accelerate launch`` the trainer takes the launch's distributed setup (DDP, DeepSpeed).
+    """
+    from datasets import Dataset
+    from trl import SFTTrainer
+
+    rows = sft_rows(dataset_path)
+    model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, None, device)
+    trainer = SFTTrainer(
+        model=model,
+        args=sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model)),
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tokenizer,
+        peft_config=lora_config(params.lora),
+        callbacks=list(callbacks),
+    )
+    return SftSetup(trainer, tokenizer, list(parents), len(rows), file_hash(dataset_path))
+
+
 def train_sft(
     params: Params,
     base_dir: Path,
@@ -65,37 +106,24 @@ def train_sft(
     Resumes from the last checkpoint under ``checkpoints`` (default
     ``<out_dir>/../checkpoints/sft``) when one was written for the same inputs.
     """
-    from datasets import Dataset
-    from trl import SFTTrainer
-
     base_dir, dataset_path, out_dir = Path(base_dir), Path(dataset_path), Path(out_dir)
-    rows = sft_rows(dataset_path)
-    data_hash = file_hash(dataset_path)
-    model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, None, device)
     checkpoints = checkpoints or checkpoint_root(out_dir, STAGE)
-    resume = prepare_checkpoints(checkpoints, fingerprint(STAGE, params, data_hash, base_dir, parents))
-    trainer = SFTTrainer(
-        model=model,
-        args=sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model)),
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=lora_config(params.lora),
-        callbacks=list(callbacks),
-    )
+    setup = build_sft_trainer(params, base_dir, dataset_path, checkpoints, device=device, callbacks=callbacks)
+    resume = prepare_checkpoints(checkpoints, fingerprint(STAGE, params, setup.data_hash, base_dir, setup.parents))
     metrics = run_trainer(
-        trainer,
+        setup.trainer,
         stage=STAGE,
         out_dir=out_dir,
         checkpoints=checkpoints,
         resume=resume,
         base_dir=base_dir,
-        parents=parents,
+        parents=setup.parents,
         params=stage_params(params, STAGE),
-        data_hash=data_hash,
-        tokenizer=tokenizer,
+        data_hash=setup.data_hash,
+        tokenizer=setup.tokenizer,
         curves_path=curves_path,
         metric_keys=("loss", "mean_token_accuracy", "grad_norm"),
     )
-    metrics["samples"] = len(rows)
+    metrics["samples"] = setup.rows
     log.info("sft: %s", metrics)
     return metrics

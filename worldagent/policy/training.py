@@ -359,6 +359,8 @@ def run_trainer(
     metrics["resumed_from_step"] = int(resume.name.split("-")[-1]) if resume is not None else 0
     metrics["wall_s"] = round(wall, 3)
     metrics["train_loss"] = float(output.training_loss) if output.training_loss is not None else None
+    if not trainer.is_world_process_zero():
+        return metrics  # data-parallel launch (accelerate, torchrun): one process writes the outputs
     if curves_path is not None:
         write_curves(history, curves_path)
     save_adapter(

@@ -1,0 +1,67 @@
+"""The accelerate launch paths, exercised on CPU: data-parallel SFT in two processes (the
+multi-GPU config, torchrun with gloo), and the DeepSpeed ZeRO-2 config building trl's trainer."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from training_fixtures import build_tiny_base, sft_rows, tiny_params, write_jsonl
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ROOT / "configs" / "accelerate"
+
+
+def sft_arguments(work: Path) -> list[str]:
+    return [
+        *("--params", str(work / "params.yaml"), "--base", str(work / "base")),
+        *("--trajectories", str(work / "trajectories.jsonl"), "--out", str(work / "sft")),
+        *("--metrics", str(work / "metrics.json"), "--curves", str(work / "curves.json")),
+    ]
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("launch")
+    build_tiny_base(root / "base")
+    write_jsonl(root / "trajectories.jsonl", sft_rows())
+    (root / "params.yaml").write_text(yaml.safe_dump(tiny_params(sft={"max_steps": 2}).model_dump(mode="json")))
+    return root
+
+
+def test_the_multi_gpu_config_trains_data_parallel_in_two_cpu_processes(work: Path) -> None:
+    accelerate = str(Path(sys.executable).parent / "accelerate")
+    command = [accelerate, "launch", "--config_file", str(CONFIGS / "multi_gpu.yaml"), "--num_processes", "2"]
+    command += ["--mixed_precision", "no", "-m", "tasks.sft", *sft_arguments(work)]
+    env = dict(os.environ, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stderr.count("INFO sft: sft: 2 steps") == 2  # both ranks trained
+    curve = json.loads((work / "curves.json").read_text())
+    assert curve[-1]["epoch"] == 1.0  # 2 steps x batch 2 x 2 processes = the 8 rows once
+    assert json.loads((work / "sft" / "stage.json").read_text())["stage"] == "sft"
+
+
+def test_the_deepspeed_config_builds_the_sft_trainer(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("deepspeed")
+    from accelerate.commands.config.config_args import ClusterConfig
+
+    config = ClusterConfig.from_yaml_file(str(CONFIGS / "deepspeed_zero2.yaml"))
+    assert config.distributed_type == "DEEPSPEED" and config.deepspeed_config["zero_stage"] == 2
+    # What `accelerate launch` exports to each process from the config (one process here).
+    monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "true")
+    monkeypatch.setenv("ACCELERATE_DEEPSPEED_ZERO_STAGE", "2")
+    for name, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29533", "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1"}.items():
+        monkeypatch.setenv(name, value)
+    from worldagent.policy.sft import build_sft_trainer
+
+    params = tiny_params(sft={"max_steps": 1})
+    trainer = build_sft_trainer(params, work / "base", work / "trajectories.jsonl", work / "ds-checkpoints").trainer
+    assert trainer.is_deepspeed_enabled
+    assert trainer.accelerator.state.deepspeed_plugin.zero_stage == 2
