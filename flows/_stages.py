@@ -33,6 +33,7 @@ from worldagent.registry.deploy import resolve_registry_url
 
 log = logging.getLogger("flows")
 ALERT_EVENT = "worldagent.deploy.alert"
+SEQUENTIAL = ThreadPoolTaskRunner(max_workers=1)
 
 
 def dvc_repro(stage: str, root: Path, lock_wait_s: float = 900.0) -> list[str]:
@@ -189,7 +190,7 @@ def task_runner(root: Path) -> Any:
     """The task runner ``orchestrate`` in params.yaml asks for."""
     settings = load_params(root / "params.yaml").orchestrate
     if settings.task_runner == "sequential":
-        return ThreadPoolTaskRunner(max_workers=1)
+        return SEQUENTIAL
     from prefect_dask import DaskTaskRunner
 
     if settings.dask_address:
@@ -204,7 +205,9 @@ def family_flow(pipeline: Pipeline) -> Any:
     def run(root: str = ".", deploy: bool = True) -> dict[str, Any]:
         return run_pipelines([pipeline], Path(root), deploy)[pipeline.family]
 
-    return flow(name=pipeline.family, log_prints=True, description=f"The {pipeline.family} DAG from its stage table.")(run)
+    description = f"The {pipeline.family} DAG from its stage table."
+    # One stage at a time unless flow_main (params.yaml's orchestrate) picks another runner.
+    return flow(run, name=pipeline.family, log_prints=True, description=description, task_runner=SEQUENTIAL)
 
 
 def flow_main(description: str, pipeline_flow: Any, argv: list[str] | None = None) -> int:

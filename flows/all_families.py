@@ -13,11 +13,11 @@ from typing import Any
 
 from prefect import flow
 
-from flows._stages import flow_main, run_pipelines
+from flows._stages import SEQUENTIAL, flow_main, run_pipelines
 from worldagent.pipeline.families import PIPELINES
 
 
-@flow(name="all-families", log_prints=True)
+@flow(name="all-families", log_prints=True, task_runner=SEQUENTIAL)
 def all_families_pipeline(root: str = ".", deploy: bool = True) -> dict[str, Any]:
     return run_pipelines(PIPELINES, Path(root), deploy)
 
