@@ -136,21 +136,28 @@ def attributes_html(props: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def emit_child(value: Any, out: list[str]) -> None:
-    """Append `value` written as JSX child content to `out`."""
+def emit_child(value: Any, out: list[str], sheets: dict[str, None] | None = None) -> None:
+    """Append `value` written as JSX child content to `out`; collect its Html's CSS into `sheets`."""
     t = type(value)
     if t is Html:
         out.append(value.html)
+        if sheets is not None and value.stylesheets:
+            sheets.update(dict.fromkeys(value.stylesheets))
     elif t is str:
         out.append(escape_text(value))
     elif t is list:
         for item in value:
-            emit_child(item, out)
+            emit_child(item, out, sheets)
     elif value is None or value is UNDEFINED or t is bool:
         return
     elif t is float or t is int:
         out.append(number_to_string(value))
     elif t is TokenRef:
         out.append(escape_text(value.css))
+    elif getattr(value, "runtime_only", False):
+        raise HtmlOutputError(
+            f"'{value.name}' is a runtime-only value (behavioral programs, signals, test helpers run in the "
+            "browser): it has no server-rendered HTML"
+        )
     else:
         raise HtmlOutputError(f"{describe(value)} is not valid as a JSX child")

@@ -31,7 +31,8 @@ from worldagent.stories.html_output import (
     emit_child,
     set_prop,
 )
-from worldagent.stories.jslib import GLOBALS, MAX_ARRAY, MAX_STRING, PACKAGES, method_of
+from worldagent.stories.jslib import GLOBALS, MAX_ARRAY, MAX_STRING, method_of, token_sheet
+from worldagent.stories.plaited_api import package_exports
 from worldagent.stories.parse import (
     check_syntax,
     decode_source,
@@ -50,6 +51,7 @@ from worldagent.stories.values import (
     JsThrow,
     StoryConfig,
     StyleEntry,
+    TokenRef,
     js_add,
     js_divide,
     js_less,
@@ -338,11 +340,16 @@ class Interpreter:
         return value
 
     def _module_exports(self, spec: str, node: Node, m: ModuleState) -> dict[str, Any]:
-        if spec in PACKAGES:
-            return PACKAGES[spec]
+        package = package_exports(spec)
+        if package is not None:
+            return package
         at = location_at(m.source, node.start_byte, m.file)
         if not is_relative_specifier(spec):
-            raise StoryImportError(f"unsupported module '{spec}' (only 'plaited', 'plaited/testing' and relative imports)", at)
+            raise StoryImportError(
+                f"unsupported module '{spec}' (only 'plaited', 'plaited/ui', 'plaited/testing', 'plaited/utils' "
+                "and relative imports)",
+                at,
+            )
         candidates = import_candidates(spec, m.file)
         if candidates is None:
             raise StoryImportError(f"import '{spec}' escapes the story root", at)
@@ -455,11 +462,13 @@ class Interpreter:
                 return self._invoke(fn, args)
             finally:
                 self.depth -= 1
-        if type(fn) is Builtin:
+        if isinstance(fn, Builtin):
             try:
                 return fn.fn(_Site(self, n, scope), args)
             except JsThrow as exc:
                 raise self.err(n, scope, str(exc)) from None
+        if type(fn) is TokenRef:
+            return fn.css  # a Plaited 7 token reference called: `tokens.primary()`
         what = f"<{component}>" if component else describe(fn)
         raise self.err(n, scope, f"{what} is not a function")
 
@@ -536,6 +545,10 @@ class Interpreter:
             return list(obj.stylesheets) if key == "stylesheet" else UNDEFINED
         if t is float or t is int:
             return method_of(obj, property_key(key))
+        if isinstance(obj, Builtin):
+            return obj.member(property_key(key))
+        if t is TokenRef and key == "stylesheets":
+            return [token_sheet(obj)]
         return UNDEFINED
 
     @staticmethod
@@ -620,7 +633,7 @@ class Interpreter:
         parts: JsxParts = n.value
         name = parts.name
         if name is None:
-            return Html(self.render_value(self._children(parts.children, scope), n, scope))
+            return self.render_html(self._children(parts.children, scope), n, scope)
         if name.type == "identifier" and (name.text or "")[:1].islower():
             return self._intrinsic(name.text or "", parts, n, scope)
         if name.type == "jsx_namespace_name":
@@ -642,7 +655,7 @@ class Interpreter:
         if children:
             props["children"] = children[0] if len(children) == 1 else children
         result = self.call(fn, [props], name, scope, component=tag)
-        return Html(self.render_value(result, n, scope))
+        return self.render_html(result, n, scope)
 
     def _children(self, nodes: tuple[Node, ...], scope: Scope) -> list[Any]:
         out: list[Any] = []
@@ -698,28 +711,37 @@ class Interpreter:
 
     def _intrinsic(self, tag: str, parts: JsxParts, n: Node, scope: Scope) -> Html:
         props = self._props(parts.attrs, scope)
-        sheets = props.get("stylesheet")
-        if isinstance(sheets, list):
-            self.sheets.update(dict.fromkeys(s for s in sheets if isinstance(s, str)))
+        own = props.get("stylesheet")
+        sheets: dict[str, None] = {}
+        if isinstance(own, list):
+            sheets.update(dict.fromkeys(s for s in own if isinstance(s, str)))
+        elif isinstance(own, str):
+            sheets[own] = None
+        self.sheets.update(sheets)
         try:
             out = ["<", tag, attributes_html(props), ">"]
         except HtmlOutputError as exc:
             raise self.err(n, scope, str(exc)) from None
         if tag in VOID_ELEMENTS:
-            return Html("".join(out))
+            return Html("".join(out), tuple(sheets))
         children: Any = self._children(parts.children, scope) if parts.children else props.get("children", UNDEFINED)
-        self._emit(children, out, n, scope)
+        self._emit(children, out, n, scope, sheets)
         out.append(f"</{tag}>")
-        return Html(self.check_length("".join(out), n, scope))
+        return Html(self.check_length("".join(out), n, scope), tuple(sheets))
+
+    def render_html(self, value: Any, n: Node, scope: Scope) -> Html:
+        """`value` written as HTML, carrying the stylesheets its markup needs."""
+        out: list[str] = []
+        sheets: dict[str, None] = {}
+        self._emit(value, out, n, scope, sheets)
+        return Html(self.check_length("".join(out), n, scope), tuple(sheets))
 
     def render_value(self, value: Any, n: Node, scope: Scope) -> str:
-        out: list[str] = []
-        self._emit(value, out, n, scope)
-        return self.check_length("".join(out), n, scope)
+        return self.render_html(value, n, scope).html
 
-    def _emit(self, v: Any, out: list[str], n: Node, scope: Scope) -> None:
+    def _emit(self, v: Any, out: list[str], n: Node, scope: Scope, sheets: dict[str, None] | None = None) -> None:
         try:
-            emit_child(v, out)
+            emit_child(v, out, sheets)
         except HtmlOutputError as exc:
             raise self.err(n, scope, str(exc)) from None
 
@@ -789,6 +811,10 @@ def _ev_object(self: Interpreter, n: Node, scope: Scope) -> dict[str, Any]:
             out[k.text or ""] = _ev_identifier(self, k, scope)
         elif t == "spread_element":
             _spread_object(self, out, self.ev(k.kids[0], scope), k, scope)
+        elif t == "method_definition":
+            # `bProgram({ $ }) { ... }`, `async play() { ... }`: a function value, run only if called.
+            key = self.prop_key(k.fields["name"], scope)
+            out[key] = JsFunction(k, scope, key)
         else:
             raise self.unsupported(k, scope)
     return out

@@ -382,6 +382,13 @@ def _concat(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
     return out
 
 
+def _push(site: CallSite, arr: list[Any], args: list[Any]) -> int:
+    if len(arr) + len(args) > MAX_ARRAY:
+        raise JsThrow(f"array too long ({len(arr) + len(args)} > {MAX_ARRAY} elements)")
+    arr.extend(args)
+    return len(arr)
+
+
 def _flat(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
     out: list[Any] = []
     for a in arr:
@@ -397,6 +404,7 @@ _LIST_METHODS: dict[str, Callable[[CallSite, list[Any], list[Any]], Any]] = {
     "map": _map, "filter": _filter, "find": _find, "findIndex": _find_index, "some": _some,
     "every": _every, "reduce": _reduce, "join": _join, "includes": _includes,
     "indexOf": _index_of, "slice": _slice, "concat": _concat, "flat": _flat, "flatMap": _flat_map,
+    "push": _push,
 }
 
 

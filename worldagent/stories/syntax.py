@@ -48,7 +48,9 @@ _UNWRAP = frozenset({
     "parenthesized_expression", "type_assertion",
 })
 _KEEP_TOKS = frozenset({"import_statement", "import_specifier", "export_statement"})
-FUNCTION_TYPES = frozenset({"arrow_function", "function_expression", "function", "function_declaration"})
+FUNCTION_TYPES = frozenset(
+    {"arrow_function", "function_expression", "function", "function_declaration", "method_definition"}
+)
 
 
 def _convert(cur: ts.TreeCursor, src: bytes) -> Node:

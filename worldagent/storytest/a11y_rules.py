@@ -44,6 +44,8 @@ from worldagent.storytest.axtree import (
     valid_role,
     as_root,
     has_click_handler,
+    scoped_id,
+    unscoped_id,
 )
 from worldagent.storytest.dom import Element, text_content
 
@@ -275,7 +277,7 @@ class RuleChecker:
             refs = v.split()
             if typ == "idref" and len(refs) > 1:
                 return f'{name}="{value}" must reference a single id'
-            missing = [r for r in refs if r not in self.doc.ids]
+            missing = [r for r in refs if scoped_id(el.scope, r) not in self.doc.ids]
             if missing:
                 return f'{name} references missing id{"s" if len(missing) > 1 else ""} ' + ", ".join(
                     f'"{m}"' for m in missing)
@@ -356,8 +358,9 @@ class RuleChecker:
     def _context_role(self, el: Element) -> tuple[str | None, Element | None]:
         doc = self.doc
         ident = el.attrs.get("id")
-        if ident and ident in doc.owner_of:
-            owner = doc.owner_of[ident]
+        key = scoped_id(el.scope, ident) if ident else ""
+        if key and key in doc.owner_of:
+            owner = doc.owner_of[key]
             return doc.role[owner], owner
         node = el.parent
         while node is not None and node.tag != "#document":
@@ -382,13 +385,12 @@ class RuleChecker:
                 out.append(node)
         owns = el.attrs.get("aria-owns")
         if owns:
-            out.extend(doc.ids[i] for i in owns.split() if i in doc.ids)
+            out.extend(doc.ids[k] for k in (scoped_id(el.scope, i) for i in owns.split()) if k in doc.ids)
         return out
 
     # -- keyboard ---------------------------------------------------------------------------
     def _keyboard(self, el: Element, role: str | None) -> None:
         doc = self.doc
-        attrs = el.attrs
         ti = tabindex_of(el)
         if ti is not None and ti > 0:
             self.add("tabindex", el, f'tabindex="{ti}" changes the natural tab order; use 0 or -1')
@@ -477,11 +479,12 @@ class RuleChecker:
             for a in IDREF_ATTRS:
                 v = attrs.get(a)
                 if v:
-                    referenced.update(v.split())
+                    referenced.update(scoped_id(el.scope, r) for r in v.split())
             if el.tag == "label" and attrs.get("for"):
-                referenced.add(attrs["for"])
-        for ident, els in dups.items():
-            if ident in referenced:
+                referenced.add(scoped_id(el.scope, attrs["for"]))
+        for key, els in dups.items():
+            ident = unscoped_id(key)
+            if key in referenced:
                 self.add("duplicate-id-aria", els[1], f'id="{ident}" is used {len(els)} times and '
                          "is referenced by ARIA or a label; the reference is ambiguous")
             else:

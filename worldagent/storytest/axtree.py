@@ -21,6 +21,8 @@ __all__ = [
     "accessibility_tree",
     "accessible_name",
     "as_root",
+    "scoped_id",
+    "unscoped_id",
     "element_target",
     "has_click_handler",
     "target_of",
@@ -153,6 +155,15 @@ def valid_role(token: str) -> bool:
     return token in ARIA_ROLES or token in _EXTRA_VALID_ROLES or token.startswith(("doc-", "graphics-"))
 
 
+def scoped_id(scope: int, ident: str) -> str:
+    """The key of an id inside its tree scope: ids and id references never cross a shadow root."""
+    return ident if scope == 0 else f"{scope}\x00{ident}"
+
+
+def unscoped_id(key: str) -> str:
+    return key.rsplit("\x00", 1)[-1]
+
+
 def tabindex_of(el: Element) -> int | None:
     raw = el.attrs.get("tabindex")
     if raw is None:
@@ -182,7 +193,8 @@ def has_click_handler(el: Element) -> bool:
 
 class AccessibilityDocument:
     __slots__ = ("root", "elements", "role", "explicit", "ax_hidden", "not_rendered", "disabled", "native_disabled",
-                 "ids", "id_elems", "labels_for", "owner_of", "_names", "_composite_tabbable")
+                 "ids", "id_elems", "labels_for", "owner_of", "_names", "_composite_tabbable",
+                 "sibling_positions")
 
     def __init__(self, root: Element) -> None:
         self.root = root
@@ -199,6 +211,7 @@ class AccessibilityDocument:
         self.owner_of: dict[str, Element] = {}
         self._names: dict[Element, str] = {}
         self._composite_tabbable: dict[Element, bool] = {}
+        self.sibling_positions: SiblingPositions = {}
         self._walk()
 
     def _walk(self) -> None:
@@ -244,6 +257,7 @@ class AccessibilityDocument:
             self.explicit[el] = explicit
             ident = attrs.get("id")
             if ident:
+                ident = scoped_id(el.scope, ident)
                 lst = self.id_elems.get(ident)
                 if lst is None:
                     self.id_elems[ident] = [el]
@@ -253,11 +267,11 @@ class AccessibilityDocument:
             if tag == "label":
                 target = attrs.get("for")
                 if target:
-                    self.labels_for.setdefault(target, []).append(el)
+                    self.labels_for.setdefault(scoped_id(el.scope, target), []).append(el)
             owns = attrs.get("aria-owns")
             if owns:
                 for ref in owns.split():
-                    self.owner_of.setdefault(ref, el)
+                    self.owner_of.setdefault(scoped_id(el.scope, ref), el)
             if el.children:
                 c_fs = fs_dis or (tag == "fieldset" and "disabled" in attrs)
                 c_sect = sect or tag in _SECTIONING or role in _SECTIONING_ROLES
@@ -310,7 +324,7 @@ class AccessibilityDocument:
         if ref:
             parts = []
             for ident in ref.split():
-                target = self.ids.get(ident)
+                target = self.ids.get(scoped_id(el.scope, ident))
                 if target is not None:
                     parts.append(self._text_alt(target, {el}, False, True, True))
             text = _norm(" ".join(parts))
@@ -334,7 +348,7 @@ class AccessibilityDocument:
             if lb:
                 parts = []
                 for ident in lb.split():
-                    target = self.ids.get(ident)
+                    target = self.ids.get(scoped_id(el.scope, ident))
                     if target is not None and target is not el:
                         parts.append(self._text_alt(target, visited, False, True, True))
                     elif target is el:
@@ -427,7 +441,7 @@ class AccessibilityDocument:
         parts: list[str] = []
         ident = el.attrs.get("id")
         if ident:
-            for label in self.labels_for.get(ident, ()):
+            for label in self.labels_for.get(scoped_id(el.scope, ident), ()):
                 parts.append(self._text_alt(label, visited, True, True, False))
         anc = el.parent
         while anc is not None:
@@ -557,20 +571,39 @@ def target_of(el: Element) -> str:
     for d in iter_elements(root):
         ident = d.attrs.get("id")
         if ident:
-            counts.setdefault(ident, []).append(d)
-    return _selector(el, counts)
+            counts.setdefault(scoped_id(d.scope, ident), []).append(d)
+    return _selector(el, counts, {})
 
 
 def element_target(el: Element, doc: AccessibilityDocument) -> str:
-    return _selector(el, doc.id_elems)
+    return _selector(el, doc.id_elems, doc.sibling_positions)
 
 
-def _selector(el: Element, id_elems: dict[str, list[Element]]) -> str:
+# parent -> {child element: (its 1-based position among same-tag siblings, how many share its tag)}
+SiblingPositions = dict[Element, dict[Element, tuple[int, int]]]
+
+
+def _positions(parent: Element, cache: SiblingPositions) -> dict[Element, tuple[int, int]]:
+    # Computed once per parent, so targets for thousands of siblings stay linear.
+    found = cache.get(parent)
+    if found is None:
+        counts: dict[str, int] = {}
+        order: list[tuple[Element, int]] = []
+        for c in parent.children:
+            if isinstance(c, Element):
+                counts[c.tag] = counts.get(c.tag, 0) + 1
+                order.append((c, counts[c.tag]))
+        found = {c: (pos, counts[c.tag]) for c, pos in order}
+        cache[parent] = found
+    return found
+
+
+def _selector(el: Element, id_elems: dict[str, list[Element]], cache: SiblingPositions) -> str:
     segs: list[str] = []
     node: Element | None = el
     while node is not None and node.tag != "#document":
         ident = node.attrs.get("id")
-        if ident and len(id_elems.get(ident, ())) == 1 and _CSS_IDENT.match(ident):
+        if ident and len(id_elems.get(scoped_id(node.scope, ident), ())) == 1 and _CSS_IDENT.match(ident):
             segs.append(f"{node.tag}#{ident}")
             break
         parent = node.parent
@@ -580,13 +613,7 @@ def _selector(el: Element, id_elems: dict[str, list[Element]]) -> str:
         if parent is None:
             segs.append(node.tag)
             break
-        same = 0
-        pos = 0
-        for c in parent.children:
-            if isinstance(c, Element) and c.tag == node.tag:
-                same += 1
-                if c is node:
-                    pos = same
+        pos, same = _positions(parent, cache).get(node, (1, 1))
         segs.append(node.tag if same == 1 else f"{node.tag}:nth-of-type({pos})")
         node = parent
     return " > ".join(reversed(segs))
