@@ -21,6 +21,7 @@ from worldagent.stories.errors import (
     DiscoveryError,
     SourceLocation,
     StoryEncodingError,
+    StorySymlinkError,
     StoryTooLargeError,
 )
 from worldagent.stories.parse import (
@@ -31,12 +32,12 @@ from worldagent.stories.parse import (
     node_location,
     number_literal,
     parse_tsx,
-    read_source,
+    read_story_file,
     string_value,
     syntax_errors,
 )
 
-ProblemKind = Literal["syntax", "no-intent", "duplicate-intent", "encoding", "too-large", "import"]
+ProblemKind = Literal["syntax", "no-intent", "duplicate-intent", "encoding", "too-large", "import", "symlink"]
 IntentSource = Literal["story", "description", "meta", "export-name"]
 
 
@@ -109,6 +110,12 @@ def discover_stories(
 
 
 def _rel(path: Path, root: Path) -> str:
+    # Lexical first: a symlink under the root keeps its own name here and is checked (lstat)
+    # when read, instead of resolving to wherever it points.
+    try:
+        return path.absolute().relative_to(root.absolute()).as_posix()
+    except ValueError:
+        pass
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -122,7 +129,7 @@ def _story_files(paths: Sequence[Path], root: Path) -> list[str]:
         if not p.is_absolute() and not p.exists() and (root / p).exists():
             p = root / p
         if p.is_dir():
-            found.update(_rel(f, root) for f in p.rglob("*.stories.tsx") if f.is_file())
+            found.update(_rel(f, root) for f in p.rglob("*.stories.tsx") if f.is_file() or f.is_symlink())
         elif p.is_file():
             found.add(_rel(p, root))
         else:
@@ -351,7 +358,13 @@ class _Scanner:
 
     def _load(self, rel: str) -> _FileInfo:
         try:
-            source = read_source(self.root / rel, self.max_bytes, rel)
+            source = read_story_file(self.root, rel, self.max_bytes)
+        except StorySymlinkError as exc:
+            self.problem("symlink", exc.location, exc.message)
+            return _FileInfo(rel, None, None)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            self.problem("import", SourceLocation(rel, 1, 1), "file not found (a dangling symlink?)")
+            return _FileInfo(rel, None, None)
         except StoryTooLargeError as exc:
             self.problem("too-large", exc.location, exc.message)
             return _FileInfo(rel, None, None)

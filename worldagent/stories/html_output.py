@@ -136,24 +136,36 @@ def attributes_html(props: dict[str, Any]) -> str:
     return "".join(out)
 
 
+# The most characters one piece of rendered markup may hold (the interpreter's string limit).
+MAX_HTML_CHARS = 1 << 22
+
+
 def emit_child(value: Any, out: list[str], sheets: dict[str, None] | None = None) -> None:
-    """Append `value` written as JSX child content to `out`; collect its Html's CSS into `sheets`."""
+    """Append `value` written as JSX child content to `out`; collect its Html's CSS into `sheets`.
+
+    The size is checked while writing, so a list of many long strings fails before it is joined.
+    """
+    _emit(value, out, sheets, [sum(len(part) for part in out)])
+
+
+def _emit(value: Any, out: list[str], sheets: dict[str, None] | None, size: list[int]) -> None:
     t = type(value)
+    if t is list:
+        for item in value:
+            _emit(item, out, sheets, size)
+        return
     if t is Html:
-        out.append(value.html)
+        text = value.html
         if sheets is not None and value.stylesheets:
             sheets.update(dict.fromkeys(value.stylesheets))
     elif t is str:
-        out.append(escape_text(value))
-    elif t is list:
-        for item in value:
-            emit_child(item, out, sheets)
+        text = escape_text(value)
     elif value is None or value is UNDEFINED or t is bool:
         return
     elif t is float or t is int:
-        out.append(number_to_string(value))
+        text = number_to_string(value)
     elif t is TokenRef:
-        out.append(escape_text(value.css))
+        text = escape_text(value.css)
     elif getattr(value, "runtime_only", False):
         raise HtmlOutputError(
             f"'{value.name}' is a runtime-only value (behavioral programs, signals, test helpers run in the "
@@ -161,3 +173,7 @@ def emit_child(value: Any, out: list[str], sheets: dict[str, None] | None = None
         )
     else:
         raise HtmlOutputError(f"{describe(value)} is not valid as a JSX child")
+    size[0] += len(text)
+    if size[0] > MAX_HTML_CHARS:
+        raise HtmlOutputError(f"rendered markup too long (more than {MAX_HTML_CHARS} characters)")
+    out.append(text)

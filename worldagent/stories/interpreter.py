@@ -21,6 +21,7 @@ from worldagent.stories.errors import (
     StoryError,
     StoryImportError,
     StoryRenderError,
+    StorySymlinkError,
     StoryTooLargeError,
 )
 from worldagent.stories.html_output import (
@@ -41,7 +42,7 @@ from worldagent.stories.parse import (
     is_tsx,
     location_at,
     parse_tsx,
-    read_source,
+    read_story_file,
 )
 from worldagent.stories.syntax import JsxParts, Node, compile_source
 from worldagent.stories.values import (
@@ -115,6 +116,8 @@ class Module:
     exports: dict[str, Any]
 
 
+# Characters plus array elements one render may build in all: about 128 MB at worst.
+MAX_ALLOCATED = 1 << 25
 MISSING: Any = object()
 _SHORT: Any = object()  # an optional chain short-circuited
 _NORET: Any = object()  # a statement completed without `return`
@@ -172,6 +175,7 @@ class Interpreter:
         self.modules: dict[str, ModuleState] = {}
         self.stack: list[str] = []
         self.sheets: dict[str, None] = {}
+        self.allocated = 0  # characters + array elements built so far (see check_length)
 
     # ------------------------------------------------------------ errors
 
@@ -196,7 +200,9 @@ class Interpreter:
         if rel in self.overlay:
             return self._overlay_bytes(rel)
         try:
-            return read_source(self.root / rel, self.max_bytes, rel)
+            return read_story_file(self.root, rel, self.max_bytes)
+        except StorySymlinkError as exc:
+            raise StorySymlinkError(exc.message, at) from None
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise StoryImportError(f"file not found: {rel}", at) from None
 
@@ -433,7 +439,9 @@ class Interpreter:
 
     def _bind_array(self, pat: Node, value: Any, scope: Scope) -> None:
         if isinstance(value, str):
-            value = list(value)
+            # Only the characters the pattern names are split off, unless a rest element takes them all.
+            has_rest = any(k.type == "rest_pattern" for k in pat.kids)
+            value = self._iterate(value, pat, scope) if has_rest else list(value[: len(pat.kids)])
         if not isinstance(value, list):
             raise self.err(pat, scope, f"{describe(value)} is not iterable")
         for i, k in enumerate(pat.kids):
@@ -464,7 +472,7 @@ class Interpreter:
                 self.depth -= 1
         if isinstance(fn, Builtin):
             try:
-                return fn.fn(_Site(self, n, scope), args)
+                return self.check_length(fn.fn(_Site(self, n, scope), args), n, scope)
             except JsThrow as exc:
                 raise self.err(n, scope, str(exc)) from None
         if type(fn) is TokenRef:
@@ -605,6 +613,8 @@ class Interpreter:
         if isinstance(v, list):
             return v
         if isinstance(v, str):
+            if len(v) > MAX_ARRAY:
+                raise self.err(n, scope, f"array too long ({len(v)} > {MAX_ARRAY} elements)")
             return list(v)
         raise self.err(n, scope, f"{describe(v)} is not iterable")
 
@@ -621,10 +631,25 @@ class Interpreter:
         raise self.unsupported(k, scope)
 
     def check_length(self, value: Any, n: Node, scope: Scope) -> Any:
-        if isinstance(value, str) and len(value) > MAX_STRING:
-            raise self.err(n, scope, f"string too long ({len(value)} > {MAX_STRING} characters)")
-        if isinstance(value, list) and len(value) > MAX_ARRAY:
-            raise self.err(n, scope, f"array too long ({len(value)} > {MAX_ARRAY} elements)")
+        """Refuse an oversized string or array, and count it against the render's allocation budget."""
+        if isinstance(value, str):
+            size = len(value)
+            if size > MAX_STRING:
+                raise self.err(n, scope, f"string too long ({size} > {MAX_STRING} characters)")
+        elif isinstance(value, list):
+            size = len(value)
+            if size > MAX_ARRAY:
+                raise self.err(n, scope, f"array too long ({size} > {MAX_ARRAY} elements)")
+        else:
+            return value
+        # Each value may be within its limit while thousands of them are not (a 2 MB string
+        # concatenated in a 32 x 32 map): every string and array built counts as it is built.
+        self.allocated += size
+        if self.allocated > MAX_ALLOCATED:
+            raise self.err(
+                n, scope,
+                f"render allocation budget exceeded (more than {MAX_ALLOCATED} characters and array elements built)",
+            )
         return value
 
     # --------------------------------------------------------------- JSX
@@ -824,6 +849,7 @@ def _spread_object(self: Interpreter, out: dict[str, Any], v: Any, n: Node, scop
     if isinstance(v, dict):
         out.update(v)
     elif isinstance(v, (list, str)):
+        self.check_length(list(v) if isinstance(v, list) else [None] * min(len(v), MAX_ARRAY + 1), n, scope)
         out.update((str(i), x) for i, x in enumerate(v))
     elif isinstance(v, StyleEntry):
         out["className"] = list(v.class_names)

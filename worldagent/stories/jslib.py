@@ -356,7 +356,15 @@ def _reduce(site: CallSite, arr: list[Any], args: list[Any]) -> Any:
 def _join(site: CallSite, arr: list[Any], args: list[Any]) -> str:
     sep = _arg(args, 0)
     sep = "," if sep is UNDEFINED else to_string(sep)
-    return check_string(sep.join("" if is_nullish(v) else to_string(v) for v in arr))
+    parts: list[str] = []
+    size = 0
+    for v in arr:  # checked while built: a join of many long strings never materialises
+        text = "" if is_nullish(v) else to_string(v)
+        size += len(text) + len(sep)
+        if size > MAX_STRING + len(sep):
+            raise JsThrow(f"string too long (more than {MAX_STRING} characters)")
+        parts.append(text)
+    return check_string(sep.join(parts))
 
 
 def _includes(site: CallSite, arr: list[Any], args: list[Any]) -> bool:
@@ -393,7 +401,8 @@ def _flat(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
     out: list[Any] = []
     for a in arr:
         out.extend(a) if isinstance(a, list) else out.append(a)
-    return check_array(out)
+        check_array(out)
+    return out
 
 
 def _flat_map(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
@@ -413,6 +422,9 @@ def _str_split(s: str, args: list[Any]) -> list[str]:
     if sep is UNDEFINED:
         return [s]
     sep = to_string(sep)
+    pieces = len(s) if sep == "" else s.count(sep) + 1
+    if pieces > MAX_ARRAY:
+        raise JsThrow(f"array too long ({pieces} > {MAX_ARRAY} elements)")
     return list(s) if sep == "" else s.split(sep)
 
 
