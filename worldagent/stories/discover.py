@@ -442,7 +442,9 @@ class _Scanner:
             decls=decls,
             meta=meta,
             content_hash=self.content_hash([rel, *deps]),
-            style_files=[d for d in deps if d.endswith(".css.ts")],
+            # Component files the story needs besides tokens: styles and, for Plaited elements,
+            # the element module (`bElement`): the agent writes them with the story.
+            style_files=[d for d in deps if not d.endswith(".tokens.ts")],
             token_files=[d for d in deps if d.endswith(".tokens.ts")],
         )
         return [self._record(s, shared) for s in stories]
