@@ -168,3 +168,11 @@ export const good = story({ intent: 'y', template: () => <p>ok</p> })
     with pytest.raises(StoryRenderError, match="runtime-only"):
         render(tmp_path, write, body, "bad")
     assert render(tmp_path, write, body, "good") == "<p>ok</p>"
+
+
+def test_ts_specifier_resolves_a_tsx_module_and_join_styles_takes_tokens(tmp_path: Path, write: WriteFn) -> None:
+    write("a/el.tsx", "import { bElement, createTokens, createHostStyles, joinStyles } from 'plaited/ui'\n"
+          "const { c } = createTokens('c', { fill: { $value: 'blue' } })\n"
+          "export const El = bElement({ tag: 'x-el', hostStyles: joinStyles(c.fill, createHostStyles({ color: c.fill })), shadowDom: <b>e</b> })\n")
+    html = render(tmp_path, write, "import { El } from './el.ts'\nexport const s = story({ intent: 'x', template: El })\n")
+    assert "<style>:root{--c-fill:blue;}:host{color:var(--c-fill);}</style>" in html

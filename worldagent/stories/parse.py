@@ -190,7 +190,12 @@ def import_candidates(spec: str, importer: str) -> list[str] | None:
     base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
     if base == ".." or base.startswith("../") or base.startswith("/"):
         return None
-    return [base, base + ".ts", base + ".tsx", base + "/index.ts", base + "/index.tsx"]
+    candidates = [base, base + ".ts", base + ".tsx", base + "/index.ts", base + "/index.tsx"]
+    # TypeScript-style specifiers name a sibling extension: `./x.ts` may be `x.tsx`, `./x.js` is `x.ts(x)`.
+    stem, ext = posixpath.splitext(base)
+    if ext in (".ts", ".js", ".jsx"):
+        candidates[1:1] = [c for c in (stem + ".ts", stem + ".tsx") if c != base]
+    return candidates
 
 
 def resolve_import(spec: str, importer: str, exists: Callable[[str], bool]) -> str | None:

@@ -258,6 +258,8 @@ def join_styles_ui(site: Any, args: list[Any]) -> StyleEntry:
     for arg in args:
         if isinstance(arg, Keyframes):
             extra.update(dict.fromkeys(arg.sheets))
+        elif isinstance(arg, TokenRef):  # a token joined in brings its `:root` rule
+            extra[f":root{{{arg.var_name}:{to_string(arg.value)};}}"] = None
         elif isinstance(arg, dict) and ("stylesheets" in arg or "classNames" in arg):
             extra.update(dict.fromkeys(_stylesheets_of(arg)))
             names = arg.get("classNames")
