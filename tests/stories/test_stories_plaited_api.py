@@ -176,3 +176,21 @@ def test_ts_specifier_resolves_a_tsx_module_and_join_styles_takes_tokens(tmp_pat
           "export const El = bElement({ tag: 'x-el', hostStyles: joinStyles(c.fill, createHostStyles({ color: c.fill })), shadowDom: <b>e</b> })\n")
     html = render(tmp_path, write, "import { El } from './el.ts'\nexport const s = story({ intent: 'x', template: El })\n")
     assert "<style>:root{--c-fill:blue;}:host{color:var(--c-fill);}</style>" in html
+
+
+def test_style_objects_expose_class_names_and_stylesheets(tmp_path: Path, write: WriteFn) -> None:
+    html = render(tmp_path, write, """
+const styles = createStyles({ before: { textDecoration: 'underline' } })
+const { stylesheets, classNames } = styles.before
+const Inner: FT = (attrs) => <div {...attrs}>x</div>
+export const s = story({ intent: 'x', template: () => (
+  <x-host>
+    <template shadowrootmode='open'>
+      <style>{stylesheets.join('')}</style>
+      <Inner classNames={classNames} />
+    </template>
+  </x-host>
+) })
+""")
+    assert re.fullmatch(r'<x-host><template shadowrootmode="open"><style>\.before_[0-9a-f]{8}\{text-decoration:underline;\}'
+                        r'</style><div class="before_[0-9a-f]{8}">x</div></template></x-host>', html), html

@@ -117,7 +117,7 @@ def attributes_html(props: dict[str, Any]) -> str:
     for key, value in props.items():
         if key in _SKIP_ATTRS:
             continue
-        if key == "className" or key == "class":
+        if key == "className" or key == "class" or key == "classNames":
             if class_at < 0:
                 class_at = len(out)
                 out.append("")

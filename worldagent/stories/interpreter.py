@@ -548,9 +548,11 @@ class Interpreter:
         if obj is None or obj is UNDEFINED:
             raise self.err(n, scope, f"cannot read properties of {to_string(obj)} (reading '{property_key(key)}')")
         if t is StyleEntry:
-            if key == "className":
+            # Both spellings: the bundled dialect's `className`/`stylesheet` and Plaited 7's
+            # `{ classNames, stylesheets }` style objects.
+            if key in ("className", "classNames"):
                 return list(obj.class_names)
-            return list(obj.stylesheets) if key == "stylesheet" else UNDEFINED
+            return list(obj.stylesheets) if key in ("stylesheet", "stylesheets") else UNDEFINED
         if t is float or t is int:
             return method_of(obj, property_key(key))
         if isinstance(obj, Builtin):
