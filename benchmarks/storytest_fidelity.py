@@ -135,8 +135,12 @@ def measure_speed(corpora: dict[str, Path], browser: BrowserStoryRunner) -> dict
     browser.run(*cases[0][:2], cases[0][2], [])  # start Chromium outside the timing
     python_s = seconds_per_story(python, cases)
     browser_s = seconds_per_story(browser, cases)
-    return {"stories": len(cases), "python_s_per_story": python_s, "browser_s_per_story": browser_s,
-            "speedup": browser_s / python_s}
+    return {
+        "stories": len(cases),
+        "python_s_per_story": python_s,
+        "browser_s_per_story": browser_s,
+        "speedup": browser_s / python_s,
+    }
 
 
 # ------------------------------------------------------------------------------ render rate
@@ -145,8 +149,9 @@ def measure_speed(corpora: dict[str, Path], browser: BrowserStoryRunner) -> dict
 def render_rate(root: Path) -> dict[str, object]:
     """Discover every story under ``root`` and render it; failures with their located reasons."""
     discovery = discover_stories([root], root=root)
-    failures: list[str] = [str(p) for p in discovery.problems if p.kind in ("syntax", "encoding", "too-large",
-                                                                             "symlink")]
+    failures: list[str] = [
+        str(p) for p in discovery.problems if p.kind in ("syntax", "encoding", "too-large", "symlink")
+    ]
     rendered = 0
     for record in discovery.stories:
         try:
@@ -155,8 +160,7 @@ def render_rate(root: Path) -> dict[str, object]:
         except StoryError as error:
             failures.append(f"{record.export}: {error}")
     total = len(discovery.stories)
-    return {"stories": total, "rendered": rendered, "rate": rendered / total if total else 0.0,
-            "failures": failures}
+    return {"stories": total, "rendered": rendered, "rate": rendered / total if total else 0.0, "failures": failures}
 
 
 # ---------------------------------------------------------------------------- hostile input
@@ -217,8 +221,10 @@ def _print_fidelity(fidelity: Fidelity, corpora: Iterable[str]) -> None:
     print(f"page-level agreement [all]: {fidelity.agreement():.1%} (target {AGREEMENT_TARGET:.0%})")
     print(f"{'rule':32} {'tp':>4} {'fp':>4} {'fn':>4} {'precision':>10} {'recall':>7}")
     for rule, score in fidelity.rule_scores().items():
-        print(f"{rule:32} {score.true_positive:4} {score.false_positive:4} {score.false_negative:4} "
-              f"{score.precision:10.2f} {score.recall:7.2f}")
+        print(
+            f"{rule:32} {score.true_positive:4} {score.false_positive:4} {score.false_negative:4} "
+            f"{score.precision:10.2f} {score.recall:7.2f}"
+        )
     for page in fidelity.disagreements():
         print(f"  differs: {page.corpus}/{page.file} {page.export}: python {page.python_rules} axe {page.axe_rules}")
     for error in fidelity.render_errors:
@@ -246,8 +252,9 @@ def main(argv: list[str] | None = None) -> int:
     with BrowserStoryRunner() as browser:
         fidelity = measure_fidelity(corpora, browser)
         report["agreement"] = {c: fidelity.agreement(c) for c in corpora} | {"all": fidelity.agreement()}
-        report["rules"] = {r: asdict(s) | {"precision": s.precision, "recall": s.recall}
-                           for r, s in fidelity.rule_scores().items()}
+        report["rules"] = {
+            r: asdict(s) | {"precision": s.precision, "recall": s.recall} for r, s in fidelity.rule_scores().items()
+        }
         report["disagreements"] = [asdict(p) for p in fidelity.disagreements()]
         if not args.no_speed:
             report["speed"] = measure_speed(corpora, browser)
@@ -259,12 +266,16 @@ def main(argv: list[str] | None = None) -> int:
     _print_fidelity(fidelity, corpora)
     if "speed" in report:
         speed = report["speed"]
-        print(f"speed over {speed['stories']} stories: python {speed['python_s_per_story'] * 1000:.1f} ms/story, "  # type: ignore[index]
-              f"browser {speed['browser_s_per_story'] * 1000:.1f} ms/story, "  # type: ignore[index]
-              f"ratio {speed['speedup']:.1f}x (target >= {SPEED_TARGET:.0f}x)")  # type: ignore[index]
+        print(
+            f"speed over {speed['stories']} stories: python {speed['python_s_per_story'] * 1000:.1f} ms/story, "  # type: ignore[index]
+            f"browser {speed['browser_s_per_story'] * 1000:.1f} ms/story, "  # type: ignore[index]
+            f"ratio {speed['speedup']:.1f}x (target >= {SPEED_TARGET:.0f}x)"
+        )  # type: ignore[index]
     for name, figures in report.get("hostile", {}).items():  # type: ignore[union-attr]
-        print(f"hostile {name}: {figures['seconds']:.2f} s, peak {figures['peak_mb']:.0f} MB, "
-              f"{'clear error' if figures['expected_exit'] else 'UNEXPECTED EXIT'}")
+        print(
+            f"hostile {name}: {figures['seconds']:.2f} s, peak {figures['peak_mb']:.0f} MB, "
+            f"{'clear error' if figures['expected_exit'] else 'UNEXPECTED EXIT'}"
+        )
     return 0
 
 

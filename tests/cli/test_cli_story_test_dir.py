@@ -37,12 +37,16 @@ def test_a_render_error_fails_only_its_story(tmp_path: Path, capsys: pytest.Capt
     results = {r["export"]: r for r in lines[:-1]}
     assert code == 1
     assert results["good"]["rendered"] and results["good"]["passed"] and results["good"]["a11yPassed"]
-    assert not results["bad"]["rendered"] and results["bad"]["errors"][0].startswith("render: a.stories.tsx:4:60: unknown component <Missing>")
+    assert not results["bad"]["rendered"] and results["bad"]["errors"][0].startswith(
+        "render: a.stories.tsx:4:60: unknown component <Missing>"
+    )
     assert lines[-1] == {"summary": {"stories": 2, "rendered": 1, "passed": 1, "failed": 0, "errors": 1}}
 
 
 def test_a_passing_folder_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "x").mkdir()
-    (tmp_path / "x" / "b.stories.tsx").write_text(HEAD + "export const b = story({ intent: 'b', template: () => <p>b</p> })\n")
+    (tmp_path / "x" / "b.stories.tsx").write_text(
+        HEAD + "export const b = story({ intent: 'b', template: () => <p>b</p> })\n"
+    )
     code, lines = run(capsys, str(tmp_path))
     assert code == 0 and lines[-1]["summary"] == {"stories": 1, "rendered": 1, "passed": 1, "failed": 0, "errors": 0}

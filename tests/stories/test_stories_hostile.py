@@ -47,7 +47,10 @@ def test_many_strings_within_the_length_limit_exhaust_the_allocation_budget(tmp_
     ],
 )
 def test_builtins_check_sizes_before_building(tmp_path: Path, write: WriteFn, expression: str, message: str) -> None:
-    body = doubling("s", 17) + f"const v = {expression}\nexport const s = story({{ intent: 'x', template: () => <p>{{v.length}}</p> }})\n"
+    body = (
+        doubling("s", 17)
+        + f"const v = {expression}\nexport const s = story({{ intent: 'x', template: () => <p>{{v.length}}</p> }})\n"
+    )
     with pytest.raises(StoryRenderError, match=message):
         render(tmp_path, write, body)
 
@@ -60,7 +63,9 @@ def test_markup_size_is_checked_while_children_are_written(tmp_path: Path, write
 
 
 def test_a_story_symlink_leaving_the_root_is_a_problem_not_a_crash(tmp_path: Path, write: WriteFn) -> None:
-    outside = write("outside/evil.stories.tsx", HEAD + "export const s = story({ intent: 'x', template: () => <p /> })\n")
+    outside = write(
+        "outside/evil.stories.tsx", HEAD + "export const s = story({ intent: 'x', template: () => <p /> })\n"
+    )
     root = tmp_path / "root"
     write("root/ok.stories.tsx", HEAD + "export const s = story({ intent: 'ok', template: () => <p>ok</p> })\n")
     os.symlink(outside, root / "evil.stories.tsx")
@@ -72,24 +77,43 @@ def test_a_story_symlink_leaving_the_root_is_a_problem_not_a_crash(tmp_path: Pat
 
 
 def test_an_import_or_tokens_symlink_leaving_the_root_is_never_read(tmp_path: Path, write: WriteFn) -> None:
-    secret = write("outside/secret.tokens.ts", "import { createTokens } from 'plaited/ui'\nexport const { t } = createTokens('t', { a: { $value: 'SECRET' } })\n")
+    secret = write(
+        "outside/secret.tokens.ts",
+        "import { createTokens } from 'plaited/ui'\nexport const { t } = createTokens('t', { a: { $value: 'SECRET' } })\n",
+    )
     root = tmp_path / "root"
-    write("root/a.stories.tsx", HEAD + "import { t } from './t.tokens.ts'\nexport const s = story({ intent: 'x', template: () => <p>{t.a}</p> })\n")
+    write(
+        "root/a.stories.tsx",
+        HEAD
+        + "import { t } from './t.tokens.ts'\nexport const s = story({ intent: 'x', template: () => <p>{t.a}</p> })\n",
+    )
     os.symlink(secret, root / "t.tokens.ts")
-    with pytest.raises(StorySymlinkError, match=r"a\.stories\.tsx:2:19: 't\.tokens\.ts' is a symlink to a path outside the story root"):
+    with pytest.raises(
+        StorySymlinkError, match=r"a\.stories\.tsx:2:19: 't\.tokens\.ts' is a symlink to a path outside the story root"
+    ):
         render_story(root / "a.stories.tsx", "s", root)
     records = discover_stories([root], root=root)
     assert any(p.kind == "symlink" for p in records.problems)
 
 
-def test_a_symlinked_folder_leaving_the_root_is_refused_and_one_inside_is_allowed(tmp_path: Path, write: WriteFn) -> None:
+def test_a_symlinked_folder_leaving_the_root_is_refused_and_one_inside_is_allowed(
+    tmp_path: Path, write: WriteFn
+) -> None:
     write("outside/x.ts", "export const x = 'outside'\n")
     write("root/real/y.ts", "export const x = 'inside'\n")
     root = tmp_path / "root"
     os.symlink(tmp_path / "outside", root / "linked")
     os.symlink(root / "real", root / "alias")
-    write("root/a.stories.tsx", HEAD + "import { x } from './linked/x.ts'\nexport const s = story({ intent: 'x', template: () => <p>{x}</p> })\n")
+    write(
+        "root/a.stories.tsx",
+        HEAD
+        + "import { x } from './linked/x.ts'\nexport const s = story({ intent: 'x', template: () => <p>{x}</p> })\n",
+    )
     with pytest.raises(StorySymlinkError, match="'linked' is a symlink"):
         render_story(root / "a.stories.tsx", "s", root)
-    write("root/b.stories.tsx", HEAD + "import { x } from './alias/y.ts'\nexport const s = story({ intent: 'x', template: () => <p>{x}</p> })\n")
+    write(
+        "root/b.stories.tsx",
+        HEAD
+        + "import { x } from './alias/y.ts'\nexport const s = story({ intent: 'x', template: () => <p>{x}</p> })\n",
+    )
     assert render_story(root / "b.stories.tsx", "s", root).html == "<p>inside</p>"

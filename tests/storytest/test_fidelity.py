@@ -36,7 +36,9 @@ def test_python_rules_agree_with_axe_core_on_the_fixture_and_bundled_corpora() -
     differing = [(p.file, p.export, p.python_rules, p.axe_rules) for p in fidelity.disagreements()]
     assert fidelity.agreement("fixtures") >= AGREEMENT_TARGET, differing
     assert fidelity.agreement() >= AGREEMENT_TARGET, differing
-    low = {rule: score.precision for rule, score in fidelity.rule_scores().items() if score.precision < PRECISION_TARGET}
+    low = {
+        rule: score.precision for rule, score in fidelity.rule_scores().items() if score.precision < PRECISION_TARGET
+    }
     assert not low, (low, differing)
     # The fixture corpus exercises the rules across shadow roots: several must fire, and agree.
     assert sum(s.true_positive for s in fidelity.rule_scores().values()) >= 15

@@ -22,7 +22,9 @@ from worldagent.stories.values import (
     typeof,
 )
 
-VOID_ELEMENTS = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"})
+VOID_ELEMENTS = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+)
 _ATTR_NAMES = {"className": "class", "htmlFor": "for", "tabIndex": "tabindex"}
 _SKIP_ATTRS = frozenset({"children", "key", "stylesheet"})
 _BAD_ATTR_CHARS = frozenset(" \t\n\f\r\"'>/=<`\x00")

@@ -89,7 +89,9 @@ class ElementTemplate(Builtin):
     def __init__(self, config: dict[str, Any]) -> None:
         tag = config.get("tag")
         if not isinstance(tag, str) or "-" not in tag or tag != tag.lower():
-            raise JsThrow(f"bElement: tag must be a lowercase custom element name with a hyphen, got {to_string(tag)!r}")
+            raise JsThrow(
+                f"bElement: tag must be a lowercase custom element name with a hyphen, got {to_string(tag)!r}"
+            )
         super().__init__(tag, self._render)
         self.tag = tag
         mode = config.get("mode", UNDEFINED)
@@ -124,7 +126,7 @@ class ElementTemplate(Builtin):
         style = f"<style>{''.join(sheets)}</style>" if sheets else ""
         focus = " shadowrootdelegatesfocus" if self.delegates_focus else ""
         html = (
-            f"<{self.tag}{attrs}><template shadowrootmode=\"{escape_attr(self.mode)}\"{focus}>{style}"
+            f'<{self.tag}{attrs}><template shadowrootmode="{escape_attr(self.mode)}"{focus}>{style}'
             f"{self.shadow.html}</template>{''.join(light)}</{self.tag}>"
         )
         return Html(check_string(html), tuple(light_sheets))
