@@ -340,6 +340,7 @@ class _Scanner:
         self.max_bytes = max_bytes
         self.files: dict[str, _FileInfo] = {}
         self.problems: dict[tuple[str, SourceLocation, str], Problem] = {}
+        self.refused: set[str] = set()  # files refused as symlinks leaving the root: never read
 
     def problem(self, kind: ProblemKind, location: SourceLocation, message: str) -> None:
         self.problems.setdefault((kind, location, message), Problem(kind=kind, location=location, message=message))
@@ -361,6 +362,7 @@ class _Scanner:
             source = read_story_file(self.root, rel, self.max_bytes)
         except StorySymlinkError as exc:
             self.problem("symlink", exc.location, exc.message)
+            self.refused.add(rel)
             return _FileInfo(rel, None, None)
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             self.problem("import", SourceLocation(rel, 1, 1), "file not found (a dangling symlink?)")
@@ -436,6 +438,12 @@ class _Scanner:
         if not stories:
             return []
         deps = self.local_deps(rel)
+        refused = sorted(d for d in deps if d in self.refused)
+        if refused:
+            # Its stories would carry a file from outside the root into the training data: none is listed.
+            message = f"imports {', '.join(refused)}, a symlink leaving the story root"
+            self.problem("symlink", SourceLocation(rel, 1, 1), message)
+            return []
         shared = _Shared(
             rel=rel,
             source=info.source,
