@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from pathlib import Path
+
 from benchmarks.storytest_fidelity import (
     AGREEMENT_TARGET,
     BUNDLED,
     FIXTURES,
     PRECISION_TARGET,
     measure_fidelity,
+    render_rate,
 )
 from worldagent.storytest.runner import BrowserStoryRunner, BrowserUnavailableError, find_chromium
 
@@ -42,3 +45,16 @@ def test_python_rules_agree_with_axe_core_on_the_fixture_and_bundled_corpora() -
     assert not low, (low, differing)
     # The fixture corpus exercises the rules across shadow roots: several must fire, and agree.
     assert sum(s.true_positive for s in fidelity.rule_scores().values()) >= 15
+
+
+def test_render_rate_names_each_failure_with_its_location(tmp_path: Path) -> None:
+    assert render_rate(FIXTURES)["rate"] == 1.0
+    (tmp_path / "a.stories.tsx").write_text(
+        "import { story } from 'plaited/testing'\n\n"
+        "export const a = story({ intent: 'a', template: () => <X /> })\n"
+        "export const b = story({ intent: 'b', template: () => <p>b</p> })\n"
+    )
+    rate = render_rate(tmp_path)
+    assert (rate["stories"], rate["rendered"]) == (2, 1)
+    (failure,) = rate["failures"]
+    assert failure.startswith("a: a.stories.tsx:3:56: unknown component <X>")
