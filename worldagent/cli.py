@@ -59,41 +59,64 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
     from worldagent.stories.errors import StoryError
     from worldagent.storytest.runner import make_runner, reference_assertions
 
-    story_file = Path(args.file)
-    if not story_file.is_file():
-        print(f"error: {story_file}: no such file", file=sys.stderr)
+    target = Path(args.path)
+    if not target.exists():
+        print(f"error: {target}: no such file or directory", file=sys.stderr)
         return EXIT_BAD_INPUT
-    root = Path(args.root) if args.root else story_file.resolve().parent
-    story_file = story_file.resolve()
-    discovery = discover_stories([story_file], root=root)
+    if target.is_dir() and args.reference:
+        print("error: --reference needs a single story FILE, not a directory", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    default_root = target if target.is_dir() else target.resolve().parent
+    root = Path(args.root) if args.root else default_root
+    discovery = discover_stories([target], root=root)
     for problem in discovery.problems:
         print(str(problem), file=sys.stderr)
-    exports = [s.export for s in discovery.stories if args.export in (None, s.export)]
-    if not exports:
-        print(f"error: {args.file}: no story export{' named ' + repr(args.export) if args.export else ''}", file=sys.stderr)
+    stories = [s for s in discovery.stories if args.export in (None, s.export)]
+    if not stories and not discovery.problems:
+        print(f"error: {args.path}: no story export{' named ' + repr(args.export) if args.export else ''}", file=sys.stderr)
         return EXIT_BAD_INPUT
     runner = make_runner(StorytestParams(runner=args.runner))
-    reference = Path(args.reference).resolve() if args.reference else story_file
-    reference_root = reference.parent if args.reference else root
-    all_passed = True
-    for export in exports:
+    reference = Path(args.reference).resolve() if args.reference else None
+    counts = {"stories": len(stories), "rendered": 0, "passed": 0, "failed": 0, "errors": 0}
+    for record in stories:
+        story_file = root / record.file
         try:
-            expected = reference_assertions(reference, export, reference_root)
+            if reference is not None:
+                expected = reference_assertions(reference, record.export, reference.parent)
+            else:
+                expected = reference_assertions(story_file, record.export, root)
         except StoryError as error:
-            if args.reference:
+            if reference is not None:
                 print(f"error: reference {error}", file=sys.stderr)
                 return EXIT_BAD_INPUT
             expected = []  # the story itself does not render: the run below reports where
-        result = runner.run(story_file, export, root, expected)
-        all_passed &= result.passed and result.a11yPassed
+        result = runner.run(story_file, record.export, root, expected)
+        render_error = not result.passed and bool(result.errors) and result.errors[0].startswith("render: ")
+        ok = result.passed and result.a11yPassed
+        counts["rendered"] += not render_error
+        counts["errors"] += render_error
+        counts["passed"] += ok
+        counts["failed"] += not ok and not render_error
         if args.json:
-            _print_json({"export": export, **result.model_dump()})
+            _print_json({"file": record.file, "export": record.export, "rendered": not render_error,
+                         **result.model_dump()})
         else:
-            status = "PASS" if result.passed and result.a11yPassed else "FAIL"
-            print(f"{status} {export}: {result.passedAssertions}/{result.totalAssertions} assertions, a11y {'ok' if result.a11yPassed else 'failed'}")
+            status = "ERROR" if render_error else "PASS" if ok else "FAIL"
+            print(f"{status} {record.file} {record.export}: {result.passedAssertions}/{result.totalAssertions} "
+                  f"assertions, a11y {'ok' if result.a11yPassed else 'failed'}")
             for error in result.errors:
                 print(f"  {error}")
-    return EXIT_OK if all_passed else EXIT_FAILED
+    # Files that could not be read or parsed hold stories nobody can run: they count as errors.
+    unreadable = len({p.location.file for p in discovery.problems if p.kind in ("syntax", "encoding", "too-large",
+                                                                               "symlink")})
+    counts["errors"] += unreadable
+    if args.json:
+        if target.is_dir():  # a single FILE keeps its one-object-per-story output
+            _print_json({"summary": counts})
+    else:
+        print(f"{counts['stories']} stories: {counts['rendered']} rendered, {counts['passed']} passed, "
+              f"{counts['failed']} failed, {counts['errors']} errors")
+    return EXIT_OK if counts["failed"] == 0 and counts["errors"] == 0 else EXIT_FAILED
 
 
 def _cmd_a11y(args: argparse.Namespace) -> int:
@@ -139,13 +162,17 @@ def build_parser() -> argparse.ArgumentParser:
     discover.add_argument("--root", help="paths in the output are relative to this directory (default: common parent)")
     discover.set_defaults(handler=_cmd_discover)
 
-    story_test = commands.add_parser("story-test", help="render a story and run its accessibility, pattern and assertion checks")
-    story_test.add_argument("file", metavar="FILE", help="a *.stories.tsx file")
+    story_test = commands.add_parser(
+        "story-test", help="render stories and run their accessibility, pattern and assertion checks"
+    )
+    story_test.add_argument("path", metavar="FILE|DIR", help="a *.stories.tsx file, or a folder of them")
     story_test.add_argument("--export", help="only this story export (default: every story in the file)")
     story_test.add_argument("--reference", help="derive the assertions from this reference story file (default: FILE itself)")
     story_test.add_argument("--runner", choices=["python", "browser"], default="python", help="python (embedded) or browser (headless Chromium + axe-core)")
-    story_test.add_argument("--root", help="root for relative imports (default: the file's directory)")
-    story_test.add_argument("--json", action="store_true", help="one StoryResult JSON object per story")
+    story_test.add_argument("--root", help="root for relative imports (default: DIR, or the FILE's directory)")
+    story_test.add_argument(
+        "--json", action="store_true", help="one StoryResult JSON object per story, then a summary object"
+    )
     story_test.set_defaults(handler=_cmd_story_test)
 
     a11y = commands.add_parser("a11y", help="check an HTML file with the accessibility rules")

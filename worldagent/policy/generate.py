@@ -100,7 +100,11 @@ def split_stories(records: Sequence[StoryRecord], params: GenerateParams, seed: 
 
 def solution_calls(solution: Solution) -> list[ToolCall]:
     """The reference tool-call sequence: styles, template, story, then run the story."""
-    calls = [ToolCall("writeStyles", {"path": p, "content": solution.files[p]}) for p in solution.style_paths]
+    # A Plaited element module (`bElement`, a .tsx the story imports) is written like a template.
+    calls = [
+        ToolCall("writeStyles" if p.endswith(".css.ts") else "writeTemplate", {"path": p, "content": solution.files[p]})
+        for p in solution.style_paths
+    ]
     if solution.template_path is not None:
         calls.append(ToolCall("writeTemplate", {"path": solution.template_path, "content": solution.files[solution.template_path]}))
     calls.append(ToolCall("writeStory", {"path": solution.story_path, "content": solution.files[solution.story_path]}))

@@ -21,6 +21,7 @@ from worldagent.stories.errors import (
     DiscoveryError,
     SourceLocation,
     StoryEncodingError,
+    StorySymlinkError,
     StoryTooLargeError,
 )
 from worldagent.stories.parse import (
@@ -31,12 +32,12 @@ from worldagent.stories.parse import (
     node_location,
     number_literal,
     parse_tsx,
-    read_source,
+    read_story_file,
     string_value,
     syntax_errors,
 )
 
-ProblemKind = Literal["syntax", "no-intent", "duplicate-intent", "encoding", "too-large", "import"]
+ProblemKind = Literal["syntax", "no-intent", "duplicate-intent", "encoding", "too-large", "import", "symlink"]
 IntentSource = Literal["story", "description", "meta", "export-name"]
 
 
@@ -109,6 +110,12 @@ def discover_stories(
 
 
 def _rel(path: Path, root: Path) -> str:
+    # Lexical first: a symlink under the root keeps its own name here and is checked (lstat)
+    # when read, instead of resolving to wherever it points.
+    try:
+        return path.absolute().relative_to(root.absolute()).as_posix()
+    except ValueError:
+        pass
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -122,7 +129,7 @@ def _story_files(paths: Sequence[Path], root: Path) -> list[str]:
         if not p.is_absolute() and not p.exists() and (root / p).exists():
             p = root / p
         if p.is_dir():
-            found.update(_rel(f, root) for f in p.rglob("*.stories.tsx") if f.is_file())
+            found.update(_rel(f, root) for f in p.rglob("*.stories.tsx") if f.is_file() or f.is_symlink())
         elif p.is_file():
             found.add(_rel(p, root))
         else:
@@ -333,6 +340,7 @@ class _Scanner:
         self.max_bytes = max_bytes
         self.files: dict[str, _FileInfo] = {}
         self.problems: dict[tuple[str, SourceLocation, str], Problem] = {}
+        self.refused: set[str] = set()  # files refused as symlinks leaving the root: never read
 
     def problem(self, kind: ProblemKind, location: SourceLocation, message: str) -> None:
         self.problems.setdefault((kind, location, message), Problem(kind=kind, location=location, message=message))
@@ -351,7 +359,14 @@ class _Scanner:
 
     def _load(self, rel: str) -> _FileInfo:
         try:
-            source = read_source(self.root / rel, self.max_bytes, rel)
+            source = read_story_file(self.root, rel, self.max_bytes)
+        except StorySymlinkError as exc:
+            self.problem("symlink", exc.location, exc.message)
+            self.refused.add(rel)
+            return _FileInfo(rel, None, None)
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            self.problem("import", SourceLocation(rel, 1, 1), "file not found (a dangling symlink?)")
+            return _FileInfo(rel, None, None)
         except StoryTooLargeError as exc:
             self.problem("too-large", exc.location, exc.message)
             return _FileInfo(rel, None, None)
@@ -423,13 +438,21 @@ class _Scanner:
         if not stories:
             return []
         deps = self.local_deps(rel)
+        refused = sorted(d for d in deps if d in self.refused)
+        if refused:
+            # Its stories would carry a file from outside the root into the training data: none is listed.
+            message = f"imports {', '.join(refused)}, a symlink leaving the story root"
+            self.problem("symlink", SourceLocation(rel, 1, 1), message)
+            return []
         shared = _Shared(
             rel=rel,
             source=info.source,
             decls=decls,
             meta=meta,
             content_hash=self.content_hash([rel, *deps]),
-            style_files=[d for d in deps if d.endswith(".css.ts")],
+            # Component files the story needs besides tokens: styles and, for Plaited elements,
+            # the element module (`bElement`): the agent writes them with the story.
+            style_files=[d for d in deps if not d.endswith(".tokens.ts")],
             token_files=[d for d in deps if d.endswith(".tokens.ts")],
         )
         return [self._record(s, shared) for s in stories]

@@ -58,6 +58,10 @@ class StoryImportError(StoryError):
     """A module import cannot be resolved, is cyclic, or names a missing export."""
 
 
+class StorySymlinkError(StoryImportError):
+    """A story, import or tokens file is a symlink (or under one) that leaves the story root."""
+
+
 class DiscoveryError(ValueError):
     """Raised by strict discovery; lists every problem found across all files."""
 

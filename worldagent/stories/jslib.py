@@ -356,7 +356,15 @@ def _reduce(site: CallSite, arr: list[Any], args: list[Any]) -> Any:
 def _join(site: CallSite, arr: list[Any], args: list[Any]) -> str:
     sep = _arg(args, 0)
     sep = "," if sep is UNDEFINED else to_string(sep)
-    return check_string(sep.join("" if is_nullish(v) else to_string(v) for v in arr))
+    parts: list[str] = []
+    size = 0
+    for v in arr:  # checked while built: a join of many long strings never materialises
+        text = "" if is_nullish(v) else to_string(v)
+        size += len(text) + len(sep)
+        if size > MAX_STRING + len(sep):
+            raise JsThrow(f"string too long (more than {MAX_STRING} characters)")
+        parts.append(text)
+    return check_string(sep.join(parts))
 
 
 def _includes(site: CallSite, arr: list[Any], args: list[Any]) -> bool:
@@ -382,11 +390,19 @@ def _concat(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
     return out
 
 
+def _push(site: CallSite, arr: list[Any], args: list[Any]) -> int:
+    if len(arr) + len(args) > MAX_ARRAY:
+        raise JsThrow(f"array too long ({len(arr) + len(args)} > {MAX_ARRAY} elements)")
+    arr.extend(args)
+    return len(arr)
+
+
 def _flat(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
     out: list[Any] = []
     for a in arr:
         out.extend(a) if isinstance(a, list) else out.append(a)
-    return check_array(out)
+        check_array(out)
+    return out
 
 
 def _flat_map(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
@@ -397,6 +413,7 @@ _LIST_METHODS: dict[str, Callable[[CallSite, list[Any], list[Any]], Any]] = {
     "map": _map, "filter": _filter, "find": _find, "findIndex": _find_index, "some": _some,
     "every": _every, "reduce": _reduce, "join": _join, "includes": _includes,
     "indexOf": _index_of, "slice": _slice, "concat": _concat, "flat": _flat, "flatMap": _flat_map,
+    "push": _push,
 }
 
 
@@ -405,6 +422,9 @@ def _str_split(s: str, args: list[Any]) -> list[str]:
     if sep is UNDEFINED:
         return [s]
     sep = to_string(sep)
+    pieces = len(s) if sep == "" else s.count(sep) + 1
+    if pieces > MAX_ARRAY:
+        raise JsThrow(f"array too long ({pieces} > {MAX_ARRAY} elements)")
     return list(s) if sep == "" else s.split(sep)
 
 

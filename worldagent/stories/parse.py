@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import posixpath
+import stat
 import threading
 from pathlib import Path
 from typing import Callable
@@ -15,6 +16,7 @@ import tree_sitter_typescript as tst
 from worldagent.stories.errors import (
     SourceLocation,
     StoryEncodingError,
+    StorySymlinkError,
     StorySyntaxError,
     StoryTooLargeError,
 )
@@ -131,6 +133,37 @@ def read_source(
     return data
 
 
+def check_inside_root(root: Path | str, rel: str) -> None:
+    """Refuse `rel` when it, or a folder on its way from `root`, is a symlink leaving `root`.
+
+    Checked with `lstat` on every path component, so nothing outside the root is ever opened;
+    a symlink that stays inside the root is allowed. Raises `StorySymlinkError` naming `rel`.
+    """
+    base = Path(root)
+    real_root = base.resolve()
+    current = base
+    for part in Path(rel).parts:
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except FileNotFoundError:
+            return  # the caller reports a missing file
+        if stat.S_ISLNK(mode):
+            target = current.resolve()
+            if target != real_root and real_root not in target.parents:
+                raise StorySymlinkError(
+                    f"'{current.relative_to(base).as_posix()}' is a symlink to a path outside the story root; "
+                    "story, import and tokens files must stay inside it",
+                    SourceLocation(rel, 1, 1),
+                )
+
+
+def read_story_file(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """`read_source` of `root / rel`, refusing symlinks that leave `root` (see `check_inside_root`)."""
+    check_inside_root(root, rel)
+    return read_source(Path(root) / rel, max_bytes, rel)
+
+
 def _too_large(name: str, size: int, max_bytes: int) -> StoryTooLargeError:
     return StoryTooLargeError(
         f"file is too large ({size} bytes > limit {max_bytes} bytes)", SourceLocation(name, 1, 1)
@@ -157,7 +190,12 @@ def import_candidates(spec: str, importer: str) -> list[str] | None:
     base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), spec))
     if base == ".." or base.startswith("../") or base.startswith("/"):
         return None
-    return [base, base + ".ts", base + ".tsx", base + "/index.ts", base + "/index.tsx"]
+    candidates = [base, base + ".ts", base + ".tsx", base + "/index.ts", base + "/index.tsx"]
+    # TypeScript-style specifiers name a sibling extension: `./x.ts` may be `x.tsx`, `./x.js` is `x.ts(x)`.
+    stem, ext = posixpath.splitext(base)
+    if ext in (".ts", ".js", ".jsx"):
+        candidates[1:1] = [c for c in (stem + ".ts", stem + ".tsx") if c != base]
+    return candidates
 
 
 def resolve_import(spec: str, importer: str, exists: Callable[[str], bool]) -> str | None:

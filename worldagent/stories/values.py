@@ -43,10 +43,12 @@ class JsThrow(Exception):
 class Html:
     """Rendered markup: the value of a JSX expression."""
 
-    __slots__ = ("html",)
+    __slots__ = ("html", "stylesheets")
 
-    def __init__(self, html: str) -> None:
+    def __init__(self, html: str, stylesheets: tuple[str, ...] = ()) -> None:
         self.html = html
+        # The CSS this markup's classes need, so a shadow root can carry its own <style>.
+        self.stylesheets = stylesheets
 
     def __repr__(self) -> str:
         return f"Html({self.html!r})"
@@ -95,6 +97,10 @@ class Builtin:
     def __init__(self, name: str, fn: Callable[[Any, list[Any]], Any]) -> None:
         self.name = name
         self.fn = fn
+
+    def member(self, key: str) -> Any:
+        """A property of the function object (`Element.tag`, `keyframes.id`); UNDEFINED by default."""
+        return UNDEFINED
 
     def __repr__(self) -> str:
         return f"<builtin {self.name}>"

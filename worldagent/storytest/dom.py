@@ -9,9 +9,18 @@ Tolerated input: void elements (``<img>``, ``<input>`` ...), self-closing syntax
 unclosed tags (closed at the end, or implicitly by a matching ancestor's end tag), stray end
 tags (ignored), and the usual implicit closes (``<li>`` closes an open ``<li>``, ``<p>`` is
 closed by a block-level start tag, ``<option>``/``<tr>``/``<td>`` siblings).
+
+Declarative shadow DOM (``<template shadowrootmode=...>`` as a host's first template child,
+as Plaited's server-side rendering writes custom elements) is flattened the way assistive
+technology and axe-core see it: the host's children become its shadow tree, each ``<slot>``
+replaced by the light-DOM nodes assigned to it (or its fallback content). Every element
+records its tree ``scope`` (0 for the document, one number per shadow root) so that id
+references resolve inside the shadow root they live in.
 """
 
 from __future__ import annotations
+
+import re
 
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -45,7 +54,7 @@ _IMPLICIT_CLOSE: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 class Element:
     """One element. ``children`` holds ``Element`` and ``str`` (text) nodes in order."""
 
-    __slots__ = ("tag", "attrs", "children", "parent", "sourceline", "index")
+    __slots__ = ("tag", "attrs", "children", "parent", "sourceline", "index", "scope", "shadow_host")
 
     def __init__(
         self,
@@ -60,6 +69,9 @@ class Element:
         self.parent = parent
         self.sourceline = sourceline
         self.index = 0  # document order (pre-order) among elements, set by the parser
+        self.scope = 0  # tree scope: 0 is the document, else the shadow root's number
+        # For a shadow host: {"mode": ..., "delegatesfocus": bool}; None for other elements.
+        self.shadow_host: dict[str, object] | None = None
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<Element {self.tag} {self.attrs!r} children={len(self.children)}>"
@@ -179,9 +191,96 @@ class _TreeBuilder(HTMLParser):
             children.append(data)
 
 
+# A tag, comment or declaration opener: what html.parser rescans to the end of input on each
+# `<` when no `>` follows (quadratic); HTML drops such an unterminated tag at end of file anyway.
+_TAG_OPEN = re.compile(r"<[A-Za-z/!?]")
+
+
+def _drop_unterminated_tag(html: str) -> str:
+    last_close = html.rfind(">")
+    found = _TAG_OPEN.search(html, last_close + 1)
+    return html if found is None else html[: found.start()]
+
+
 def parse_html(html: str) -> Element:
-    """Parse ``html`` into a tree rooted at a synthetic ``#document`` element."""
+    """Parse ``html`` into a tree rooted at a synthetic ``#document`` element (shadow roots flattened)."""
     builder = _TreeBuilder()
-    builder.feed(html)
+    builder.feed(_drop_unterminated_tag(html))
     builder.close()
+    flatten_shadow_roots(builder.root)
     return builder.root
+
+
+def _declarative_shadow_root(host: Element) -> Element | None:
+    for child in host.children:
+        if isinstance(child, Element) and child.tag == "template" and "shadowrootmode" in child.attrs:
+            return child
+    return None
+
+
+def flatten_shadow_roots(root: Element) -> None:
+    """Replace every declarative shadow root by its flattened tree (children first, so nesting works)."""
+    hosts = [el for el in iter_elements(root) if el.tag != "template" and _declarative_shadow_root(el) is not None]
+    next_scope = 1
+    for host in reversed(hosts):  # innermost first: a pass-through <slot> moves into the inner tree
+        template = _declarative_shadow_root(host)
+        if template is None:
+            continue
+        _flatten_one(host, template, next_scope)
+        next_scope += 1
+
+
+def _slot_name(node: Element | str) -> str | None:
+    """The slot a light-DOM node is assigned to ("" = default), or None for whitespace text."""
+    if isinstance(node, str):
+        return "" if node.strip() else None
+    return node.attrs.get("slot", "")
+
+
+def _flatten_one(host: Element, template: Element, scope: int) -> None:
+    light = [c for c in host.children if c is not template]
+    assigned: dict[str, list[Element | str]] = {}
+    for node in light:
+        name = _slot_name(node)
+        if name is not None:
+            assigned.setdefault(name, []).append(node)
+    shadow = template.children
+    for el in [*iter_elements(template)]:
+        if el.scope == 0:
+            el.scope = scope
+    used: set[str] = set()
+    _replace_slots(shadow, template, assigned, used)
+    host.children = shadow
+    for child in shadow:
+        if isinstance(child, Element):
+            child.parent = host
+    host.shadow_host = {
+        "mode": template.attrs.get("shadowrootmode", "open"),
+        "delegatesfocus": "shadowrootdelegatesfocus" in template.attrs,
+    }
+
+
+def _replace_slots(
+    children: list[Element | str], parent: Element, assigned: dict[str, list[Element | str]], used: set[str]
+) -> None:
+    i = 0
+    while i < len(children):
+        node = children[i]
+        if isinstance(node, Element) and node.tag == "slot" and node.shadow_host is None:
+            name = node.attrs.get("name", "")
+            nodes = assigned.get(name) if name not in used else None
+            if nodes:
+                used.add(name)
+                replacement = nodes
+            else:
+                _replace_slots(node.children, node, assigned, used)
+                replacement = node.children  # fallback content
+            for new in replacement:
+                if isinstance(new, Element):
+                    new.parent = parent
+            children[i : i + 1] = replacement
+            i += len(replacement)
+            continue
+        if isinstance(node, Element) and node.children:
+            _replace_slots(node.children, node, assigned, used)
+        i += 1

@@ -347,21 +347,42 @@ class BrowserStoryRunner:
         self.close()
 
     # -- axe ----------------------------------------------------------------------------------
-    def axe_violations(self, html: str, stylesheets: Sequence[str] = ()) -> list[Violation]:
-        """Run axe-core on ``html`` (a fragment, placed in a minimal page) in Chromium."""
-        return self._on_worker(self._axe_violations_in_worker, html, stylesheets)
+    def axe_violations(
+        self, html: str, stylesheets: Sequence[str] = (), only_rules: Sequence[str] | None = None
+    ) -> list[Violation]:
+        """Run axe-core on ``html`` (a fragment, placed in a minimal page) in Chromium.
 
-    def _axe_violations_in_worker(self, html: str, stylesheets: Sequence[str]) -> list[Violation]:
+        ``only_rules`` runs exactly those axe rules (deprecated ones included), for comparisons.
+        """
+        return self._on_worker(self._axe_violations_in_worker, html, stylesheets, only_rules)
+
+    def axe_rule_ids(self) -> list[str]:
+        """Every rule id this axe-core build knows."""
+        return self._on_worker(self._axe_rule_ids_in_worker)
+
+    def _axe_rule_ids_in_worker(self) -> list[str]:
+        page = self._ensure_browser().new_page()
+        try:
+            page.set_content(_page_document(""), wait_until="load")
+            page.add_script_tag(content=self._axe)
+            return [str(r) for r in page.evaluate("() => axe.getRules().map((r) => r.ruleId)")]
+        finally:
+            page.close()
+
+    def _axe_violations_in_worker(
+        self, html: str, stylesheets: Sequence[str], only_rules: Sequence[str] | None = None
+    ) -> list[Violation]:
         browser = self._ensure_browser()
         page = browser.new_page()
         try:
             page.set_default_timeout(self.timeout_ms)
             page.set_content(_page_document(html, stylesheets), wait_until="load")
             page.add_script_tag(content=self._axe)
-            options = {
-                "resultTypes": ["violations"],
-                "rules": {rule: {"enabled": False} for rule in self.disabled_rules},
-            }
+            options: dict[str, Any] = {"resultTypes": ["violations"]}
+            if only_rules is not None:
+                options["runOnly"] = {"type": "rule", "values": list(only_rules)}
+            else:
+                options["rules"] = {rule: {"enabled": False} for rule in self.disabled_rules}
             raw = page.evaluate("async (options) => await axe.run(document, options)", options)
         finally:
             page.close()
