@@ -334,24 +334,6 @@ def test_load_module_namespace(tmp_path: Path, write: WriteFn) -> None:
     assert UNDEFINED is not None and not UNDEFINED
 
 
-def test_render_speed(tmp_path: Path, write: WriteFn) -> None:
-    prelude = """
-const styles = createStyles({ list: { display: 'grid' }, item: { padding: '1rem' }, active: { fontWeight: 700 } })
-const Item: FT<{ label: string; active?: boolean }> = ({ label, active = false, ...rest }) => (
-  <li {...joinStyles(styles.item, active && styles.active)} aria-current={active ? 'page' : undefined} {...rest}>{label}</li>
-)
-const Nav = ({ items, current }) => (
-  <nav aria-label='Main'><ul {...styles.list}>{items.map((label, i) => <Item id={`nav-${i}`} label={label} active={label === current} />)}</ul></nav>
-)"""
-    html_of(tmp_path, write, "Nav", "{ items: ['Home', 'About', 'Blog', 'Shop', 'Contact'], current: 'Blog' }", prelude)
-    n = 50
-    start = time.perf_counter()
-    for _ in range(n):
-        render_story(Path(STORY), "s", tmp_path)
-    per_story_ms = (time.perf_counter() - start) / n * 1000
-    assert per_story_ms < 5, per_story_ms
-
-
 def test_rendered_story_reports_every_module_it_evaluated(tmp_path: Path) -> None:
     card = tmp_path / "card"
     card.mkdir()

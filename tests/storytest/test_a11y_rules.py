@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -384,15 +383,9 @@ PAGE_40 = """<nav aria-label="Main"><ul>
 </form></main>"""
 
 
-def test_forty_element_page_is_clean_and_fast() -> None:
+def test_forty_element_page_is_clean() -> None:
+    # Its speed is a benchmark (`python -m benchmarks`), not a test.
     from worldagent.storytest.dom import iter_elements, parse_html
 
     assert sum(1 for _ in iter_elements(parse_html(PAGE_40))) >= 40
     assert check_accessibility(PAGE_40) == []
-    check_accessibility(PAGE_40)
-    runs = 200
-    start = time.perf_counter()
-    for _ in range(runs):
-        check_accessibility(PAGE_40)
-    per_call = (time.perf_counter() - start) / runs
-    assert per_call < 0.005  # generous bound for slow CI; measured well under 1 ms locally

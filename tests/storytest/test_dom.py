@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 
 from worldagent.storytest.dom import Element, iter_elements, parse_html, text_content
 
@@ -68,11 +67,9 @@ def test_script_content_is_text() -> None:
     assert tags(root) == ["script", "p"]
 
 
-def test_parse_is_fast() -> None:
+def test_forty_buttons_parse_into_forty_elements() -> None:
+    # How fast it parses is a benchmark (`python -m benchmarks`), not a test.
     html = "<div>" + "".join(
         f'<button type="button" aria-pressed="false" id="b{i}">Item {i}</button>' for i in range(40)
     ) + "</div>"
-    start = time.perf_counter()
-    for _ in range(200):
-        parse_html(html)
-    assert time.perf_counter() - start < 1.0  # ≥ 200 parses per second, with headroom
+    assert sum(1 for element in iter_elements(parse_html(html)) if element.tag == "button") == 40
