@@ -19,7 +19,8 @@ from prefect import task
 
 from worldagent.config import ParamsError, load_params
 from worldagent.registry.api import RegistryError
-from worldagent.registry.deploy import DeployError, deploy
+from worldagent.registry.deploy import DeployError
+from worldagent.registry.deploy import deploy_world_agent as deploy
 from worldagent.registry.publishers import PublishError
 
 log = logging.getLogger("deploy")

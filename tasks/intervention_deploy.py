@@ -15,7 +15,7 @@ from prefect import task
 
 from tasks.deploy import _in_prefect_run, _on_failure, alert, deploy_main
 from worldagent.config import load_params
-from worldagent.intervention.deploy import deploy_predictor
+from worldagent.registry.deploy import deploy_intervention as deploy_predictor
 
 log = logging.getLogger("intervention_deploy")
 

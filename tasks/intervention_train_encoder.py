@@ -12,13 +12,13 @@ from prefect import task
 
 from tasks._stage import dvc_repro, stage_main
 from worldagent.config import Params
-from worldagent.intervention import pipeline
+from worldagent.intervention.stages import train_encoder as stage
 
 STAGE = "intervention_train_encoder"
 
 
 def run(params: Params, root: Path) -> None:
-    pipeline.train_encoder_stage(params, root)
+    stage.run(params, root)
 
 
 @task(name=STAGE, retries=0)

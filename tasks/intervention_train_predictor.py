@@ -12,13 +12,13 @@ from prefect import task
 
 from tasks._stage import dvc_repro, stage_main
 from worldagent.config import Params
-from worldagent.intervention import pipeline
+from worldagent.intervention.stages import train_predictor as stage
 
 STAGE = "intervention_train_predictor"
 
 
 def run(params: Params, root: Path) -> None:
-    pipeline.train_predictor_stage(params, root)
+    stage.run(params, root)
 
 
 @task(name=STAGE, retries=0)

@@ -43,10 +43,10 @@ def small_params() -> Params:
 @pytest.fixture(scope="session")
 def pipeline_root(tmp_path_factory: pytest.TempPathFactory, small_params: Params) -> Path:
     """simulate → export → embed → train_encoder → train_predictor → evaluate on the small config."""
-    from worldagent.intervention import pipeline
+    from worldagent.intervention import stages
 
     logging.getLogger("worldagent").setLevel(logging.WARNING)
     root = tmp_path_factory.mktemp("intervention")
-    for stage in (pipeline.simulate, pipeline.export, pipeline.embed, pipeline.train_encoder_stage, pipeline.train_predictor_stage, pipeline.evaluate):
+    for stage in (stages.simulate.run, stages.export.run, stages.embed.run, stages.train_encoder.run, stages.train_predictor.run, stages.evaluate.run):
         stage(small_params, root)
     return root

@@ -8,7 +8,9 @@ import pytest
 from PIL import Image
 
 from worldagent.config import Params
-from worldagent.intervention import pipeline
+from worldagent import paths
+from worldagent.intervention import stages
+from worldagent.intervention.stages.common import read_steps
 from worldagent.intervention.dataset import PAGE_DEFAULTS, PAGE_FEATURES, UNK, build_vocab, encode_actions, label_steps, page_vector, split_sessions, url_bucket
 from worldagent.intervention.simulator import plan_episodes, render_screenshot, simulate_episode
 
@@ -21,8 +23,8 @@ def tree_hash(path: Path) -> str:
 
 
 def test_simulate_and_export_are_byte_deterministic(tmp_path: Path, small_params: Params, pipeline_root: Path) -> None:
-    pipeline.simulate(small_params, tmp_path)
-    pipeline.export(small_params, tmp_path)
+    stages.simulate.run(small_params, tmp_path)
+    stages.export.run(small_params, tmp_path)
     for rel in ("data/experience/simulated.db", "data/experience/screenshots", "data/generated/intervention/steps.jsonl", "data/generated/intervention/manifest.json", "data/generated/intervention/interventions.json"):
         assert tree_hash(tmp_path / rel) if (tmp_path / rel).is_dir() else (tmp_path / rel).read_bytes()
         a, b = tmp_path / rel, pipeline_root / rel
@@ -34,16 +36,16 @@ def test_embed_is_byte_deterministic(tmp_path: Path, small_params: Params, pipel
 
     for rel in ("data/experience", "data/generated/intervention"):
         shutil.copytree(pipeline_root / rel, tmp_path / rel, ignore=shutil.ignore_patterns("embeddings"))
-    pipeline.embed(small_params, tmp_path)
-    assert tree_hash(tmp_path / pipeline.EMBEDDINGS) == tree_hash(pipeline_root / pipeline.EMBEDDINGS)
+    stages.embed.run(small_params, tmp_path)
+    assert tree_hash(tmp_path / paths.INTERVENTION_EMBEDDINGS) == tree_hash(pipeline_root / paths.INTERVENTION_EMBEDDINGS)
 
 
 def test_balance_splits_and_labels(pipeline_root: Path, small_params: Params) -> None:
     import json
 
-    manifest = json.loads((pipeline_root / pipeline.MANIFEST).read_text())
+    manifest = json.loads((pipeline_root / paths.INTERVENTION_MANIFEST).read_text())
     assert manifest["balance"]["intervention_sessions"] == pytest.approx(0.65, abs=0.03)
-    rows = pipeline.read_steps(pipeline_root)
+    rows = read_steps(pipeline_root / paths.INTERVENTION_STEPS)
     splits: dict[str, set[str]] = {}
     for row in rows:
         splits.setdefault(row["split"], set()).add(row["session_id"])
@@ -126,4 +128,4 @@ def test_empty_store_is_a_clear_error(tmp_path: Path, small_params: Params) -> N
 
     open_store(f"sqlite:///{tmp_path / 'data/experience/simulated.db'}").close()
     with pytest.raises(ValueError, match="no finished tasks"):
-        pipeline.export(small_params, tmp_path)
+        stages.export.run(small_params, tmp_path)

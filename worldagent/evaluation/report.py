@@ -17,7 +17,7 @@ from typing import Any
 from worldagent.evaluation.gate import GateDecision
 from worldagent.evaluation.metrics import HIGHER_IS_BETTER, LABELS, METRICS, EvalReport, IntentResult, ModelEval, ModelMetrics
 from worldagent.evaluation.plots import METRICS_PNG, REWARDS_PNG, write_plots
-from worldagent.io import atomic_write_text, jsonl
+from worldagent.io import atomic_write_text, jsonl, read_json, read_jsonl
 
 REPORT_DIR = Path("reports/world_agent")
 EVAL_JSON = "eval.json"
@@ -59,14 +59,9 @@ def write_eval_outputs(report: EvalReport, out_dir: Path) -> list[Path]:
 
 def read_eval_report(out_dir: Path) -> EvalReport:
     """Rebuild the EvalReport the evaluate stage wrote (for compare and gate)."""
-    summary_path, rows_path = out_dir / EVAL_JSON, out_dir / EVAL_INTENTS
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        rows = [json.loads(line) for line in rows_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except FileNotFoundError as error:
-        raise ValueError(f"{error.filename}: not found (run the evaluate stage first)") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{summary_path} or {rows_path}: invalid JSON: {error.msg}") from None
+    hint = "run the evaluate stage first"
+    summary = read_json(out_dir / EVAL_JSON, "the evaluation summary", hint=hint, expect=dict)
+    rows = read_jsonl(out_dir / EVAL_INTENTS, "the per-intent results", hint=hint)
     per_model: dict[str, list[IntentResult]] = {name: [] for name in summary["models"]}
     intents: list[str] = []
     for row in rows:
@@ -235,9 +230,3 @@ def write_report(
     path = out_dir / REPORT_MD
     atomic_write_text(path, render_report(report, comparison, decision, candidate))
     return path
-
-
-def gate_payload(decision: GateDecision, candidate: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """gate.json: ``{passed, reasons, checks, candidate}`` (what the deploy step reads)."""
-    return {**decision.model_dump(), "candidate": candidate, **(extra or {})}
-

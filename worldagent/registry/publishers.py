@@ -8,25 +8,25 @@ Tokens are kept out of ``repr``, logs and error messages.
 
 from __future__ import annotations
 
-import fnmatch
 import logging
-import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
+from worldagent.errors import RunError
+from worldagent.io import ARTIFACT_IGNORE, atomic_directory, directory_files
+
 log = logging.getLogger("worldagent.publish")
 
-# Training leftovers that are not part of the published adapter.
-DEFAULT_IGNORE: tuple[str, ...] = ("checkpoint-*", ".*", "README.md", "runs", "*.tmp")
+# Training leftovers that are not part of the published adapter (the same list the artifact hash skips).
+DEFAULT_IGNORE: tuple[str, ...] = ARTIFACT_IGNORE
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-class PublishError(Exception):
+class PublishError(RunError):
     """Publishing failed or would overwrite something already published."""
 
 
@@ -46,22 +46,19 @@ class PublishedRef:
 class Publisher(Protocol):
     def publish(self, artifact_dir: Path, card_markdown: str, version_label: str) -> PublishedRef: ...
 
+    def retract(self, ref: PublishedRef) -> None:
+        """Undo ``publish`` after a later publisher failed, so a failed deploy leaves no copies."""
+
 
 def artifact_files(artifact_dir: Path, ignore: Sequence[str] = DEFAULT_IGNORE) -> list[str]:
-    """Relative posix paths of the files to publish, sorted; ignored names skip whole subtrees."""
+    """Relative posix paths of the files to publish, sorted (:func:`worldagent.io.directory_files`)."""
     artifact_dir = Path(artifact_dir)
     if not artifact_dir.is_dir():
         raise PublishError(f"{artifact_dir}: adapter directory not found")
-    files: list[str] = []
-    for current, dirs, names in os.walk(artifact_dir):
-        dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, pattern) for pattern in ignore))
-        for name in sorted(names):
-            if any(fnmatch.fnmatch(name, pattern) for pattern in ignore):
-                continue
-            files.append((Path(current) / name).relative_to(artifact_dir).as_posix())
+    files = directory_files(artifact_dir, tuple(ignore))
     if not files:
         raise PublishError(f"{artifact_dir}: adapter directory has no files to publish")
-    return sorted(files)
+    return files
 
 
 def _check_label(version_label: str) -> None:
@@ -84,30 +81,23 @@ class LocalPublisher:
         target = parent / version_label
         if target.exists():
             raise PublishError(f"{target} already exists: a published version is never overwritten")
-        parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{version_label}.", suffix=".tmp", dir=parent))
         try:
-            for rel in files:
-                destination = staging / rel
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(Path(artifact_dir) / rel, destination)
-            (staging / "README.md").write_text(card_markdown, encoding="utf-8")
-            for path in staging.rglob("*"):
-                if path.is_file():
-                    with path.open("rb") as handle:
-                        os.fsync(handle.fileno())
-            staging.chmod(0o755)
-            if target.exists():  # re-check right before the rename (rename onto an empty dir would succeed)
-                raise PublishError(f"{target} already exists: a published version is never overwritten")
-            try:
-                os.rename(staging, target)
-            except OSError as error:
-                raise PublishError(f"{target} already exists: a published version is never overwritten ({error.strerror})") from None
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+            with atomic_directory(target, replace=False, durable=True) as staging:
+                for rel in files:
+                    destination = staging / rel
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(Path(artifact_dir) / rel, destination)
+                (staging / "README.md").write_text(card_markdown, encoding="utf-8")
+        except FileExistsError:
+            raise PublishError(f"{target} already exists: a published version is never overwritten") from None
         log.info("published %s to %s", version_label, target)
         return PublishedRef(kind="local", uri=str(target), version_label=version_label, files=tuple(sorted([*files, "README.md"])))
+
+    def retract(self, ref: PublishedRef) -> None:
+        target = Path(self.root) / self.family / ref.version_label
+        if ref.kind == "local" and Path(ref.uri) == target:
+            shutil.rmtree(target, ignore_errors=True)
+            log.info("retracted %s from %s", ref.version_label, target)
 
 
 def _hf_api(endpoint: str | None, token: str) -> object:
@@ -159,6 +149,9 @@ class HubPublisher:
             raise PublishError(f"publishing {version_label} to the Hub repo {self.repo_id} failed: {_scrub(str(error), self.token)}") from None
         log.info("published %s to %s at commit %s", version_label, self.repo_id, commit.oid)
         return PublishedRef(kind="hub", uri=str(url), version_label=version_label, revision=commit.oid, files=tuple(sorted([*files, "README.md"])))
+
+    def retract(self, ref: PublishedRef) -> None:
+        """Nothing to undo: deploy publishes to the Hub last, so no later publisher can fail after it."""
 
 
 def upload_datasets(

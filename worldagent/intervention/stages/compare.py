@@ -1,0 +1,94 @@
+"""intervention_compare: candidate − champion on the same test steps (paired bootstrap CIs)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from worldagent import paths
+from worldagent.config import Params
+from worldagent.errors import InputError
+from worldagent.evaluation.compare import bootstrap_diff
+from worldagent.intervention.metrics import classification_metrics
+from worldagent.intervention.serve import InterventionPredictor
+from worldagent.intervention.stages.common import absolute_url, read_steps, test_states
+from worldagent.io import atomic_write_text, pretty_json, read_json, read_jsonl
+from worldagent.registry.champion import load_champion, refresh_champion_reference
+
+log = logging.getLogger("worldagent.intervention")
+COMPARED = ("accuracy", "precision", "recall", "f1", "auc", "pr_auc")
+
+
+def compare_stage(
+    params: Params, *, steps: Path, metrics_json: Path, predictions: Path, champion_json: Path, out_json: Path, root: Path
+) -> dict[str, Any]:
+    """Re-evaluate the champion named by ``champion_json`` (paths relative to ``root``) on the test
+    steps the candidate's ``predictions`` cover: paired bootstrap CIs on per-step correctness and
+    Brier score, and metric deltas → ``out_json``."""
+    cp = params.intervention.compare
+    family = params.intervention.family
+    metrics = read_json(metrics_json, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict)
+    preds = read_jsonl(predictions, "the test predictions", hint="run the intervention_evaluate stage first")
+    y = np.asarray([p["label"] for p in preds])
+    candidate = np.asarray([p["probability"] for p in preds])
+    threshold = float(metrics["threshold"])
+    result: dict[str, Any] = {
+        "candidate": "predictor",
+        "family": family,
+        "n": int(y.size),
+        "confidence": cp.confidence,
+        "bootstrap_samples": cp.bootstrap_samples,
+        "seed": params.seed,
+        "comparisons": {"champion": None},
+        "notes": [],
+    }
+    champion_ref = load_champion(champion_json, root, family)
+    if champion_ref is None:
+        result["notes"].append("No champion is deployed yet (first run): nothing to compare the candidate with.")
+    else:
+        champion = InterventionPredictor.from_dir(champion_ref.path)
+        states = test_states(read_steps(steps), root)
+        if [s["id"] for s in states] != [p["id"] for p in preds]:
+            raise InputError(f"{predictions}: the predictions do not match the test split of {steps}; rerun intervention_evaluate")
+        champ, _warnings = champion.probabilities(states)
+        champ_metrics = classification_metrics(y, champ, champion.threshold)
+        correct_candidate = ((candidate >= threshold).astype(int) == y).astype(float)
+        correct_champion = ((champ >= champion.threshold).astype(int) == y).astype(float)
+        samples, confidence = cp.bootstrap_samples, cp.confidence
+        accuracy = bootstrap_diff(correct_candidate, correct_champion, samples, confidence, params.seed)
+        brier = bootstrap_diff(-((candidate - y) ** 2), -((champ - y) ** 2), samples, confidence, params.seed)
+        deltas = {
+            k: (metrics[k] - champ_metrics[k]) if metrics.get(k) is not None and champ_metrics.get(k) is not None else None
+            for k in COMPARED
+        }
+        result["comparisons"]["champion"] = {
+            "version": champion_ref.version,
+            "bundle": str(champion_ref.path),
+            "metrics": {k: champ_metrics[k] for k in (*COMPARED, "threshold")},
+            "deltas": deltas,
+            "accuracy_diff": accuracy,
+            "neg_brier_diff": brier,
+        }
+    atomic_write_text(out_json, pretty_json(result))
+    for note in result["notes"]:
+        log.info("%s", note)
+    return result
+
+
+def run(params: Params, root: Path) -> dict[str, Any]:
+    # Until the stage table declares champion.json as this stage's input, refresh it from the registry here.
+    refresh_champion_reference(
+        absolute_url(params.registry.url, root), params.intervention.family, root / paths.INTERVENTION_CHAMPION, root
+    )
+    return compare_stage(
+        params,
+        steps=root / paths.INTERVENTION_STEPS,
+        metrics_json=root / paths.INTERVENTION_METRICS,
+        predictions=root / paths.INTERVENTION_PREDICTIONS,
+        champion_json=root / paths.INTERVENTION_CHAMPION,
+        out_json=root / paths.INTERVENTION_COMPARE,
+        root=root,
+    )

@@ -1,0 +1,91 @@
+"""intervention_export: the experience store → labelled steps split by session, reference-shaped logs, a manifest."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from worldagent import paths
+from worldagent.config import Params
+from worldagent.errors import InputError
+from worldagent.intervention.dataset import SPLITS, page_vector, split_sessions, task_rows
+from worldagent.intervention.importer import to_reference
+from worldagent.intervention.stages.common import absolute_url
+from worldagent.intervention.store import load_tasks, open_store
+from worldagent.io import atomic_write_text, jsonl, pretty_json
+
+log = logging.getLogger("worldagent.intervention")
+
+
+def export_stage(params: Params, *, store_url: str, out_dir: Path) -> dict[str, Any]:
+    """Read the store at ``store_url``; write steps.jsonl, interventions.json, successes.json and
+    manifest.json into ``out_dir``."""
+    p = params.intervention.export
+    store = open_store(store_url, create=False)
+    try:
+        tasks = load_tasks(store)
+    finally:
+        store.close()
+    if not tasks:
+        raise InputError(f"{store_url}: the experience store has no finished tasks (empty database): record or import some first")
+    splits = split_sessions(tasks, p.validation_fraction, p.test_fraction, params.seed)
+    rows: list[dict[str, Any]] = []
+    for task in tasks:
+        for row in task_rows(task, p.label_horizon, p.history):
+            row["split"] = splits[task["session_id"]]
+            rows.append(row)
+    if not rows:
+        raise InputError(f"{store_url}: the finished tasks have no steps to learn from")
+    interventions, successes = to_reference(tasks, splits)
+    manifest = {
+        "format": "reference-v1",
+        "counts": {"interventions": len(interventions), "successes": len(successes), "tasks": len(tasks), "steps": len(rows)},
+        "balance": {
+            "intervention_sessions": sum(t["status"] == "intervention" for t in tasks) / len(tasks),
+            "positive_steps": sum(r["label"] for r in rows) / len(rows),
+        },
+        "splits": _per_split(tasks, rows, splits),
+        "label_horizon": p.label_horizon,
+        "reasons": dict(sorted(Counter(r["reason"] for r in rows if r["label"]).items())),
+        "fallbacks": _fallbacks(tasks, rows),
+    }
+    atomic_write_text(out_dir / "steps.jsonl", jsonl(rows))
+    atomic_write_text(out_dir / "interventions.json", pretty_json(interventions))
+    atomic_write_text(out_dir / "successes.json", pretty_json(successes))
+    atomic_write_text(out_dir / "manifest.json", pretty_json(manifest))
+    sessions = {k: v["sessions"] for k, v in manifest["splits"].items()}
+    log.info("exported %d steps from %d sessions: %s", len(rows), len(tasks), sessions)
+    return manifest
+
+
+def _per_split(tasks: list[dict[str, Any]], rows: list[dict[str, Any]], splits: dict[str, str]) -> dict[str, Any]:
+    per_split: dict[str, Any] = {}
+    for split in SPLITS:
+        sessions = [t for t in tasks if splits[t["session_id"]] == split]
+        steps = [r for r in rows if r["split"] == split]
+        positives = sum(r["label"] for r in steps)
+        per_split[split] = {
+            "sessions": len(sessions),
+            "intervention_sessions": sum(t["status"] == "intervention" for t in sessions),
+            "steps": len(steps),
+            "positive_steps": positives,
+            "positive_rate": positives / len(steps) if steps else 0.0,
+        }
+    return per_split
+
+
+def _fallbacks(tasks: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    missing_fields: Counter[str] = Counter()
+    for row in rows:
+        missing_fields.update(page_vector(row["page_state"], row["step"], row["max_steps"], 1).missing)
+    return {
+        "steps_without_screenshot": sum(not r["screenshot_path"] for r in rows),
+        "page_state_missing_fields": dict(sorted(missing_fields.items())),
+        "sessions_without_steps": sum(not t["steps"] for t in tasks),
+    }
+
+
+def run(params: Params, root: Path) -> dict[str, Any]:
+    return export_stage(params, store_url=absolute_url(params.intervention.store_url, root), out_dir=root / paths.INTERVENTION_DATA)

@@ -1,0 +1,78 @@
+"""intervention_simulate: deterministic episodes → a fresh SQLite experience store and screenshots."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from worldagent import paths
+from worldagent.config import Params
+from worldagent.intervention.simulator import episode_to_task, plan_episodes, render_screenshot, simulate_episode
+from worldagent.intervention.stages.common import sqlite_file
+from worldagent.intervention.store import add_task, open_store
+from worldagent.io import atomic_directory, atomic_write_text, pretty_json
+
+log = logging.getLogger("worldagent.intervention")
+
+
+def simulate_stage(params: Params, *, store_db: Path, screenshots_dir: Path, summary_json: Path, root: Path) -> dict[str, Any]:
+    """Episodes → ``store_db`` and ``screenshots_dir``, both replaced atomically; a summary → ``summary_json``.
+
+    Screenshot paths are recorded in the store relative to ``root`` (when under it).
+    """
+    p = params.intervention.simulate
+    recorded_dir = _relative(screenshots_dir, root)
+    tmp_db = store_db.with_name(f".{store_db.name}.tmp")
+    tmp_db.unlink(missing_ok=True)
+    store_db.parent.mkdir(parents=True, exist_ok=True)
+    counts: Counter[str] = Counter()
+    with atomic_directory(screenshots_dir) as tmp_shots:
+        store = open_store(f"sqlite:///{tmp_db}")
+        try:
+            with store.session() as session:
+                plan = plan_episodes(p.episodes, p.intervention_fraction, list(p.categories), params.seed)
+                for index, category, intervention in plan:
+                    episode = simulate_episode(params.seed, index, category, intervention, p.max_steps)
+                    shots = []
+                    for k, step in enumerate(episode.steps):
+                        name = Path(episode.session_id) / f"{k:03d}.png"
+                        png = render_screenshot(
+                            step.scene, category, p.image_width, p.image_height, f"{params.seed}:{episode.session_id}:{k}"
+                        )
+                        out = tmp_shots / name
+                        out.parent.mkdir(parents=True, exist_ok=True)
+                        out.write_bytes(png)
+                        shots.append((recorded_dir / name).as_posix())
+                    add_task(session, episode_to_task(episode, shots), source="simulator")
+                    counts[f"status.{episode.status}"] += 1
+                    counts[f"cause.{episode.cause or 'none'}"] += 1
+                    counts["steps"] += len(episode.steps)
+        finally:
+            store.close()
+    os.replace(tmp_db, store_db)
+    rate = counts["status.intervention"] / max(p.episodes, 1)
+    summary = {"episodes": p.episodes, **dict(sorted(counts.items())), "intervention_rate": rate}
+    atomic_write_text(summary_json, pretty_json(summary))
+    log.info("simulated %d episodes, %d steps, %.0f%% end in an intervention", p.episodes, counts["steps"], 100 * rate)
+    return summary
+
+
+def _relative(path: Path, root: Path) -> Path:
+    try:
+        return path.relative_to(root)
+    except ValueError:
+        return path
+
+
+def run(params: Params, root: Path) -> dict[str, Any]:
+    ip = params.intervention
+    return simulate_stage(
+        params,
+        store_db=sqlite_file(ip.store_url, root),
+        screenshots_dir=root / ip.screenshots_dir,
+        summary_json=root / paths.INTERVENTION_REPORTS / "simulate.json",
+        root=root,
+    )
