@@ -2,19 +2,39 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 
-import tasks.evaluate
-from worldagent.registry.deploy import resolve_registry_url
+from evaluation_helpers import ROOT
+
+from worldagent import paths
 from worldagent.config import Params
 from worldagent.evaluation.evaluate import prompts_of
 from worldagent.evaluation.policies import HFPolicy, Policy, ReferencePolicy, StaticPolicy
 from worldagent.evaluation.report import REPORT_DIR, read_eval_report
-from evaluation_helpers import ROOT
+from worldagent.evaluation.stages import evaluate_stage
+from worldagent.io import directory_hash
+
+
+def run_evaluate(params: Params, root: Path, loader, champion: dict | None = None) -> None:  # type: ignore[no-untyped-def]
+    """The evaluate stage on the project's paths, with the champion reference ``champion``."""
+    reference = root / "champion.json"
+    reference.write_text(json.dumps(champion or {"family": "world-agent", "champion": None}))
+    evaluate_stage(
+        params,
+        eval_rows=root / paths.WORLD_AGENT_EVAL_ROWS,
+        stories_jsonl=root / "data" / "generated" / "world_agent" / "stories.jsonl",
+        stories_root=root / params.discover.stories_dir,
+        models_dir=root / paths.WORLD_AGENT_MODELS,
+        champion_json=reference,
+        out_dir=root / REPORT_DIR,
+        root=root,
+        loader=loader,
+    )
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<end_of_turn>", "<start_function_call>", "<end_function_call>", "<escape>"]
 
@@ -145,7 +165,7 @@ def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tin
         return tiny_hf
 
     params = Params.model_validate({"evaluate": {"max_intents": 3, "max_new_tokens": 4, "models": ["base", "champion", "reference"]}})
-    tasks.evaluate.run(params, tmp_path, loader=loader, champion=lambda p, r: None)
+    run_evaluate(params, tmp_path, loader)
     assert loaded == [("base", None)]
     report = read_eval_report(tmp_path / REPORT_DIR)
     assert list(report.models) == ["base", "reference"]
@@ -156,13 +176,14 @@ def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tin
 
     missing = Params.model_validate({"evaluate": {"models": ["sft"]}})
     with pytest.raises(ValueError, match="sft adapter not found"):
-        tasks.evaluate.run(missing, tmp_path, loader=loader, champion=lambda p, r: None)
+        run_evaluate(missing, tmp_path, loader)
 
 
 def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
     (tmp_path / "models" / "world_agent" / "base").mkdir(parents=True)
     (tmp_path / "published" / "v1").mkdir(parents=True)
+    (tmp_path / "published" / "v1" / "adapter_model.safetensors").write_bytes(b"champion weights")
     loaded: list[Any] = []
 
     def loader(base_dir: Path, adapter_dir: Path | None):
@@ -170,18 +191,14 @@ def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -
         return tiny_hf
 
     params = Params.model_validate({"evaluate": {"max_intents": 2, "max_new_tokens": 2, "models": ["champion"]}})
-    tasks.evaluate.run(params, tmp_path, loader=loader, champion=lambda p, r: (r / "published" / "v1", "world-agent v1"))
+    sha = directory_hash(tmp_path / "published" / "v1")
+    champion = {"family": "world-agent", "version": 1, "sha256": sha, "path": "published/v1"}
+    run_evaluate(params, tmp_path, loader, champion)
     assert loaded == [tmp_path / "published" / "v1"]
     report = read_eval_report(tmp_path / REPORT_DIR)
     assert list(report.models) == ["champion"] and any("world-agent v1" in note for note in report.notes)
 
-
-def test_registry_champion_reads_the_alias(tmp_path: Path) -> None:
-    api = pytest.importorskip("worldagent.registry.api")
-    params = Params.model_validate({"registry": {"url": "sqlite:///models/registry.db"}})
-    assert tasks.evaluate.registry_champion(params, tmp_path) is None  # first run: no champion
-    with api.open_registry(resolve_registry_url(params.registry.url, tmp_path)) as registry:
-        version = registry.register_version(params.registry.family, artifact_path="models/published/v1")
-        registry.set_alias(params.registry.family, "champion", version.number)
-    path, label = tasks.evaluate.registry_champion(params, tmp_path)
-    assert path == tmp_path / "models" / "published" / "v1" and label.endswith("v1")
+    # weights that changed under the reference are never evaluated as the champion
+    (tmp_path / "published" / "v1" / "adapter_model.safetensors").write_bytes(b"other weights")
+    with pytest.raises(ValueError, match="not the recorded"):
+        run_evaluate(params, tmp_path, loader, champion)

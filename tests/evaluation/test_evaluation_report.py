@@ -8,11 +8,12 @@ from pathlib import Path
 
 from evaluation_helpers import synthetic_report
 
-import tasks.compare
 import tasks.gate
 from worldagent.config import GateParams, Params
 from worldagent.evaluation.compare import compare
-from worldagent.evaluation.gate import decide
+from worldagent.evaluation.family import WORLD_AGENT, gate_decision
+from worldagent.evaluation.stages import compare_stage, gate_stage
+from worldagent.io import directory_hash
 from worldagent.evaluation.report import REPORT_DIR, read_eval_report, render_report, write_eval_outputs
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -45,7 +46,8 @@ def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
 def test_report_mentions_every_model_the_comparison_and_the_gate() -> None:
     report = synthetic_report(MODELS)
     comparison = compare(report, "grpo", samples=200, seed=0)
-    decision = decide(report.models["grpo"].metrics, comparison, GateParams(min_story_pass_rate=0.9))
+    params = Params(gate=GateParams(min_story_pass_rate=0.9))
+    decision = gate_decision(WORLD_AGENT, params, report.models["grpo"].metrics.model_dump(), comparison)
     text = render_report(report, comparison, decision, "grpo")
     for name in MODELS:
         assert f"| {name} |" in text or f"**{name}** (candidate)" in text
@@ -62,16 +64,20 @@ def test_compare_and_gate_stages(tmp_path: Path) -> None:
     report = synthetic_report({"champion": [1.0] * 6, "base": [0.0] * 6, "grpo": [0.0] * 3 + [1.0] * 3, "reference": [1.0] * 6})
     write_eval_outputs(report, tmp_path / REPORT_DIR)
     params = Params.model_validate({"compare": {"bootstrap_samples": 200}})
-    tasks.compare.run(params, tmp_path)
-    comparison = json.loads((tmp_path / REPORT_DIR / "compare.json").read_text())
+    out = tmp_path / REPORT_DIR
+    compare_stage(params, eval_dir=out, out_json=out / "compare.json")
+    comparison = json.loads((out / "compare.json").read_text())
     assert comparison["candidate"] == "grpo" and comparison["comparisons"]["champion"]["n"] == 6
 
-    (tmp_path / "params.yaml").write_text("compare:\n  bootstrap_samples: 200\ngate:\n  margin: 0.05\n")
-    # A failing gate is a decision, not an error: exit 0 and gate.json says why.
-    assert tasks.gate.main(["--params", str(tmp_path / "params.yaml"), "--root", str(tmp_path)]) == 0
-    gate = json.loads((tmp_path / REPORT_DIR / "gate.json").read_text())
-    assert set(gate) == {"passed", "reasons", "checks", "candidate"}
-    assert gate["passed"] is False and gate["candidate"] == "grpo"
+    adapter = tmp_path / "models" / "grpo"
+    adapter.mkdir(parents=True)
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    # A failing gate is a decision, not an error: gate.json says why.
+    decision = gate_stage(params, eval_dir=out, compare_json=out / "compare.json", models_dir=tmp_path / "models", out_dir=out)
+    gate = json.loads((out / "gate.json").read_text())
+    assert set(gate) == {"passed", "reasons", "checks", "candidate", "family", "artifact_path", "artifact_sha256"}
+    assert gate["passed"] is decision.passed is False and gate["candidate"] == "grpo"
+    assert gate["artifact_sha256"] == directory_hash(adapter) and gate["family"] == "world-agent"
     assert any("champion" in reason for reason in gate["reasons"])
     markdown = (tmp_path / REPORT_DIR / "report.md").read_text()
     assert "**FAILED**" in markdown and "champion" in markdown

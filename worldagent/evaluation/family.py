@@ -14,12 +14,12 @@ Adding a family is one more :class:`Family` here and its evaluate/compare functi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.evaluation.gate import GateRules, NonInferiority, Threshold
+from worldagent.evaluation.gate import GateCheck, GateDecision, GateRules, NonInferiority, Threshold, decide
 from worldagent.evaluation.metrics import HIGHER_IS_BETTER
 
 ModelsByName = Mapping[str, Mapping[str, Any]]
@@ -153,6 +153,20 @@ SPECIALISTS = Family(
     tags=("browser-specialist",),
     higher_is_better={"action_accuracy": True, "exact_match": True, "parse_rate": True},
 )
+
+def gate_decision(
+    family: Family,
+    params: Params,
+    metrics: Mapping[str, Any],
+    comparison: Mapping[str, Any] | None = None,
+    extra_checks: Sequence[tuple[GateCheck, str]] = (),
+) -> GateDecision:
+    """The one gate (:func:`worldagent.evaluation.gate.decide`) with ``family``'s rules, on the
+    candidate's ``metrics`` and the compare stage's ``comparison`` (None or no champion: thresholds alone)."""
+    comparison = comparison or {}
+    diff = family.champion_diff(comparison)
+    return decide(metrics, family.gate_rules(params), diff, comparison.get("confidence", 0.95), extra_checks)
+
 
 FAMILIES: dict[str, Family] = {family.key: family for family in (WORLD_AGENT, INTERVENTION, SPECIALISTS)}
 

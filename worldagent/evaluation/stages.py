@@ -21,8 +21,8 @@ from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.evaluation.compare import compare
 from worldagent.evaluation.evaluate import evaluate_models, load_eval_rows, load_token_files
-from worldagent.evaluation.family import WORLD_AGENT
-from worldagent.evaluation.gate import GateDecision, decide, gate_payload
+from worldagent.evaluation.family import WORLD_AGENT, gate_decision
+from worldagent.evaluation.gate import GateDecision, gate_payload
 from worldagent.evaluation.metrics import EvalReport
 from worldagent.evaluation.policies import HFPolicy, Policy, ReferencePolicy
 from worldagent.evaluation.report import COMPARE_JSON, EVAL_JSON, GATE_JSON, read_eval_report, write_eval_outputs, write_report
@@ -162,12 +162,7 @@ def gate_stage(params: Params, *, eval_dir: Path, compare_json: Path, models_dir
     candidate = str(comparison.get("candidate") or params.compare.candidate)
     if candidate not in report.models:
         raise InputError(f"{eval_dir / EVAL_JSON}: the candidate {candidate!r} was not evaluated")
-    decision = decide(
-        report.models[candidate].metrics.model_dump(),
-        WORLD_AGENT.gate_rules(params),
-        WORLD_AGENT.champion_diff(comparison),
-        comparison.get("confidence", 0.95),
-    )
+    decision = gate_decision(WORLD_AGENT, params, report.models[candidate].metrics.model_dump(), comparison)
     family = WORLD_AGENT.registry_family(params)
     payload = gate_payload(decision, family=family, candidate=candidate, artifact_dir=models_dir / candidate)
     atomic_write_text(out_dir / GATE_JSON, pretty_json(payload))

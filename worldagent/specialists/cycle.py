@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.evaluation.family import SPECIALISTS
-from worldagent.evaluation.gate import GateDecision, decide
+from worldagent.evaluation.family import SPECIALISTS, gate_decision
+from worldagent.evaluation.gate import GateDecision
 from worldagent.specialists.service import SpecialistsService
 from worldagent.specialists.store import parse_time
 
@@ -40,7 +40,7 @@ def wait_for_run(service: SpecialistsService, run_id: str, timeout_s: float = 60
 def registration_gate(metrics: Mapping[str, Any], params: Params) -> GateDecision:
     """The shared gate with the specialists' rules: held-out action accuracy at least
     ``specialists.min_action_accuracy`` (no held-out rows: only a 0 threshold passes)."""
-    return decide(metrics, SPECIALISTS.gate_rules(params))
+    return gate_decision(SPECIALISTS, params, metrics)
 
 
 def improve_agent(service: SpecialistsService, job: Mapping[str, Any], *, timeout_s: float = 600.0, poll_s: float = 1.0) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from typing import Any
 
 from worldagent import paths
 from worldagent.config import Params
-from worldagent.evaluation.family import INTERVENTION
-from worldagent.evaluation.gate import GateCheck, decide, gate_payload
+from worldagent.evaluation.family import INTERVENTION, gate_decision
+from worldagent.evaluation.gate import GateCheck, gate_payload
 from worldagent.intervention.stages.common import fmt
 from worldagent.io import atomic_write_text, pretty_json, read_json
 
@@ -39,9 +39,7 @@ def gate_stage(
     metrics = read_json(metrics_json, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict)
     comparison = read_json(compare_json, "the comparison", hint="run the intervention_compare stage first", expect=dict)
     extra = [beats_baseline_check(metrics)] if params.intervention.gate.beat_baseline else []
-    decision = decide(
-        metrics, INTERVENTION.gate_rules(params), INTERVENTION.champion_diff(comparison), comparison.get("confidence", 0.95), extra
-    )
+    decision = gate_decision(INTERVENTION, params, metrics, comparison, extra)
     payload = gate_payload(
         decision, family=INTERVENTION.registry_family(params), candidate="predictor", artifact_dir=predictor_dir
     )
