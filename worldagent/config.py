@@ -12,6 +12,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from worldagent.errors import InputError
+
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -306,7 +308,7 @@ class Params(Section):
     specialists: SpecialistsParams = SpecialistsParams()
 
 
-class ParamsError(ValueError):
+class ParamsError(InputError):
     """params.yaml is missing, unreadable or invalid; the message names the file and key."""
 
 

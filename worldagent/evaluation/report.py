@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.evaluation.gate import GateDecision
-from worldagent.evaluation.metrics import HIGHER_IS_BETTER, LABELS, METRICS, EvalReport, IntentResult, ModelEval, ModelMetrics
+from worldagent.evaluation.metrics import (
+    HIGHER_IS_BETTER,
+    LABELS,
+    METRICS,
+    EvalReport,
+    IntentResult,
+    ModelEval,
+    ModelMetrics,
+)
 from worldagent.evaluation.plots import METRICS_PNG, REWARDS_PNG, write_plots
 from worldagent.io import atomic_write_text, jsonl, read_json, read_jsonl
 

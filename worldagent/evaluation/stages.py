@@ -25,7 +25,14 @@ from worldagent.evaluation.family import WORLD_AGENT, gate_decision
 from worldagent.evaluation.gate import GateDecision, gate_payload
 from worldagent.evaluation.metrics import EvalReport
 from worldagent.evaluation.policies import HFPolicy, Policy, ReferencePolicy
-from worldagent.evaluation.report import COMPARE_JSON, EVAL_JSON, GATE_JSON, read_eval_report, write_eval_outputs, write_report
+from worldagent.evaluation.report import (
+    COMPARE_JSON,
+    EVAL_JSON,
+    GATE_JSON,
+    read_eval_report,
+    write_eval_outputs,
+    write_report,
+)
 from worldagent.io import atomic_write_text, pretty_json, read_json
 from worldagent.registry.champion import Champion, load_champion
 

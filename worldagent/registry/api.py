@@ -24,6 +24,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from worldagent.errors import InputError, RunError
 from worldagent.registry.db import (
     IMMEDIATE,
     AliasEventRow,
@@ -44,7 +45,7 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 T = TypeVar("T")
 
 
-class RegistryError(Exception):
+class RegistryError(InputError):
     """A registry operation that cannot be done (unknown family/version, no rollback target...)."""
 
 
@@ -52,7 +53,7 @@ class NotFoundError(RegistryError, LookupError):
     pass
 
 
-class RegistryBusyError(RegistryError):
+class RegistryBusyError(RegistryError, RunError):
     """Another writer held the database lock longer than the busy timeout."""
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from worldagent.config import Params
+from worldagent.errors import RunError
 from worldagent.io import canonical_json, jsonl
 from worldagent.specialists.decisions import (
     ACTIONS,
@@ -37,7 +37,7 @@ BUILTIN_TINY = "builtin:tiny"
 BASE_CACHE = "base-cache"
 
 
-class SpecialistBaseUnavailable(FileNotFoundError):
+class SpecialistBaseUnavailable(RunError, FileNotFoundError):
     """The configured base model is missing and cannot be built here."""
 
 
@@ -190,7 +190,3 @@ def evaluate_adapter(adapter_dir: Path, rows: Sequence[Mapping[str, Any]], max_n
     metrics["seconds"] = round(time.perf_counter() - started, 3)
     metrics["examples"] = [{"expected": r["output"], "answer": a} for r, a in list(zip(usable, answers))[:5]]
     return metrics
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(Path(path).read_text(encoding="utf-8"))

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from worldagent.config import Params
+from worldagent.errors import InputError
 from worldagent.io import directory_hash
 from worldagent.registry.api import open_registry
 from worldagent.registry.db import utcnow
@@ -28,7 +29,7 @@ from worldagent.specialists.strategies import generate_training_data, is_held_ou
 ACTIVE = ("pending", "running")
 
 
-class ServiceError(ValueError):
+class ServiceError(InputError):
     """Bad input to an operation (a 400); the message names the field."""
 
 

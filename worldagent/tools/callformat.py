@@ -31,6 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from worldagent.errors import InputError
+
 CALL_START = "<start_function_call>"
 CALL_END = "<end_function_call>"
 RESPONSE_START = "<start_function_response>"
@@ -71,7 +73,7 @@ class ToolResponse:
     response: dict[str, Value] = field(default_factory=dict)
 
 
-class CallParseError(ValueError):
+class CallParseError(InputError):
     """A malformed call/response block (or JSON call); ``offset`` indexes the input text."""
 
     def __init__(self, offset: int, message: str) -> None:
