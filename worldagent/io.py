@@ -85,7 +85,9 @@ def read_json(
     path = Path(path)
     value = _parse(_read_text(path, what, hint, error, max_bytes), str(path), error)
     if expect is not None and not isinstance(value, expect):
-        raise error(f"{path}: expected a JSON {_type_name(expect)}{f' ({what})' if what else ''}, got {_type_name(type(value))}")
+        raise error(
+            f"{path}: expected a JSON {_type_name(expect)}{f' ({what})' if what else ''}, got {_type_name(type(value))}"
+        )
     return value
 
 

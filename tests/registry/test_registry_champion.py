@@ -27,7 +27,9 @@ def test_reference_follows_promote_and_rollback_and_loads_verified(tmp_path: Pat
         write_champion_reference(registry, "fam", out, tmp_path)
         assert load_champion(out, tmp_path, "fam") is None  # the first run: no champion
         for number in (1, 2):
-            registry.register_version("fam", artifact_path=f"v{number}", artifact_hash=directory_hash(tmp_path / f"v{number}"))
+            registry.register_version(
+                "fam", artifact_path=f"v{number}", artifact_hash=directory_hash(tmp_path / f"v{number}")
+            )
         registry.promote("fam", 1)
         registry.promote("fam", 2)
         write_champion_reference(registry, "fam", out, tmp_path)

@@ -138,7 +138,9 @@ def specialists_rules(params: Params) -> GateRules:
     """Held-out action accuracy; with no held-out rows the check applies only to a 0 threshold."""
     limit = params.specialists.min_action_accuracy
     return GateRules(
-        thresholds=(Threshold("min_action_accuracy", "Held-out action accuracy", "action_accuracy", limit, required=limit > 0),),
+        thresholds=(
+            Threshold("min_action_accuracy", "Held-out action accuracy", "action_accuracy", limit, required=limit > 0),
+        ),
     )
 
 
@@ -153,6 +155,7 @@ SPECIALISTS = Family(
     tags=("browser-specialist",),
     higher_is_better={"action_accuracy": True, "exact_match": True, "parse_rate": True},
 )
+
 
 def gate_decision(
     family: Family,

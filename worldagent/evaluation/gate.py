@@ -34,6 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from worldagent.errors import InputError
 from worldagent.io import directory_hash, read_json
 
+FIRST_RUN = "No champion is deployed yet (first run): the gate applies the thresholds alone, without non-inferiority."
+
 
 class GateCheck(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -88,7 +90,9 @@ def threshold_check(rule: Threshold, value: float | None) -> tuple[GateCheck, st
     if value is None:
         passed = not rule.required
         outcome = "the check does not apply" if passed else f"so it cannot meet {_fmt(rule.limit)}"
-        return GateCheck(name=rule.name, value=0.0, threshold=rule.limit, passed=passed), f"{rule.label} is undefined, {outcome}."
+        return GateCheck(
+            name=rule.name, value=0.0, threshold=rule.limit, passed=passed
+        ), f"{rule.label} is undefined, {outcome}."
     ok = value >= rule.limit if rule.higher_is_better else value <= rule.limit
     if rule.higher_is_better:
         verb, bound = ("meets" if ok else "is below"), "minimum"
@@ -130,16 +134,16 @@ def decide(
     reasons = [reason for _, reason in results]
     if rules.non_inferiority is not None:
         if champion_diff is None:
-            reasons.append(
-                "No champion is deployed yet (first run): the gate applies the thresholds alone, without non-inferiority."
-            )
+            reasons.append(FIRST_RUN)
         else:
             check, reason = non_inferiority_check(rules.non_inferiority, champion_diff, confidence)
             checks.append(check)
             reasons.append(reason)
     passed = all(check.passed for check in checks)
     failed = [check.name for check in checks if not check.passed]
-    reasons.insert(0, "The candidate passes the gate." if passed else f"The candidate fails the gate ({', '.join(failed)}).")
+    reasons.insert(
+        0, "The candidate passes the gate." if passed else f"The candidate fails the gate ({', '.join(failed)})."
+    )
     return GateDecision(passed=passed, reasons=reasons, checks=checks)
 
 
@@ -157,7 +161,9 @@ def gate_payload(
     """gate.json (see the module docstring); records the content hash of the artifact it scored."""
     artifact_sha256 = directory_hash(artifact_dir)
     if decision.passed and artifact_sha256 is None:
-        raise InputError(f"{artifact_dir}: the candidate passed the gate but its artifact directory is missing or empty")
+        raise InputError(
+            f"{artifact_dir}: the candidate passed the gate but its artifact directory is missing or empty"
+        )
     return {
         **decision.model_dump(mode="json"),
         "family": family,

@@ -116,7 +116,9 @@ def evaluate_stage(
     from worldagent.storytest.runner import make_runner
 
     rows = load_eval_rows(eval_rows, params.evaluate.max_intents)
-    champion = load_champion(champion_json, root, params.registry.family) if "champion" in params.evaluate.models else None
+    champion = (
+        load_champion(champion_json, root, params.registry.family) if "champion" in params.evaluate.models else None
+    )
     policies, notes = build_policies(params, models_dir, rows, champion, loader)
     report = evaluate_models(
         policies,
@@ -132,8 +134,14 @@ def evaluate_stage(
         m = evaluation.metrics
         log.info(
             "%-9s reward %.3f  story %.2f  a11y %.2f  parse %.2f  violations %.2f  efficiency %.2f  (n=%d)",
-            name, m.mean_reward, m.story_pass_rate, m.a11y_pass_rate, m.parse_rate, m.constraint_violations,
-            m.tool_efficiency, m.n,
+            name,
+            m.mean_reward,
+            m.story_pass_rate,
+            m.a11y_pass_rate,
+            m.parse_rate,
+            m.constraint_violations,
+            m.tool_efficiency,
+            m.n,
         )
     return report
 
@@ -153,7 +161,14 @@ def compare_stage(params: Params, *, eval_dir: Path, out_json: Path) -> dict[str
             log.info("%s vs %s: not evaluated", result["candidate"], name)
             continue
         diff = versus["metrics"]["mean_reward"]["diff"]
-        log.info("%s − %s mean reward %+.3f [%+.3f, %+.3f]", result["candidate"], name, diff["mean"], diff["low"], diff["high"])
+        log.info(
+            "%s − %s mean reward %+.3f [%+.3f, %+.3f]",
+            result["candidate"],
+            name,
+            diff["mean"],
+            diff["low"],
+            diff["high"],
+        )
     for note in result["notes"]:
         log.info("%s", note)
     return result

@@ -69,8 +69,13 @@ def load_champion(path: Path, root: Path, family: str | None = None, *, verify: 
     ``family``, when given, must match the file's. With ``verify`` the artifact must exist and its
     content hash must be the recorded one: a reference is never silently followed to other weights.
     """
-    data = read_json(path, "the champion reference", hint="write it with champion_reference", expect=dict,
-                     error=ChampionReferenceError)
+    data = read_json(
+        path,
+        "the champion reference",
+        hint="write it with champion_reference",
+        expect=dict,
+        error=ChampionReferenceError,
+    )
     if family is not None and data.get("family") != family:
         raise ChampionReferenceError(f"{path}: the reference is for family {data.get('family')!r}, expected {family!r}")
     if "champion" in data and data["champion"] is None:
@@ -84,7 +89,9 @@ def load_champion(path: Path, root: Path, family: str | None = None, *, verify: 
     if verify:
         actual = directory_hash(artifact)
         if actual is None:
-            raise ChampionReferenceError(f"{path}: the champion ({champion.label}) points at {artifact}, which is missing or empty")
+            raise ChampionReferenceError(
+                f"{path}: the champion ({champion.label}) points at {artifact}, which is missing or empty"
+            )
         if actual != champion.sha256:
             raise ChampionReferenceError(
                 f"{path}: the champion ({champion.label}) at {artifact} has content sha256 {actual[:12]}…,"

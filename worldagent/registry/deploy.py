@@ -78,7 +78,9 @@ class DeployResult:
 def git_revision(root: Path) -> str | None:
     """``git rev-parse HEAD`` in ``root`` (None outside a repository or without git)."""
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -125,7 +127,14 @@ def make_publishers(params: Params, root: Path, family: str, env: Mapping[str, s
         token = env.get("HF_TOKEN")
         if not token:
             raise DeployError("deploy.publisher is 'hub' but the HF_TOKEN environment variable is not set")
-        publishers.append(HubPublisher(repo_id=params.deploy.hub_repo, token=token, endpoint=env.get("HF_ENDPOINT") or None, private=params.deploy.private))
+        publishers.append(
+            HubPublisher(
+                repo_id=params.deploy.hub_repo,
+                token=token,
+                endpoint=env.get("HF_ENDPOINT") or None,
+                private=params.deploy.private,
+            )
+        )
     return publishers
 
 
@@ -177,7 +186,11 @@ def deploy(
     candidate = str(gate.get("candidate") or "candidate")
     registry_family = family.registry_family(params)
     artifact_hash = verify_artifact(gate, gate_json, artifact_dir)
-    metrics_file = read_json(metrics_json, "the evaluation metrics", expect=dict, error=DeployError) if metrics_json and metrics_json.exists() else {}
+    metrics_file = (
+        read_json(metrics_json, "the evaluation metrics", expect=dict, error=DeployError)
+        if metrics_json and metrics_json.exists()
+        else {}
+    )
     models = family.card_metrics(metrics_file, candidate)
     artifact_rel = _relative(artifact_dir, root)
     provenance = {
@@ -201,7 +214,17 @@ def deploy(
             return _reject(reg, registry_family, artifact_rel, metrics, provenance, reasons, champion_number, alert)
         assert publishers is not None
         return _publish(
-            reg, list(publishers), root, registry_family, artifact_dir, artifact_rel, metrics, card, reasons, champion_number, alert
+            reg,
+            list(publishers),
+            root,
+            registry_family,
+            artifact_dir,
+            artifact_rel,
+            metrics,
+            card,
+            reasons,
+            champion_number,
+            alert,
         )
     finally:
         if own:
@@ -278,7 +301,9 @@ def _publish(
             log.info("%s v%d is already the champion; nothing to deploy", family, existing.number)
             return DeployResult("unchanged", family, existing.number, champion, champion, reasons, _published(existing))
         move = reg.promote(family, existing.number)
-        return DeployResult("deployed", family, existing.number, move.version, move.previous, reasons, _published(existing))
+        return DeployResult(
+            "deployed", family, existing.number, move.version, move.previous, reasons, _published(existing)
+        )
 
     failed = reg.find_version(family, artifact_hash=artifact_hash, statuses=("failed",))
     if failed is not None:  # a retry after a failed publish: reuse that record, never add another

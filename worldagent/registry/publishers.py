@@ -39,7 +39,13 @@ class PublishedRef:
     files: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "uri": self.uri, "version_label": self.version_label, "revision": self.revision, "files": list(self.files)}
+        return {
+            "kind": self.kind,
+            "uri": self.uri,
+            "version_label": self.version_label,
+            "revision": self.revision,
+            "files": list(self.files),
+        }
 
 
 @runtime_checkable
@@ -91,7 +97,9 @@ class LocalPublisher:
         except FileExistsError:
             raise PublishError(f"{target} already exists: a published version is never overwritten") from None
         log.info("published %s to %s", version_label, target)
-        return PublishedRef(kind="local", uri=str(target), version_label=version_label, files=tuple(sorted([*files, "README.md"])))
+        return PublishedRef(
+            kind="local", uri=str(target), version_label=version_label, files=tuple(sorted([*files, "README.md"]))
+        )
 
     def retract(self, ref: PublishedRef) -> None:
         target = Path(self.root) / self.family / ref.version_label
@@ -121,7 +129,9 @@ class HubPublisher:
     ignore: tuple[str, ...] = DEFAULT_IGNORE
 
     def __repr__(self) -> str:  # never show the token, not even through dataclass machinery
-        return f"HubPublisher(repo_id={self.repo_id!r}, endpoint={self.endpoint!r}, private={self.private!r}, token=***)"
+        return (
+            f"HubPublisher(repo_id={self.repo_id!r}, endpoint={self.endpoint!r}, private={self.private!r}, token=***)"
+        )
 
     __str__ = __repr__
 
@@ -130,7 +140,9 @@ class HubPublisher:
         from huggingface_hub import CommitOperationAdd
 
         files = artifact_files(Path(artifact_dir), self.ignore)
-        operations = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(Path(artifact_dir) / rel)) for rel in files]
+        operations = [
+            CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(Path(artifact_dir) / rel)) for rel in files
+        ]
         operations.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=card_markdown.encode("utf-8")))
         api = _hf_api(self.endpoint, self.token)
         try:
@@ -141,14 +153,28 @@ class HubPublisher:
                 self.repo_id,
                 operations,
                 commit_message=f"Publish {version_label}",
-                commit_description=f"Adapter {version_label} with its model card, published by the world-agent pipeline.",
+                commit_description=f"Adapter {version_label} with its model card, published by the pipeline.",
                 repo_type="model",
             )
-            api.create_tag(self.repo_id, tag=version_label, revision=commit.oid, tag_message=f"Release {version_label}", repo_type="model")  # type: ignore[attr-defined]
+            api.create_tag(
+                self.repo_id,
+                tag=version_label,
+                revision=commit.oid,
+                tag_message=f"Release {version_label}",
+                repo_type="model",
+            )  # type: ignore[attr-defined]
         except Exception as error:  # noqa: BLE001 - re-raised with the token scrubbed
-            raise PublishError(f"publishing {version_label} to the Hub repo {self.repo_id} failed: {_scrub(str(error), self.token)}") from None
+            raise PublishError(
+                f"publishing {version_label} to the Hub repo {self.repo_id} failed: {_scrub(str(error), self.token)}"
+            ) from None
         log.info("published %s to %s at commit %s", version_label, self.repo_id, commit.oid)
-        return PublishedRef(kind="hub", uri=str(url), version_label=version_label, revision=commit.oid, files=tuple(sorted([*files, "README.md"])))
+        return PublishedRef(
+            kind="hub",
+            uri=str(url),
+            version_label=version_label,
+            revision=commit.oid,
+            files=tuple(sorted([*files, "README.md"])),
+        )
 
     def retract(self, ref: PublishedRef) -> None:
         """Nothing to undo: deploy publishes to the Hub last, so no later publisher can fail after it."""
@@ -178,6 +204,10 @@ def upload_datasets(
         url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)  # type: ignore[attr-defined]
         commit = api.create_commit(repo_id, operations, commit_message=commit_message, repo_type="dataset")  # type: ignore[attr-defined]
     except Exception as error:  # noqa: BLE001
-        raise PublishError(f"uploading datasets to the Hub dataset repo {repo_id} failed: {_scrub(str(error), token)}") from None
+        raise PublishError(
+            f"uploading datasets to the Hub dataset repo {repo_id} failed: {_scrub(str(error), token)}"
+        ) from None
     log.info("uploaded %d dataset files to %s at commit %s", len(paths), repo_id, commit.oid)
-    return PublishedRef(kind="hub", uri=str(url), version_label=commit.oid, revision=commit.oid, files=tuple(p.name for p in paths))
+    return PublishedRef(
+        kind="hub", uri=str(url), version_label=commit.oid, revision=commit.oid, files=tuple(p.name for p in paths)
+    )

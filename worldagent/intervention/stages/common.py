@@ -45,7 +45,9 @@ def read_steps(steps: Path) -> list[dict[str, Any]]:
 
 
 def load_embeddings(embeddings: Path) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
-    info = read_json(embeddings / "embeddings.json", "the embedding manifest", hint="run the intervention_embed stage first")
+    info = read_json(
+        embeddings / "embeddings.json", "the embedding manifest", hint="run the intervention_embed stage first"
+    )
     try:
         return np.load(embeddings / "visual.npy"), np.load(embeddings / "mask.npy"), info
     except FileNotFoundError as error:

@@ -23,14 +23,23 @@ COMPARED = ("accuracy", "precision", "recall", "f1", "auc", "pr_auc")
 
 
 def compare_stage(
-    params: Params, *, steps: Path, metrics_json: Path, predictions: Path, champion_json: Path, out_json: Path, root: Path
+    params: Params,
+    *,
+    steps: Path,
+    metrics_json: Path,
+    predictions: Path,
+    champion_json: Path,
+    out_json: Path,
+    root: Path,
 ) -> dict[str, Any]:
     """Re-evaluate the champion named by ``champion_json`` (paths relative to ``root``) on the test
     steps the candidate's ``predictions`` cover: paired bootstrap CIs on per-step correctness and
     Brier score, and metric deltas → ``out_json``."""
     cp = params.intervention.compare
     family = params.intervention.family
-    metrics = read_json(metrics_json, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict)
+    metrics = read_json(
+        metrics_json, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict
+    )
     preds = read_jsonl(predictions, "the test predictions", hint="run the intervention_evaluate stage first")
     y = np.asarray([p["label"] for p in preds])
     candidate = np.asarray([p["probability"] for p in preds])
@@ -52,7 +61,9 @@ def compare_stage(
         champion = InterventionPredictor.from_dir(champion_ref.path)
         states = test_states(read_steps(steps), root)
         if [s["id"] for s in states] != [p["id"] for p in preds]:
-            raise InputError(f"{predictions}: the predictions do not match the test split of {steps}; rerun intervention_evaluate")
+            raise InputError(
+                f"{predictions}: the predictions do not match the test split of {steps}; rerun intervention_evaluate"
+            )
         champ, _warnings = champion.probabilities(states)
         champ_metrics = classification_metrics(y, champ, champion.threshold)
         correct_candidate = ((candidate >= threshold).astype(int) == y).astype(float)
@@ -61,7 +72,9 @@ def compare_stage(
         accuracy = bootstrap_diff(correct_candidate, correct_champion, samples, confidence, params.seed)
         brier = bootstrap_diff(-((candidate - y) ** 2), -((champ - y) ** 2), samples, confidence, params.seed)
         deltas = {
-            k: (metrics[k] - champ_metrics[k]) if metrics.get(k) is not None and champ_metrics.get(k) is not None else None
+            k: (metrics[k] - champ_metrics[k])
+            if metrics.get(k) is not None and champ_metrics.get(k) is not None
+            else None
             for k in COMPARED
         }
         result["comparisons"]["champion"] = {

@@ -28,7 +28,9 @@ def embed_stage(params: Params, *, steps: Path, out_dir: Path, root: Path) -> di
     tower = clipmod.build_visual(clip_params.model, clip_params.pretrained, clip_params.offline, seed=params.seed)
     torch.set_num_threads(params.intervention.train.threads)
     sources: list[Any] = [resolve(r.get("screenshot_path"), root) for r in rows]
-    visual, mask, problems = clipmod.embed_sources(tower, sources, clip_params.batch_size, clip_params.on_bad_screenshot)
+    visual, mask, problems = clipmod.embed_sources(
+        tower, sources, clip_params.batch_size, clip_params.on_bad_screenshot
+    )
     spec, state = clipmod.save_visual(tower)
     info = {
         "clip": spec,
@@ -47,7 +49,12 @@ def embed_stage(params: Params, *, steps: Path, out_dir: Path, root: Path) -> di
         },
     )
     if problems:
-        log.warning("%d of %d screenshots were unusable and are masked (see %s)", len(problems), len(rows), out_dir / "embeddings.json")
+        log.warning(
+            "%d of %d screenshots were unusable and are masked (see %s)",
+            len(problems),
+            len(rows),
+            out_dir / "embeddings.json",
+        )
     log.info("embedded %d screenshots with %s (%d-d)", int(mask.sum()), clip_params.model, spec["dim"])
     return info
 
@@ -59,4 +66,6 @@ def _npy_bytes(array: np.ndarray) -> bytes:
 
 
 def run(params: Params, root: Path) -> dict[str, Any]:
-    return embed_stage(params, steps=root / paths.INTERVENTION_STEPS, out_dir=root / paths.INTERVENTION_EMBEDDINGS, root=root)
+    return embed_stage(
+        params, steps=root / paths.INTERVENTION_STEPS, out_dir=root / paths.INTERVENTION_EMBEDDINGS, root=root
+    )

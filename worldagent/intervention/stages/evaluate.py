@@ -28,7 +28,9 @@ from worldagent.io import atomic_write_text, jsonl, pretty_json
 log = logging.getLogger("worldagent.intervention")
 
 
-def evaluate_stage(params: Params, *, steps: Path, embeddings: Path, predictor_dir: Path, out_dir: Path) -> dict[str, Any]:
+def evaluate_stage(
+    params: Params, *, steps: Path, embeddings: Path, predictor_dir: Path, out_dir: Path
+) -> dict[str, Any]:
     """Score the bundle in ``predictor_dir`` on the test split → ``out_dir``: evaluation_metrics.json,
     test_predictions.jsonl and the confusion/ROC/PR plots."""
     rows = read_steps(steps)
@@ -49,8 +51,14 @@ def evaluate_stage(params: Params, *, steps: Path, embeddings: Path, predictor_d
     curves = {"encoder + predictor": prob}
     try:
         logistic, logistic_prob = logistic_baseline(
-            train_arrays.hand, train_arrays.labels, val_arrays.hand, val_arrays.labels, test_arrays.hand, y,
-            params.intervention.train.recall_target, params.seed,
+            train_arrays.hand,
+            train_arrays.labels,
+            val_arrays.hand,
+            val_arrays.labels,
+            test_arrays.hand,
+            y,
+            params.intervention.train.recall_target,
+            params.seed,
         )
         baselines["logistic_regression"] = {**logistic, "features": [*HAND_FEATURES, *PAGE_FEATURES]}
         curves["logistic baseline"] = logistic_prob
@@ -92,7 +100,11 @@ def evaluate_stage(params: Params, *, steps: Path, embeddings: Path, predictor_d
     for note in result["notes"]:
         log.warning("%s", note)
     log.info(
-        "test: F1 %.3f, ROC AUC %s, PR AUC %s (logistic F1 %s)", result["f1"], fmt(result["auc"]), fmt(result["pr_auc"]), fmt(logistic_f1)
+        "test: F1 %.3f, ROC AUC %s, PR AUC %s (logistic F1 %s)",
+        result["f1"],
+        fmt(result["auc"]),
+        fmt(result["pr_auc"]),
+        fmt(logistic_f1),
     )
     return result
 

@@ -29,7 +29,9 @@ def export_stage(params: Params, *, store_url: str, out_dir: Path) -> dict[str, 
     finally:
         store.close()
     if not tasks:
-        raise InputError(f"{store_url}: the experience store has no finished tasks (empty database): record or import some first")
+        raise InputError(
+            f"{store_url}: the experience store has no finished tasks (empty database): record or import some first"
+        )
     splits = split_sessions(tasks, p.validation_fraction, p.test_fraction, params.seed)
     rows: list[dict[str, Any]] = []
     for task in tasks:
@@ -41,7 +43,12 @@ def export_stage(params: Params, *, store_url: str, out_dir: Path) -> dict[str, 
     interventions, successes = to_reference(tasks, splits)
     manifest = {
         "format": "reference-v1",
-        "counts": {"interventions": len(interventions), "successes": len(successes), "tasks": len(tasks), "steps": len(rows)},
+        "counts": {
+            "interventions": len(interventions),
+            "successes": len(successes),
+            "tasks": len(tasks),
+            "steps": len(rows),
+        },
         "balance": {
             "intervention_sessions": sum(t["status"] == "intervention" for t in tasks) / len(tasks),
             "positive_steps": sum(r["label"] for r in rows) / len(rows),
@@ -88,4 +95,6 @@ def _fallbacks(tasks: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[
 
 
 def run(params: Params, root: Path) -> dict[str, Any]:
-    return export_stage(params, store_url=absolute_url(params.intervention.store_url, root), out_dir=root / paths.INTERVENTION_DATA)
+    return export_stage(
+        params, store_url=absolute_url(params.intervention.store_url, root), out_dir=root / paths.INTERVENTION_DATA
+    )

@@ -36,7 +36,9 @@ def gate_stage(
 ) -> dict[str, Any]:
     """Thresholds (F1, ROC AUC, beating the logistic baseline) and non-inferiority to the champion on
     accuracy → ``gate_json`` (with the content hash of ``predictor_dir``) and ``report_md``."""
-    metrics = read_json(metrics_json, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict)
+    metrics = read_json(
+        metrics_json, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict
+    )
     comparison = read_json(compare_json, "the comparison", hint="run the intervention_compare stage first", expect=dict)
     extra = [beats_baseline_check(metrics)] if params.intervention.gate.beat_baseline else []
     decision = gate_decision(INTERVENTION, params, metrics, comparison, extra)

@@ -18,7 +18,9 @@ from worldagent.io import atomic_directory, atomic_write_text, pretty_json
 log = logging.getLogger("worldagent.intervention")
 
 
-def simulate_stage(params: Params, *, store_db: Path, screenshots_dir: Path, summary_json: Path, root: Path) -> dict[str, Any]:
+def simulate_stage(
+    params: Params, *, store_db: Path, screenshots_dir: Path, summary_json: Path, root: Path
+) -> dict[str, Any]:
     """Episodes → ``store_db`` and ``screenshots_dir``, both replaced atomically; a summary → ``summary_json``.
 
     Screenshot paths are recorded in the store relative to ``root`` (when under it).
@@ -40,7 +42,11 @@ def simulate_stage(params: Params, *, store_db: Path, screenshots_dir: Path, sum
                     for k, step in enumerate(episode.steps):
                         name = Path(episode.session_id) / f"{k:03d}.png"
                         png = render_screenshot(
-                            step.scene, category, p.image_width, p.image_height, f"{params.seed}:{episode.session_id}:{k}"
+                            step.scene,
+                            category,
+                            p.image_width,
+                            p.image_height,
+                            f"{params.seed}:{episode.session_id}:{k}",
                         )
                         out = tmp_shots / name
                         out.parent.mkdir(parents=True, exist_ok=True)

@@ -30,7 +30,9 @@ def contrastive_labels(rows: list[dict[str, Any]], mode: str, reasons: list[str]
     )
 
 
-def train_encoder_stage(params: Params, *, steps: Path, embeddings: Path, out_dir: Path, curve_json: Path) -> dict[str, Any]:
+def train_encoder_stage(
+    params: Params, *, steps: Path, embeddings: Path, out_dir: Path, curve_json: Path
+) -> dict[str, Any]:
     """Train on ``steps``' training split (validation split for the curve) → ``out_dir``
     (encoder.pt, encoder.json) and the loss curve → ``curve_json``."""
     ip, tp = params.intervention, params.intervention.train
@@ -48,7 +50,11 @@ def train_encoder_stage(params: Params, *, steps: Path, embeddings: Path, out_di
     config = training.encoder_config(visual.shape[1], len(vocab_list), history, ip.encoder)
     buckets = ip.encoder.url_buckets
     train = training.make_inputs(featurize(train_rows, vocab, history, buckets), visual[train_idx], mask[train_idx])
-    val = training.make_inputs(featurize(val_rows, vocab, history, buckets), visual[val_idx], mask[val_idx]) if val_rows else None
+    val = (
+        training.make_inputs(featurize(val_rows, vocab, history, buckets), visual[val_idx], mask[val_idx])
+        if val_rows
+        else None
+    )
     val_labels = contrastive_labels(val_rows, tp.contrastive_labels, reasons) if val_rows else None
     encoder, curve = training.train_encoder(
         config, train, contrastive_labels(train_rows, tp.contrastive_labels, reasons), val, val_labels, tp, params.seed
@@ -62,7 +68,9 @@ def train_encoder_stage(params: Params, *, steps: Path, embeddings: Path, out_di
         "clip": info["clip"],
         "page_features": list(PAGE_FEATURES),
     }
-    write_directory(out_dir, {"encoder.pt": _torch_bytes(encoder.state_dict()), "encoder.json": pretty_json(meta).encode()})
+    write_directory(
+        out_dir, {"encoder.pt": _torch_bytes(encoder.state_dict()), "encoder.json": pretty_json(meta).encode()}
+    )
     atomic_write_text(curve_json, pretty_json(curve))
     log.info("contrastive loss %.4f → %.4f over %d epochs", curve[0]["loss"], curve[-1]["loss"], len(curve))
     return {"curve": curve}

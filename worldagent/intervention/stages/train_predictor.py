@@ -52,7 +52,11 @@ def train_predictor_stage(
     write_bundle(out_dir, bundle_meta, encoder, head, clip_state)
     atomic_write_text(curve_json, pretty_json(curve))
     log.info(
-        "predictor: best epoch %d (val loss %.4f); threshold %.4f (%s)", info["best_epoch"], info["best_val_loss"], threshold, rule
+        "predictor: best epoch %d (val loss %.4f); threshold %.4f (%s)",
+        info["best_epoch"],
+        info["best_val_loss"],
+        threshold,
+        rule,
     )
     return bundle_meta
 

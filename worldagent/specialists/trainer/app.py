@@ -36,9 +36,11 @@ class TrainRequest(BaseModel):
     datasetRef: str = Field(max_length=4096, description="a dataset file inside the trainer's data directories")
     runId: str = Field(max_length=200, description="the caller's id for this run; unique")
 
+
 class TrainAccepted(BaseModel):
     runId: str
     status: str
+
 
 class RunStatus(BaseModel):
     runId: str
@@ -83,9 +85,19 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
         if config.token and request.headers.get("authorization", "") != f"Bearer {config.token}":
             raise HTTPException(status_code=401, detail="missing or wrong bearer token (Authorization: Bearer <token>)")
 
-    error_responses: dict[int | str, dict[str, Any]] = {400: {"description": "bad input"}, 401: {"description": "bad token"}}
+    error_responses: dict[int | str, dict[str, Any]] = {
+        400: {"description": "bad input"},
+        401: {"description": "bad token"},
+    }
 
-    @app.post("/train", operation_id="train", status_code=202, response_model=TrainAccepted, dependencies=[Depends(check_token)], responses={**error_responses, 409: {"description": "runId exists"}})
+    @app.post(
+        "/train",
+        operation_id="train",
+        status_code=202,
+        response_model=TrainAccepted,
+        dependencies=[Depends(check_token)],
+        responses={**error_responses, 409: {"description": "runId exists"}},
+    )
     def train(body: TrainRequest) -> Any:
         job_id = str(body.jobId)
         if not job_id.strip():
@@ -104,7 +116,13 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
             threading.Thread(target=supervisor.tick, daemon=True).start()  # start at once, not at the next poll
         return JSONResponse(status_code=202, content={"runId": body.runId, "status": "pending"})
 
-    @app.get("/status/{runId}", operation_id="status", response_model=RunStatus, dependencies=[Depends(check_token)], responses={**error_responses, 404: {"description": "unknown run"}})
+    @app.get(
+        "/status/{runId}",
+        operation_id="status",
+        response_model=RunStatus,
+        dependencies=[Depends(check_token)],
+        responses={**error_responses, 404: {"description": "unknown run"}},
+    )
     def status(runId: str) -> Any:
         found = state.get(runId)
         if found is None:
@@ -113,6 +131,11 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
 
     @app.get("/health", operation_id="health")
     def health() -> dict[str, Any]:
-        return {"status": "ok", **state.counts(), "max_concurrent": config.max_concurrent, "warm_workers": int(supervisor.warm)}
+        return {
+            "status": "ok",
+            **state.counts(),
+            "max_concurrent": config.max_concurrent,
+            "warm_workers": int(supervisor.warm),
+        }
 
     return app

@@ -76,7 +76,15 @@ class RunState(Database):
         def do(session: Session) -> dict[str, Any] | None:
             if session.get(TrainerRunRow, run_id) is not None:
                 return None
-            row = TrainerRunRow(run_id=run_id, job_id=job_id, dataset_ref=dataset_ref, status="pending", rows=rows, metrics={}, created_at=utcnow())
+            row = TrainerRunRow(
+                run_id=run_id,
+                job_id=job_id,
+                dataset_ref=dataset_ref,
+                status="pending",
+                rows=rows,
+                metrics={},
+                created_at=utcnow(),
+            )
             session.add(row)
             session.flush()
             return status_dict(row)
@@ -99,7 +107,14 @@ class RunState(Database):
         """Move up to ``limit`` of the oldest pending runs to running; their ids."""
 
         def do(session: Session) -> list[str]:
-            rows = list(session.scalars(select(TrainerRunRow).where(TrainerRunRow.status == "pending").order_by(TrainerRunRow.created_at, TrainerRunRow.run_id).limit(limit)))
+            rows = list(
+                session.scalars(
+                    select(TrainerRunRow)
+                    .where(TrainerRunRow.status == "pending")
+                    .order_by(TrainerRunRow.created_at, TrainerRunRow.run_id)
+                    .limit(limit)
+                )
+            )
             for row in rows:
                 row.status, row.started_at = "running", utcnow()
             return [row.run_id for row in rows]
@@ -107,9 +122,22 @@ class RunState(Database):
         return self._write(do) if limit > 0 else []
 
     def set_pid(self, run_id: str, pid: int) -> None:
-        self._write(lambda session: session.execute(update(TrainerRunRow).where(TrainerRunRow.run_id == run_id).values(worker_pid=pid)))
+        self._write(
+            lambda session: session.execute(
+                update(TrainerRunRow).where(TrainerRunRow.run_id == run_id).values(worker_pid=pid)
+            )
+        )
 
-    def finish(self, run_id: str, status: str, *, error: str | None = None, output_model_ref: str | None = None, metrics: dict[str, Any] | None = None, only_from: Sequence[str] = ("running",)) -> bool:
+    def finish(
+        self,
+        run_id: str,
+        status: str,
+        *,
+        error: str | None = None,
+        output_model_ref: str | None = None,
+        metrics: dict[str, Any] | None = None,
+        only_from: Sequence[str] = ("running",),
+    ) -> bool:
         """Terminal transition, only from ``only_from`` (a late worker never overwrites a recorded failure)."""
         values: dict[str, Any] = {"status": status, "error": error, "finished_at": utcnow()}
         if output_model_ref is not None:
@@ -118,7 +146,11 @@ class RunState(Database):
             values["metrics"] = metrics
 
         def do(session: Session) -> bool:
-            result = session.execute(update(TrainerRunRow).where(TrainerRunRow.run_id == run_id, TrainerRunRow.status.in_(list(only_from))).values(**values))
+            result = session.execute(
+                update(TrainerRunRow)
+                .where(TrainerRunRow.run_id == run_id, TrainerRunRow.status.in_(list(only_from)))
+                .values(**values)
+            )
             return bool(result.rowcount)
 
         return self._write(do)

@@ -21,6 +21,7 @@ from worldagent.specialists.strategies import TrainingDataError, read_dataset_fi
 from worldagent.specialists.trainer.runs import LOG_FILE, RUN_ID, TRAIN_FILE, RunState
 
 log = logging.getLogger("worldagent.specialists.trainer")
+SHUTDOWN_ERROR = "the trainer service shut down while this run was running; trigger it again with a new runId"
 
 
 @dataclass
@@ -106,7 +107,11 @@ class Supervisor:
                     if proc.poll() is None:
                         proc.kill()
                         proc.wait(timeout=10)
-                    self.state.finish(run_id, "failed", error="the trainer service shut down while this run was running; trigger it again with a new runId")
+                    self.state.finish(
+                        run_id,
+                        "failed",
+                        error=SHUTDOWN_ERROR,
+                    )
                 self.procs.clear()
                 if self.spare is not None:
                     if self.spare.poll() is None:
@@ -144,7 +149,19 @@ class Supervisor:
                 log.warning("run %s failed: %s", run_id, reason)
 
     def _command(self, run_id: str | None, ready_file: Path | None = None) -> list[str]:
-        command = [self.config.python, "-m", "worldagent.specialists.worker", "--db-url", str(self.config.db_url), "--runs-dir", str(self.config.runs), "--adapters-dir", str(self.config.adapters), "--cache-dir", str(self.config.root / "base-cache")]
+        command = [
+            self.config.python,
+            "-m",
+            "worldagent.specialists.worker",
+            "--db-url",
+            str(self.config.db_url),
+            "--runs-dir",
+            str(self.config.runs),
+            "--adapters-dir",
+            str(self.config.adapters),
+            "--cache-dir",
+            str(self.config.root / "base-cache"),
+        ]
         if run_id is not None:
             command += ["--run-id", run_id]
         if ready_file is not None:
@@ -156,7 +173,13 @@ class Supervisor:
         return command
 
     def _popen(self, command: list[str], log_path: Path, stdin: Any) -> subprocess.Popen[bytes]:
-        env = {**os.environ, **self.config.extra_env, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        env = {
+            **os.environ,
+            **self.config.extra_env,
+            "PYTHONPATH": os.pathsep.join(
+                [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH", "")]
+            ).rstrip(os.pathsep),
+        }
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with log_path.open("ab") as handle:
             return subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT, stdin=stdin, env=env)
@@ -213,7 +236,12 @@ class Supervisor:
 
     @property
     def warm(self) -> bool:
-        return self.spare is not None and self.spare.poll() is None and self.spare_ready is not None and self.spare_ready.exists()
+        return (
+            self.spare is not None
+            and self.spare.poll() is None
+            and self.spare_ready is not None
+            and self.spare_ready.exists()
+        )
 
 
 def prepare_run(config: TrainerConfig, run_id: str, dataset_ref: str) -> int:
@@ -223,7 +251,9 @@ def prepare_run(config: TrainerConfig, run_id: str, dataset_ref: str) -> int:
     or a dataset with nothing to train on.
     """
     if not RUN_ID.match(run_id):
-        raise ValueError(f"runId: {run_id!r} must be 1-100 letters, digits, '.', '_' or '-' (starting with a letter or digit)")
+        raise ValueError(
+            f"runId: {run_id!r} must be 1-100 letters, digits, '.', '_' or '-' (starting with a letter or digit)"
+        )
     if not dataset_ref.strip() or "\x00" in dataset_ref:
         raise ValueError("datasetRef: must be a path to a dataset file")
     path = Path(dataset_ref).expanduser()
@@ -232,7 +262,10 @@ def prepare_run(config: TrainerConfig, run_id: str, dataset_ref: str) -> int:
     except (OSError, RuntimeError, ValueError) as error:
         raise ValueError(f"datasetRef: cannot resolve {dataset_ref!r}: {error}") from None
     if not inside:
-        raise ValueError(f"datasetRef: {dataset_ref} is outside the allowed data directories ({', '.join(map(str, config.data_dirs))})")
+        raise ValueError(
+            f"datasetRef: {dataset_ref} is outside the allowed data directories"
+            f" ({', '.join(map(str, config.data_dirs))})"
+        )
     try:
         conversations = read_dataset_file(path)
     except TrainingDataError as error:
