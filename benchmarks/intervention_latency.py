@@ -18,10 +18,10 @@ from pathlib import Path
 
 import torch
 
+from worldagent.intervention.serve import InterventionPredictor
 from worldagent.intervention.stages.common import read_steps, test_states
 from worldagent.paths import INTERVENTION_PREDICTOR as PREDICTOR_DIR
 from worldagent.paths import INTERVENTION_STEPS
-from worldagent.intervention.serve import InterventionPredictor
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -21,9 +21,8 @@ from worldagent.paths import WORLD_AGENT_MODELS
 
 def run(params: Params, root: Path) -> GateDecision:
     out_dir = root / REPORT_DIR
-    return gate_stage(
-        params, eval_dir=out_dir, compare_json=out_dir / COMPARE_JSON, models_dir=root / WORLD_AGENT_MODELS, out_dir=out_dir
-    )
+    models_dir = root / WORLD_AGENT_MODELS
+    return gate_stage(params, eval_dir=out_dir, compare_json=out_dir / COMPARE_JSON, models_dir=models_dir, out_dir=out_dir)
 
 
 @task(name="gate", retries=0)

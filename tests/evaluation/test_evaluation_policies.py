@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 import torch
-
 from evaluation_helpers import ROOT
 
 from worldagent import paths
@@ -92,7 +91,7 @@ class EchoLengthModel:
         self.calls.append({"shape": tuple(input_ids.shape), **kwargs})
         assert kwargs["do_sample"] is False
         rows = []
-        for ids, mask in zip(input_ids.tolist(), attention_mask.tolist()):
+        for ids, mask in zip(input_ids.tolist(), attention_mask.tolist(), strict=True):
             first = mask.index(1)
             assert all(m == 0 for m in mask[:first]) and all(m == 1 for m in mask[first:])  # left padding
             assert all(t == self.tok.pad_token_id for t in ids[:first])

@@ -12,9 +12,9 @@ import tasks.gate
 from worldagent.config import GateParams, Params
 from worldagent.evaluation.compare import compare
 from worldagent.evaluation.family import WORLD_AGENT, gate_decision
+from worldagent.evaluation.report import REPORT_DIR, read_eval_report, render_report, write_eval_outputs
 from worldagent.evaluation.stages import compare_stage, gate_stage
 from worldagent.io import directory_hash
-from worldagent.evaluation.report import REPORT_DIR, read_eval_report, render_report, write_eval_outputs
 
 PNG = b"\x89PNG\r\n\x1a\n"
 MODELS = {"base": [0.0, 0.0, 0.3, 0.0], "sft": [0.5, 0.8, 0.3, 0.0], "grpo": [1.0, 0.8, 0.5, 0.3], "reference": [1.0] * 4}

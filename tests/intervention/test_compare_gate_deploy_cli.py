@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from worldagent.config import Params
 from worldagent import paths
+from worldagent.config import Params
 from worldagent.intervention import stages
+from worldagent.intervention.serve import BundleError, InterventionPredictor
 from worldagent.intervention.stages.common import read_steps
 from worldagent.registry.deploy import deploy_intervention as deploy_predictor
-from worldagent.intervention.serve import BundleError, InterventionPredictor
 
 
 def test_compare_gate_deploy_then_compare_with_the_champion(pipeline_root: Path, small_params: Params) -> None:

@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 import torch
 
-from worldagent.config import Params
 from worldagent import paths
+from worldagent.config import Params
 from worldagent.intervention import stages
-from worldagent.intervention.stages.common import read_steps
 from worldagent.intervention.clip import ScreenshotError, build_visual, embed_sources
 from worldagent.intervention.metrics import classification_metrics
 from worldagent.intervention.model import EncoderConfig, ExperienceEncoder, PredictorHead, supcon_loss
 from worldagent.intervention.serve import BundleError, InterventionPredictor
+from worldagent.intervention.stages.common import read_steps
 from worldagent.intervention.train import choose_threshold
 
 

@@ -7,12 +7,22 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from worldagent.config import Params
 from worldagent import paths
+from worldagent.config import Params
 from worldagent.intervention import stages
-from worldagent.intervention.stages.common import read_steps
-from worldagent.intervention.dataset import PAGE_DEFAULTS, PAGE_FEATURES, UNK, build_vocab, encode_actions, label_steps, page_vector, split_sessions, url_bucket
+from worldagent.intervention.dataset import (
+    PAGE_DEFAULTS,
+    PAGE_FEATURES,
+    UNK,
+    build_vocab,
+    encode_actions,
+    label_steps,
+    page_vector,
+    split_sessions,
+    url_bucket,
+)
 from worldagent.intervention.simulator import plan_episodes, render_screenshot, simulate_episode
+from worldagent.intervention.stages.common import read_steps
 
 
 def tree_hash(path: Path) -> str:

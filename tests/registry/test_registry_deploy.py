@@ -12,8 +12,8 @@ from fake_hub import TOKEN, FakeHub
 
 from tasks import deploy as deploy_stage
 from worldagent.config import Params, parse_params
-from worldagent.registry.api import CHAMPION, open_registry
 from worldagent.io import directory_hash
+from worldagent.registry.api import CHAMPION, open_registry
 from worldagent.registry.deploy import DeployError, deploy_world_agent, params_hash
 from worldagent.registry.publishers import PublishedRef, PublishError
 

@@ -7,8 +7,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-
 from specialists_helpers import browser_input, raw_export_rows
+
 from worldagent.registry.db import utcnow
 from worldagent.specialists.store import NotFound, StoreError, open_store
 from worldagent.specialists.strategies import (

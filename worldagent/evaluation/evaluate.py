@@ -77,7 +77,9 @@ def select_eval_rows(rows: Iterable[Mapping[str, Any]], max_intents: int | None 
 def load_eval_rows(path: Path, max_intents: int | None = None) -> list[dict[str, Any]]:
     rows = select_eval_rows(read_jsonl(path, "the eval split", hint="run the generate stage first"), max_intents)
     if not rows:
-        raise InputError(f"{path}: no single-turn rows to evaluate (run the generate stage with generate.single_turn: true)")
+        raise InputError(
+            f"{path}: no single-turn rows to evaluate (run the generate stage with generate.single_turn: true)"
+        )
     return rows
 
 
@@ -230,7 +232,7 @@ def evaluate_outputs(
     if len(rows) != len(outputs):
         raise ValueError(f"{len(outputs)} outputs for {len(rows)} eval rows")
     scorer = scorer or Scorer(stories_root, runner, weights, token_files)
-    return [scorer.score(row, output) for row, output in zip(rows, outputs)]
+    return [scorer.score(row, output) for row, output in zip(rows, outputs, strict=True)]
 
 
 def evaluate_models(

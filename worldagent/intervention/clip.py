@@ -119,10 +119,7 @@ def load_image(source: str | Path | bytes | Image.Image) -> Image.Image:
     if isinstance(source, Image.Image):
         return source.convert("RGB")
     try:
-        if isinstance(source, bytes):
-            image = Image.open(io.BytesIO(source))
-        else:
-            image = Image.open(Path(source))
+        image = Image.open(io.BytesIO(source)) if isinstance(source, bytes) else Image.open(Path(source))
         image.load()
     except FileNotFoundError:
         raise ScreenshotError(f"{source}: screenshot not found") from None

@@ -67,7 +67,8 @@ def training_texts(trajectories_path: Path) -> list[str]:
     seen: set[str] = set()
     for number, row in enumerate(iter_jsonl(trajectories_path, "the training split"), start=1):
         if row.get("split", "train") != "train":
-            raise InputError(f"{trajectories_path}: row {number}: split {row.get('split')!r}; expected the training split")
+            split = row.get("split")
+            raise InputError(f"{trajectories_path}: row {number}: split {split!r}; expected the training split")
         for message in row.get("messages", []):
             content = message.get("content")
             if isinstance(content, str) and content and content not in seen:

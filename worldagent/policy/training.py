@@ -20,6 +20,7 @@ Each adapter directory is self-contained on top of the base: the adapters it was
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import math
@@ -320,10 +321,8 @@ def summary_metrics(log_history: Sequence[Mapping[str, Any]], keys: Sequence[str
 def finish_checkpoints(directory: Path) -> None:
     """After the adapter is written: the checkpoints are no longer needed."""
     shutil.rmtree(directory, ignore_errors=True)
-    try:
+    with contextlib.suppress(OSError):
         directory.parent.rmdir()  # the shared checkpoints/ folder, once no stage has any left
-    except OSError:
-        pass
 
 
 def run_trainer(

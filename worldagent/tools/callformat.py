@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from worldagent.errors import InputError
 
@@ -50,8 +50,8 @@ MAX_STREAK = 256
 # Errors reported one by one; beyond this, a single summary error counts the rest.
 MAX_REPORTED_ERRORS = 1000
 
-Scalar = Union[str, int, float, bool]
-Value = Union[str, int, float, bool, None, list[Any], dict[str, Any]]
+Scalar = str | int | float | bool
+Value = str | int | float | bool | None | list[Any] | dict[str, Any]
 
 _WS_CHARS = (" ", "\t", "\r", "\n")
 _WS = re.compile(r"[ \t\r\n]*")
