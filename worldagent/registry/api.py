@@ -45,15 +45,15 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 T = TypeVar("T")
 
 
-class RegistryError(InputError):
+class RegistryError(RunError):
     """A registry operation that cannot be done (unknown family/version, no rollback target...)."""
 
 
-class NotFoundError(RegistryError, LookupError):
+class NotFoundError(RegistryError, InputError, LookupError):
     pass
 
 
-class RegistryBusyError(RegistryError, RunError):
+class RegistryBusyError(RegistryError):
     """Another writer held the database lock longer than the busy timeout."""
 
 

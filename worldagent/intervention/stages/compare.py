@@ -35,7 +35,7 @@ def compare_stage(
     """Re-evaluate the champion named by ``champion_json`` (paths relative to ``root``) on the test
     steps the candidate's ``predictions`` cover: paired bootstrap CIs on per-step correctness and
     Brier score, and metric deltas → ``out_json``."""
-    cp = params.intervention.compare
+    compare_params = params.intervention.compare
     family = params.intervention.family
     metrics = read_json(
         metrics_json, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict
@@ -48,8 +48,8 @@ def compare_stage(
         "candidate": "predictor",
         "family": family,
         "n": int(y.size),
-        "confidence": cp.confidence,
-        "bootstrap_samples": cp.bootstrap_samples,
+        "confidence": compare_params.confidence,
+        "bootstrap_samples": compare_params.bootstrap_samples,
         "seed": params.seed,
         "comparisons": {"champion": None},
         "notes": [],
@@ -68,7 +68,7 @@ def compare_stage(
         champ_metrics = classification_metrics(y, champ, champion.threshold)
         correct_candidate = ((candidate >= threshold).astype(int) == y).astype(float)
         correct_champion = ((champ >= champion.threshold).astype(int) == y).astype(float)
-        samples, confidence = cp.bootstrap_samples, cp.confidence
+        samples, confidence = compare_params.bootstrap_samples, compare_params.confidence
         accuracy = bootstrap_diff(correct_candidate, correct_champion, samples, confidence, params.seed)
         brier = bootstrap_diff(-((candidate - y) ** 2), -((champ - y) ** 2), samples, confidence, params.seed)
         deltas = {

@@ -22,7 +22,7 @@ log = logging.getLogger("worldagent.intervention")
 def export_stage(params: Params, *, store_url: str, out_dir: Path) -> dict[str, Any]:
     """Read the store at ``store_url``; write steps.jsonl, interventions.json, successes.json and
     manifest.json into ``out_dir``."""
-    p = params.intervention.export
+    export_params = params.intervention.export
     store = open_store(store_url, create=False)
     try:
         tasks = load_tasks(store)
@@ -32,10 +32,10 @@ def export_stage(params: Params, *, store_url: str, out_dir: Path) -> dict[str, 
         raise InputError(
             f"{store_url}: the experience store has no finished tasks (empty database): record or import some first"
         )
-    splits = split_sessions(tasks, p.validation_fraction, p.test_fraction, params.seed)
+    splits = split_sessions(tasks, export_params.validation_fraction, export_params.test_fraction, params.seed)
     rows: list[dict[str, Any]] = []
     for task in tasks:
-        for row in task_rows(task, p.label_horizon, p.history):
+        for row in task_rows(task, export_params.label_horizon, export_params.history):
             row["split"] = splits[task["session_id"]]
             rows.append(row)
     if not rows:
@@ -54,7 +54,7 @@ def export_stage(params: Params, *, store_url: str, out_dir: Path) -> dict[str, 
             "positive_steps": sum(r["label"] for r in rows) / len(rows),
         },
         "splits": _per_split(tasks, rows, splits),
-        "label_horizon": p.label_horizon,
+        "label_horizon": export_params.label_horizon,
         "reasons": dict(sorted(Counter(r["reason"] for r in rows if r["label"]).items())),
         "fallbacks": _fallbacks(tasks, rows),
     }

@@ -25,7 +25,7 @@ def simulate_stage(
 
     Screenshot paths are recorded in the store relative to ``root`` (when under it).
     """
-    p = params.intervention.simulate
+    simulation = params.intervention.simulate
     recorded_dir = _relative(screenshots_dir, root)
     tmp_db = store_db.with_name(f".{store_db.name}.tmp")
     tmp_db.unlink(missing_ok=True)
@@ -35,17 +35,19 @@ def simulate_stage(
         store = open_store(f"sqlite:///{tmp_db}")
         try:
             with store.session() as session:
-                plan = plan_episodes(p.episodes, p.intervention_fraction, list(p.categories), params.seed)
+                plan = plan_episodes(
+                    simulation.episodes, simulation.intervention_fraction, list(simulation.categories), params.seed
+                )
                 for index, category, intervention in plan:
-                    episode = simulate_episode(params.seed, index, category, intervention, p.max_steps)
+                    episode = simulate_episode(params.seed, index, category, intervention, simulation.max_steps)
                     shots = []
                     for k, step in enumerate(episode.steps):
                         name = Path(episode.session_id) / f"{k:03d}.png"
                         png = render_screenshot(
                             step.scene,
                             category,
-                            p.image_width,
-                            p.image_height,
+                            simulation.image_width,
+                            simulation.image_height,
                             f"{params.seed}:{episode.session_id}:{k}",
                         )
                         out = tmp_shots / name
@@ -59,10 +61,15 @@ def simulate_stage(
         finally:
             store.close()
     os.replace(tmp_db, store_db)
-    rate = counts["status.intervention"] / max(p.episodes, 1)
-    summary = {"episodes": p.episodes, **dict(sorted(counts.items())), "intervention_rate": rate}
+    rate = counts["status.intervention"] / max(simulation.episodes, 1)
+    summary = {"episodes": simulation.episodes, **dict(sorted(counts.items())), "intervention_rate": rate}
     atomic_write_text(summary_json, pretty_json(summary))
-    log.info("simulated %d episodes, %d steps, %.0f%% end in an intervention", p.episodes, counts["steps"], 100 * rate)
+    log.info(
+        "simulated %d episodes, %d steps, %.0f%% end in an intervention",
+        simulation.episodes,
+        counts["steps"],
+        100 * rate,
+    )
     return summary
 
 

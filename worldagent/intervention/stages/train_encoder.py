@@ -35,7 +35,7 @@ def train_encoder_stage(
 ) -> dict[str, Any]:
     """Train on ``steps``' training split (validation split for the curve) → ``out_dir``
     (encoder.pt, encoder.json) and the loss curve → ``curve_json``."""
-    ip, tp = params.intervention, params.intervention.train
+    intervention, train_params = params.intervention, params.intervention.train
     rows = read_steps(steps)
     visual, mask, info = load_embeddings(embeddings)
     train_idx, val_idx = split_index(rows, "train"), split_index(rows, "validation")
@@ -46,18 +46,24 @@ def train_encoder_stage(
     vocab_list = build_vocab(train_rows)
     vocab = {t: i for i, t in enumerate(vocab_list)}
     reasons = sorted({r["reason"] for r in train_rows if r["label"]})
-    history = ip.export.history
-    config = training.encoder_config(visual.shape[1], len(vocab_list), history, ip.encoder)
-    buckets = ip.encoder.url_buckets
+    history = intervention.export.history
+    config = training.encoder_config(visual.shape[1], len(vocab_list), history, intervention.encoder)
+    buckets = intervention.encoder.url_buckets
     train = training.make_inputs(featurize(train_rows, vocab, history, buckets), visual[train_idx], mask[train_idx])
     val = (
         training.make_inputs(featurize(val_rows, vocab, history, buckets), visual[val_idx], mask[val_idx])
         if val_rows
         else None
     )
-    val_labels = contrastive_labels(val_rows, tp.contrastive_labels, reasons) if val_rows else None
+    val_labels = contrastive_labels(val_rows, train_params.contrastive_labels, reasons) if val_rows else None
     encoder, curve = training.train_encoder(
-        config, train, contrastive_labels(train_rows, tp.contrastive_labels, reasons), val, val_labels, tp, params.seed
+        config,
+        train,
+        contrastive_labels(train_rows, train_params.contrastive_labels, reasons),
+        val,
+        val_labels,
+        train_params,
+        params.seed,
     )
     meta = {
         "encoder": config.to_dict(),

@@ -24,20 +24,20 @@ def train_predictor_stage(
 ) -> dict[str, Any]:
     """Train the head on the training split, pick the threshold on validation → the bundle in
     ``out_dir`` (encoder, head, visual tower, predictor.json) and the curve → ``curve_json``."""
-    tp = params.intervention.train
+    train_params = params.intervention.train
     rows = read_steps(steps)
     visual, mask, _info = load_embeddings(embeddings)
     encoder, meta = load_encoder(encoder_dir)
-    training.seed_everything(params.seed, tp.threads)
+    training.seed_everything(params.seed, train_params.threads)
     train, _ = inputs_for(rows, "train", meta, visual, mask)
     val, _ = inputs_for(rows, "validation", meta, visual, mask)
     z_train, z_val = training.encode(encoder, train), training.encode(encoder, val)
     head, curve, info = training.train_predictor(
-        z_train, train.labels, z_val, val.labels, tp, params.seed, params.intervention.encoder.dropout
+        z_train, train.labels, z_val, val.labels, train_params, params.seed, params.intervention.encoder.dropout
     )
     with torch.no_grad():
         val_prob = torch.sigmoid(head(z_val)).numpy()
-    threshold, rule = training.choose_threshold(val_prob, val.labels.numpy(), tp.recall_target)
+    threshold, rule = training.choose_threshold(val_prob, val.labels.numpy(), train_params.recall_target)
     clip_state = _load_state(embeddings / "clip_visual.pt")
     validation = classification_metrics(val.labels.numpy(), val_prob, threshold) if len(val) else None
     bundle_meta = {
@@ -45,7 +45,7 @@ def train_predictor_stage(
         "family": params.intervention.family,
         "threshold": threshold,
         "threshold_rule": rule,
-        "recall_target": tp.recall_target,
+        "recall_target": train_params.recall_target,
         "training": info,
         "validation": {k: v for k, v in validation.items() if k != "notes"} if validation else None,
     }
