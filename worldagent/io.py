@@ -112,17 +112,9 @@ def iter_jsonl(
         yield value
 
 
-def read_jsonl(
-    path: Path,
-    what: str = "",
-    *,
-    hint: str | None = None,
-    expect: type | None = dict,
-    error: type[InputError] = InputError,
-    max_bytes: int = MAX_JSON_BYTES,
-) -> list[Any]:
-    """:func:`iter_jsonl` as a list."""
-    return list(iter_jsonl(path, what, hint=hint, expect=expect, error=error, max_bytes=max_bytes))
+def read_jsonl(path: Path, what: str = "", **options: Any) -> list[Any]:
+    """:func:`iter_jsonl` as a list (same keyword options)."""
+    return list(iter_jsonl(path, what, **options))
 
 
 def _type_name(kind: type) -> str:
