@@ -21,15 +21,14 @@ from worldagent import paths
 from worldagent.config import Params
 from worldagent.evaluation.report import REPORT_DIR
 from worldagent.evaluation.stages import Loader, evaluate_stage
-from worldagent.registry.api import open_registry
-from worldagent.registry.champion import write_champion_reference
+from worldagent.registry.champion import refresh_champion_reference
 from worldagent.registry.deploy import resolve_registry_url
 
 
 def run(params: Params, root: Path, loader: Loader | None = None) -> None:
     # Until the stage table declares champion.json as this stage's input, refresh it from the registry here.
-    with open_registry(resolve_registry_url(params.registry.url, root)) as registry:
-        write_champion_reference(registry, params.registry.family, root / paths.WORLD_AGENT_CHAMPION, root)
+    registry_url = resolve_registry_url(params.registry.url, root)
+    refresh_champion_reference(registry_url, params.registry.family, root / paths.WORLD_AGENT_CHAMPION)
     evaluate_stage(
         params,
         eval_rows=root / paths.WORLD_AGENT_EVAL_ROWS,

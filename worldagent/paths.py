@@ -14,7 +14,7 @@ WORLD_AGENT_REPORTS = Path("reports/world_agent")
 WORLD_AGENT_EVAL = WORLD_AGENT_REPORTS / "eval.json"
 WORLD_AGENT_COMPARE = WORLD_AGENT_REPORTS / "compare.json"
 WORLD_AGENT_GATE = WORLD_AGENT_REPORTS / "gate.json"
-WORLD_AGENT_CHAMPION = WORLD_AGENT_REPORTS / "champion.json"  # the champion reference evaluate reads
+WORLD_AGENT_CHAMPION = WORLD_AGENT_MODELS / "champion.json"  # the champion reference evaluate reads
 
 # -- the intervention predictor -----------------------------------------------------------------
 INTERVENTION_DATA = Path("data/generated/intervention")
@@ -30,4 +30,4 @@ INTERVENTION_PREDICTIONS = INTERVENTION_REPORTS / "test_predictions.jsonl"
 INTERVENTION_COMPARE = INTERVENTION_REPORTS / "compare.json"
 INTERVENTION_GATE = INTERVENTION_REPORTS / "gate.json"
 INTERVENTION_REPORT = INTERVENTION_REPORTS / "report.md"
-INTERVENTION_CHAMPION = INTERVENTION_REPORTS / "champion.json"
+INTERVENTION_CHAMPION = INTERVENTION_MODELS / "champion.json"

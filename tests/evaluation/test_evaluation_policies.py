@@ -22,7 +22,7 @@ from worldagent.io import directory_hash
 def run_evaluate(params: Params, root: Path, loader, champion: dict | None = None) -> None:  # type: ignore[no-untyped-def]
     """The evaluate stage on the project's paths, with the champion reference ``champion``."""
     reference = root / "champion.json"
-    reference.write_text(json.dumps(champion or {"family": "world-agent", "champion": None}))
+    reference.write_text(json.dumps(champion or {"family": "world-agent", "version": None, "artifact_path": None, "artifact_hash": None}))
     evaluate_stage(
         params,
         eval_rows=root / paths.WORLD_AGENT_EVAL_ROWS,
@@ -191,7 +191,7 @@ def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -
 
     params = Params.model_validate({"evaluate": {"max_intents": 2, "max_new_tokens": 2, "models": ["champion"]}})
     sha = directory_hash(tmp_path / "published" / "v1")
-    champion = {"family": "world-agent", "version": 1, "sha256": sha, "path": "published/v1"}
+    champion = {"family": "world-agent", "version": 1, "artifact_hash": sha, "artifact_path": "published/v1"}
     run_evaluate(params, tmp_path, loader, champion)
     assert loaded == [tmp_path / "published" / "v1"]
     report = read_eval_report(tmp_path / REPORT_DIR)

@@ -1,15 +1,17 @@
-"""The champion reference: the one small file through which a stage sees the registry's champion.
+"""The champion reference: which deployed model a DAG run compares its candidate with, as a file.
 
-Evaluate and compare never read the registry: they read ``champion.json``, written outside deploy
-(after it, or by hand after a promote or rollback) from the registry by :func:`champion_reference`.
-Because it is an ordinary file, DVC sees it: a new champion reruns what compares against it, and an
-unchanged champion leaves a no-op run a no-op. Its format::
+DVC cannot see a database, so the champion the evaluate and compare stages re-evaluate is pinned in a
+small git-tracked JSON file that ``dvc.yaml`` lists as a dependency (``models/<family>/champion.json``).
+A promote or rollback rewrites it, and so does the flow's first step when the registry's champion
+moved since the last run; either way DVC reruns what depends on it, and only that. ``dvc repro`` on
+its own never reads the registry: the same reference gives the same evaluation. Its format::
 
-    {"family": "world-agent", "version": 3, "sha256": "<content hash>", "path": "models/published/world-agent/v3"}
-    {"family": "world-agent", "champion": null}          # no champion yet (the first run)
+    {"family": "world-agent", "version": 3, "artifact_path": "models/published/world-agent/v3",
+     "artifact_hash": "<content hash, worldagent.io.directory_hash>"}
+    {"family": "world-agent", "version": null, "artifact_path": null, "artifact_hash": null}   # no champion yet
 
-``path`` is relative to the project root (or absolute); ``sha256`` is the artifact's content hash
-(:func:`worldagent.io.directory_hash`), checked again when the reference is loaded.
+:func:`load_champion` reads it back for a stage and checks that the artifact on disk still has the
+recorded content hash, so a reference is never silently followed to other weights.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from worldagent.errors import InputError
 from worldagent.io import atomic_write_text, directory_hash, pretty_json, read_json
 from worldagent.registry.api import CHAMPION, Registry
 
+FIELDS = ("family", "version", "artifact_path", "artifact_hash")
+NO_CHAMPION: dict[str, Any] = dict.fromkeys(FIELDS)
+
 
 class ChampionReferenceError(InputError):
     """The champion reference is malformed, or the artifact it names is missing or was changed."""
@@ -31,79 +36,83 @@ class ChampionReferenceError(InputError):
 class Champion:
     family: str
     version: int
-    sha256: str
-    path: Path  # absolute
+    artifact_hash: str | None
+    path: Path  # resolved against the project root
 
     @property
     def label(self) -> str:
         return f"{self.family} v{self.version}"
 
 
-def champion_reference(registry: Registry, family: str, root: Path | None = None) -> dict[str, Any]:
-    """The champion reference of ``family`` from ``registry`` (see the module docstring).
-
-    With ``root`` the hash is computed from the artifact on disk when the registry has none recorded.
-    """
+def champion_reference(registry: Registry, family: str) -> dict[str, Any]:
+    """``{family, version, artifact_path, artifact_hash}`` of ``family``'s champion; version None without one."""
     version = registry.get_alias(family, CHAMPION)
     if version is None:
-        return {"family": family, "champion": None}
-    sha256 = version.artifact_hash
-    if not sha256 and root is not None:
-        path = Path(version.artifact_path)
-        sha256 = directory_hash(path if path.is_absolute() else Path(root) / path)
-    return {"family": family, "version": version.number, "sha256": sha256, "path": version.artifact_path}
+        return {**NO_CHAMPION, "family": family}
+    return {
+        "family": family,
+        "version": version.number,
+        "artifact_path": version.artifact_path,
+        "artifact_hash": version.artifact_hash,
+    }
 
 
-def write_champion_reference(registry: Registry, family: str, out: Path, root: Path | None = None) -> dict[str, Any]:
-    """Write :func:`champion_reference` to ``out`` only when it changed (so DVC sees no change otherwise)."""
-    reference = champion_reference(registry, family, root)
-    text = pretty_json(reference)
-    if not out.exists() or out.read_text(encoding="utf-8") != text:
-        atomic_write_text(out, text)
+def read_champion_reference(path: Path) -> dict[str, Any]:
+    """The reference in ``path``; a missing file means no champion (a fresh project)."""
+    if not Path(path).exists():
+        return dict(NO_CHAMPION)
+    reference = read_json(path, "the champion reference", error=ChampionReferenceError)
+    if not isinstance(reference, dict) or set(reference) != set(FIELDS):
+        raise ChampionReferenceError(f"{path}: expected a champion reference with exactly the keys {', '.join(FIELDS)}")
     return reference
 
 
-def load_champion(path: Path, root: Path, family: str | None = None, *, verify: bool = True) -> Champion | None:
-    """The champion a reference file names, or None when it says there is none.
+def write_champion_reference(path: Path, reference: dict[str, Any]) -> bool:
+    """Pin ``reference`` in ``path``; returns whether the file changed (so DVC will rerun what reads it)."""
+    text = pretty_json({key: reference.get(key) for key in FIELDS})
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return False
+    atomic_write_text(path, text)
+    return True
 
-    ``family``, when given, must match the file's. With ``verify`` the artifact must exist and its
-    content hash must be the recorded one: a reference is never silently followed to other weights.
+
+def refresh_champion_reference(registry_url: str, family: str, path: Path) -> bool:
+    """Pin the registry's current champion of ``family`` in ``path`` (after a deploy, promote or rollback)."""
+    from worldagent.registry.api import open_registry
+
+    with open_registry(registry_url) as registry:
+        return write_champion_reference(path, champion_reference(registry, family))
+
+
+def load_champion(path: Path, root: Path, family: str | None = None, *, verify: bool = True) -> Champion | None:
+    """The champion a reference file pins, or None when it pins none.
+
+    ``family``, when given, must match the file's. With ``verify`` the artifact must exist and, when
+    the reference records a hash, have that content hash.
     """
-    data = read_json(
-        path,
-        "the champion reference",
-        hint="write it with champion_reference",
-        expect=dict,
-        error=ChampionReferenceError,
-    )
-    if family is not None and data.get("family") != family:
-        raise ChampionReferenceError(f"{path}: the reference is for family {data.get('family')!r}, expected {family!r}")
-    if "champion" in data and data["champion"] is None:
+    reference = read_champion_reference(path)
+    if reference["version"] is None:
         return None
-    for key, kind in (("family", str), ("version", int), ("sha256", str), ("path", str)):
-        if not isinstance(data.get(key), kind) or isinstance(data.get(key), bool):
+    if family is not None and reference["family"] != family:
+        raise ChampionReferenceError(
+            f"{path}: the reference is for family {reference['family']!r}, expected {family!r}"
+        )
+    kinds = {"family": str, "version": int, "artifact_path": str}
+    for key, kind in kinds.items():
+        if not isinstance(reference[key], kind) or isinstance(reference[key], bool):
             raise ChampionReferenceError(f"{path}: field {key!r} must be a {kind.__name__}")
-    artifact = Path(data["path"])
+    artifact = Path(reference["artifact_path"])
     artifact = artifact if artifact.is_absolute() else Path(root) / artifact
-    champion = Champion(family=data["family"], version=data["version"], sha256=data["sha256"], path=artifact)
+    champion = Champion(reference["family"], reference["version"], reference["artifact_hash"], artifact)
     if verify:
         actual = directory_hash(artifact)
         if actual is None:
             raise ChampionReferenceError(
                 f"{path}: the champion ({champion.label}) points at {artifact}, which is missing or empty"
             )
-        if actual != champion.sha256:
+        if champion.artifact_hash and actual != champion.artifact_hash:
             raise ChampionReferenceError(
                 f"{path}: the champion ({champion.label}) at {artifact} has content sha256 {actual[:12]}…,"
-                f" not the recorded {champion.sha256[:12]}…; rewrite the reference from the registry"
+                f" not the recorded {champion.artifact_hash[:12]}…; rewrite the reference from the registry"
             )
     return champion
-
-
-def refresh_champion_reference(registry_url: str, family: str, out: Path, root: Path) -> dict[str, Any]:
-    """Open the registry at ``registry_url`` and :func:`write_champion_reference` (after a deploy, a
-    promote or a rollback; before evaluate in a DAG that does not yet declare the file)."""
-    from worldagent.registry.api import open_registry
-
-    with open_registry(registry_url) as registry:
-        return write_champion_reference(registry, family, out, root)

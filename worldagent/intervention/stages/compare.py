@@ -94,7 +94,7 @@ def compare_stage(
 def run(params: Params, root: Path) -> dict[str, Any]:
     # Until the stage table declares champion.json as this stage's input, refresh it from the registry here.
     refresh_champion_reference(
-        absolute_url(params.registry.url, root), params.intervention.family, root / paths.INTERVENTION_CHAMPION, root
+        absolute_url(params.registry.url, root), params.intervention.family, root / paths.INTERVENTION_CHAMPION
     )
     return compare_stage(
         params,
