@@ -11,13 +11,14 @@ from pathlib import Path
 from prefect import task
 
 from tasks._stage import dvc_repro, stage_main
+from worldagent import paths
 from worldagent.config import Params
-from worldagent.evaluation.report import COMPARE_JSON, REPORT_DIR
 from worldagent.evaluation.stages import compare_stage
 
 
 def run(params: Params, root: Path) -> None:
-    compare_stage(params, eval_dir=root / REPORT_DIR, out_json=root / REPORT_DIR / COMPARE_JSON)
+    summary, intents = root / paths.WORLD_AGENT_EVAL, root / paths.WORLD_AGENT_EVAL_INTENTS
+    compare_stage(params, summary=summary, intents=intents, comparison=root / paths.WORLD_AGENT_COMPARE)
 
 
 @task(name="compare", retries=0)

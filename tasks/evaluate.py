@@ -19,7 +19,6 @@ from tasks._stage import dvc_repro, stage_main
 from tasks.discover import STORIES_OUT
 from worldagent import paths
 from worldagent.config import Params
-from worldagent.evaluation.report import REPORT_DIR
 from worldagent.evaluation.stages import Loader, evaluate_stage
 from worldagent.registry.champion import refresh_champion_reference
 from worldagent.registry.deploy import resolve_registry_url
@@ -29,14 +28,19 @@ def run(params: Params, root: Path, loader: Loader | None = None) -> None:
     # Until the stage table declares champion.json as this stage's input, refresh it from the registry here.
     registry_url = resolve_registry_url(params.registry.url, root)
     refresh_champion_reference(registry_url, params.registry.family, root / paths.WORLD_AGENT_CHAMPION)
+    models = root / paths.WORLD_AGENT_MODELS
     evaluate_stage(
         params,
-        eval_rows=root / paths.WORLD_AGENT_EVAL_ROWS,
-        stories_jsonl=root / STORIES_OUT,
-        stories_root=root / params.discover.stories_dir,
-        models_dir=root / paths.WORLD_AGENT_MODELS,
-        champion_json=root / paths.WORLD_AGENT_CHAMPION,
-        out_dir=root / REPORT_DIR,
+        eval_trajectories=root / paths.WORLD_AGENT_EVAL_ROWS,
+        stories=root / STORIES_OUT,
+        stories_dir=root / params.discover.stories_dir,
+        base=models / "base",
+        sft=models / "sft",
+        dpo=models / "dpo",
+        grpo=models / "grpo",
+        champion=root / paths.WORLD_AGENT_CHAMPION,
+        summary=root / paths.WORLD_AGENT_EVAL,
+        intents=root / paths.WORLD_AGENT_EVAL_INTENTS,
         root=root,
         loader=loader,
     )

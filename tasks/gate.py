@@ -12,17 +12,22 @@ from pathlib import Path
 from prefect import task
 
 from tasks._stage import dvc_repro, stage_main
+from worldagent import paths
 from worldagent.config import Params
 from worldagent.evaluation.gate import GateDecision
-from worldagent.evaluation.report import COMPARE_JSON, REPORT_DIR
 from worldagent.evaluation.stages import gate_stage
-from worldagent.paths import WORLD_AGENT_MODELS
 
 
 def run(params: Params, root: Path) -> GateDecision:
-    out_dir = root / REPORT_DIR
-    models_dir = root / WORLD_AGENT_MODELS
-    return gate_stage(params, eval_dir=out_dir, compare_json=out_dir / COMPARE_JSON, models_dir=models_dir, out_dir=out_dir)
+    return gate_stage(
+        params,
+        summary=root / paths.WORLD_AGENT_EVAL,
+        intents=root / paths.WORLD_AGENT_EVAL_INTENTS,
+        comparison=root / paths.WORLD_AGENT_COMPARE,
+        candidate=root / paths.WORLD_AGENT_MODELS / params.compare.candidate,
+        report=root / paths.WORLD_AGENT_REPORT,
+        decision=root / paths.WORLD_AGENT_GATE,
+    )
 
 
 @task(name="gate", retries=0)

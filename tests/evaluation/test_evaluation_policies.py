@@ -14,7 +14,7 @@ from worldagent import paths
 from worldagent.config import Params
 from worldagent.evaluation.evaluate import prompts_of
 from worldagent.evaluation.policies import HFPolicy, Policy, ReferencePolicy, StaticPolicy
-from worldagent.evaluation.report import REPORT_DIR, read_eval_report
+from worldagent.evaluation.report import read_eval_report
 from worldagent.evaluation.stages import evaluate_stage
 from worldagent.io import directory_hash
 
@@ -22,18 +22,25 @@ from worldagent.io import directory_hash
 def run_evaluate(params: Params, root: Path, loader, champion: dict | None = None) -> None:  # type: ignore[no-untyped-def]
     """The evaluate stage on the project's paths, with the champion reference ``champion``."""
     reference = root / "champion.json"
-    reference.write_text(json.dumps(champion or {"family": "world-agent", "version": None, "artifact_path": None, "artifact_hash": None}))
+    none = {"family": "world-agent", "version": None, "artifact_path": None, "artifact_hash": None}
+    reference.write_text(json.dumps(champion or none))
+    models = root / paths.WORLD_AGENT_MODELS
     evaluate_stage(
         params,
-        eval_rows=root / paths.WORLD_AGENT_EVAL_ROWS,
-        stories_jsonl=root / "data" / "generated" / "world_agent" / "stories.jsonl",
-        stories_root=root / params.discover.stories_dir,
-        models_dir=root / paths.WORLD_AGENT_MODELS,
-        champion_json=reference,
-        out_dir=root / REPORT_DIR,
+        eval_trajectories=root / paths.WORLD_AGENT_EVAL_ROWS,
+        stories=root / "data" / "generated" / "world_agent" / "stories.jsonl",
+        stories_dir=root / params.discover.stories_dir,
+        base=models / "base",
+        sft=models / "sft",
+        dpo=models / "dpo",
+        grpo=models / "grpo",
+        champion=reference,
+        summary=root / paths.WORLD_AGENT_EVAL,
+        intents=root / paths.WORLD_AGENT_EVAL_INTENTS,
         root=root,
         loader=loader,
     )
+
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<end_of_turn>", "<start_function_call>", "<end_function_call>", "<escape>"]
 
@@ -166,12 +173,12 @@ def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tin
     params = Params.model_validate({"evaluate": {"max_intents": 3, "max_new_tokens": 4, "models": ["base", "champion", "reference"]}})
     run_evaluate(params, tmp_path, loader)
     assert loaded == [("base", None)]
-    report = read_eval_report(tmp_path / REPORT_DIR)
+    report = read_eval_report(tmp_path / paths.WORLD_AGENT_EVAL, tmp_path / paths.WORLD_AGENT_EVAL_INTENTS)
     assert list(report.models) == ["base", "reference"]
     assert report.models["reference"].metrics.mean_reward == 1.0
     assert report.models["base"].metrics.mean_reward == 0.0  # random weights emit no valid call
     assert any("first run" in note for note in report.notes)
-    assert (tmp_path / REPORT_DIR / "metrics.png").is_file()
+    assert (tmp_path / paths.WORLD_AGENT_REPORTS / "metrics.png").is_file()
 
     missing = Params.model_validate({"evaluate": {"models": ["sft"]}})
     with pytest.raises(ValueError, match="sft adapter not found"):
@@ -194,7 +201,7 @@ def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -
     champion = {"family": "world-agent", "version": 1, "artifact_hash": sha, "artifact_path": "published/v1"}
     run_evaluate(params, tmp_path, loader, champion)
     assert loaded == [tmp_path / "published" / "v1"]
-    report = read_eval_report(tmp_path / REPORT_DIR)
+    report = read_eval_report(tmp_path / paths.WORLD_AGENT_EVAL, tmp_path / paths.WORLD_AGENT_EVAL_INTENTS)
     assert list(report.models) == ["champion"] and any("world-agent v1" in note for note in report.notes)
 
     # weights that changed under the reference are never evaluated as the champion

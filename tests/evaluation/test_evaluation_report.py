@@ -12,7 +12,7 @@ import tasks.gate
 from worldagent.config import GateParams, Params
 from worldagent.evaluation.compare import compare
 from worldagent.evaluation.family import WORLD_AGENT, gate_decision
-from worldagent.evaluation.report import REPORT_DIR, read_eval_report, render_report, write_eval_outputs
+from worldagent.evaluation.report import read_eval_report, render_report, write_eval_outputs
 from worldagent.evaluation.stages import compare_stage, gate_stage
 from worldagent.io import directory_hash
 
@@ -22,7 +22,7 @@ MODELS = {"base": [0.0, 0.0, 0.3, 0.0], "sft": [0.5, 0.8, 0.3, 0.0], "grpo": [1.
 
 def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
     report = synthetic_report(MODELS)
-    written = write_eval_outputs(report, tmp_path)
+    written = write_eval_outputs(report, tmp_path / "eval.json", tmp_path / "eval_intents.jsonl")
     names = {path.relative_to(tmp_path).as_posix() for path in written}
     assert names == {"eval.json", "eval_intents.jsonl", "plots/metrics.csv", "plots/rewards.csv", "metrics.png", "rewards.png"}
     for png in ("metrics.png", "rewards.png"):
@@ -36,10 +36,10 @@ def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
     assert rows[0].keys() == {"model", "metric", "value"} and len(rows) == 4 * 6
     intents = [json.loads(line) for line in (tmp_path / "eval_intents.jsonl").read_text().splitlines()]
     assert len(intents) == 16 and intents[0]["model"] == "base" and isinstance(intents[0]["errors"], list)
-    assert read_eval_report(tmp_path) == report
+    assert read_eval_report(tmp_path / "eval.json", tmp_path / "eval_intents.jsonl") == report
     # Deterministic bytes: an unchanged evaluation rewrites identical files (DVC sees no change).
     before = {p: p.read_bytes() for p in written}
-    write_eval_outputs(report, tmp_path)
+    write_eval_outputs(report, tmp_path / "eval.json", tmp_path / "eval_intents.jsonl")
     assert all(p.read_bytes() == data for p, data in before.items())
 
 
@@ -62,24 +62,27 @@ def test_report_mentions_every_model_the_comparison_and_the_gate() -> None:
 
 def test_compare_and_gate_stages(tmp_path: Path) -> None:
     report = synthetic_report({"champion": [1.0] * 6, "base": [0.0] * 6, "grpo": [0.0] * 3 + [1.0] * 3, "reference": [1.0] * 6})
-    write_eval_outputs(report, tmp_path / REPORT_DIR)
+    summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
+    write_eval_outputs(report, summary, intents)
     params = Params.model_validate({"compare": {"bootstrap_samples": 200}})
-    out = tmp_path / REPORT_DIR
-    compare_stage(params, eval_dir=out, out_json=out / "compare.json")
-    comparison = json.loads((out / "compare.json").read_text())
-    assert comparison["candidate"] == "grpo" and comparison["comparisons"]["champion"]["n"] == 6
+    compare_stage(params, summary=summary, intents=intents, comparison=comparison)
+    compared = json.loads(comparison.read_text())
+    assert compared["candidate"] == "grpo" and compared["comparisons"]["champion"]["n"] == 6
 
     adapter = tmp_path / "models" / "grpo"
     adapter.mkdir(parents=True)
     (adapter / "adapter_model.safetensors").write_bytes(b"weights")
     # A failing gate is a decision, not an error: gate.json says why.
-    decision = gate_stage(params, eval_dir=out, compare_json=out / "compare.json", models_dir=tmp_path / "models", out_dir=out)
-    gate = json.loads((out / "gate.json").read_text())
-    assert set(gate) == {"passed", "reasons", "checks", "candidate", "family", "artifact_path", "artifact_sha256"}
+    gate_json, report_md = tmp_path / "gate.json", tmp_path / "report.md"
+    decision = gate_stage(
+        params, summary=summary, intents=intents, comparison=comparison, candidate=adapter, report=report_md, decision=gate_json
+    )
+    gate = json.loads(gate_json.read_text())
+    assert set(gate) == {"passed", "reasons", "checks", "candidate", "family", "artifact_path", "artifact_hash"}
     assert gate["passed"] is decision.passed is False and gate["candidate"] == "grpo"
-    assert gate["artifact_sha256"] == directory_hash(adapter) and gate["family"] == "world-agent"
+    assert gate["artifact_hash"] == directory_hash(adapter) and gate["family"] == "world-agent"
     assert any("champion" in reason for reason in gate["reasons"])
-    markdown = (tmp_path / REPORT_DIR / "report.md").read_text()
+    markdown = report_md.read_text()
     assert "**FAILED**" in markdown and "champion" in markdown
 
 

@@ -33,7 +33,7 @@ def write_reports(root: Path, passed: bool, reasons: list[str] | None = None) ->
     reports = root / "reports" / "world_agent"
     reports.mkdir(parents=True, exist_ok=True)
     scored = directory_hash(root / "models" / "world_agent" / "grpo")
-    gate = {"passed": passed, "reasons": reasons or [], "candidate": "grpo", "family": "world-agent", "artifact_sha256": scored}
+    gate = {"passed": passed, "reasons": reasons or [], "candidate": "grpo", "family": "world-agent", "artifact_hash": scored}
     (reports / "gate.json").write_text(json.dumps(gate))
     (reports / "eval.json").write_text(json.dumps(EVAL))
     data = root / "data" / "generated" / "world_agent"
@@ -242,15 +242,15 @@ def test_a_different_adapter_next_to_an_old_passing_gate_is_refused(tmp_path: Pa
 def test_a_passing_gate_without_a_content_hash_is_refused(tmp_path: Path, adapter_dir: Path) -> None:
     write_reports(tmp_path, passed=True)
     gate_json = tmp_path / "reports" / "world_agent" / "gate.json"
-    old = {k: v for k, v in json.loads(gate_json.read_text()).items() if k != "artifact_sha256"}
+    old = {k: v for k, v in json.loads(gate_json.read_text()).items() if k != "artifact_hash"}
     gate_json.write_text(json.dumps(old))  # written by a gate that did not record what it scored
-    with pytest.raises(DeployError, match="records no artifact_sha256"):
+    with pytest.raises(DeployError, match="records no artifact_hash"):
         deploy(make_params(), tmp_path, publishers=[SpyPublisher()], env={})
 
 
 def test_the_registry_version_records_the_hash_the_gate_scored(tmp_path: Path, adapter_dir: Path) -> None:
     write_reports(tmp_path, passed=True)
-    scored = json.loads((tmp_path / "reports" / "world_agent" / "gate.json").read_text())["artifact_sha256"]
+    scored = json.loads((tmp_path / "reports" / "world_agent" / "gate.json").read_text())["artifact_hash"]
     deploy(make_params(), tmp_path, alert=lambda _m: None, env={})
     with registry_for(tmp_path) as registry:
         version = registry.get_version("world-agent", 1)
@@ -300,7 +300,7 @@ def test_the_intervention_family_honours_the_hub_publisher(tmp_path: Path, fake_
     (bundle / "predictor.json").write_text('{"format": 1}\n')
     (bundle / "head.pt").write_bytes(b"head")
     gate_json = tmp_path / "gate.json"
-    gate = {"passed": True, "reasons": ["ok"], "candidate": "predictor", "artifact_sha256": directory_hash(bundle)}
+    gate = {"passed": True, "reasons": ["ok"], "candidate": "predictor", "artifact_hash": directory_hash(bundle)}
     gate_json.write_text(json.dumps(gate))
     metrics_json = tmp_path / "metrics.json"
     metrics_json.write_text(json.dumps({"f1": 0.9, "auc": 0.95, "model": {"clip": "wa-tiny-vit"}}))

@@ -16,10 +16,10 @@ read and the deploy step acts on::
       "family": "world-agent",             # the registry family deploy registers it in
       "candidate": "grpo",                 # which model was gated
       "artifact_path": "models/world_agent/grpo",
-      "artifact_sha256": "…"               # content hash of the gated artifact (worldagent.io.directory_hash)
+      "artifact_hash": "…"               # content hash of the gated artifact (worldagent.io.directory_hash)
     }
 
-Deploy publishes only the artifact whose content hash is ``artifact_sha256``.
+Deploy publishes only the artifact whose content hash is ``artifact_hash``.
 """
 
 from __future__ import annotations
@@ -159,8 +159,8 @@ def gate_payload(
     artifact_path: str | None = None,
 ) -> dict[str, Any]:
     """gate.json (see the module docstring); records the content hash of the artifact it scored."""
-    artifact_sha256 = directory_hash(artifact_dir)
-    if decision.passed and artifact_sha256 is None:
+    artifact_hash = directory_hash(artifact_dir)
+    if decision.passed and artifact_hash is None:
         raise InputError(
             f"{artifact_dir}: the candidate passed the gate but its artifact directory is missing or empty"
         )
@@ -169,7 +169,7 @@ def gate_payload(
         "family": family,
         "candidate": candidate,
         "artifact_path": artifact_path if artifact_path is not None else str(artifact_dir),
-        "artifact_sha256": artifact_sha256,
+        "artifact_hash": artifact_hash,
     }
 
 

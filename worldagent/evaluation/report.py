@@ -27,12 +27,6 @@ from worldagent.evaluation.metrics import (
 from worldagent.evaluation.plots import METRICS_PNG, REWARDS_PNG, write_plots
 from worldagent.io import atomic_write_text, jsonl, read_json, read_jsonl
 
-REPORT_DIR = Path("reports/world_agent")
-EVAL_JSON = "eval.json"
-EVAL_INTENTS = "eval_intents.jsonl"
-COMPARE_JSON = "compare.json"
-GATE_JSON = "gate.json"
-REPORT_MD = "report.md"
 PLOTS_DIR = "plots"
 
 
@@ -56,20 +50,20 @@ def intent_rows(report: EvalReport) -> list[dict[str, Any]]:
     return rows
 
 
-def write_eval_outputs(report: EvalReport, out_dir: Path) -> list[Path]:
-    """eval.json, eval_intents.json and the plots; returns the paths written."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+def write_eval_outputs(report: EvalReport, summary: Path, intents: Path) -> list[Path]:
+    """``summary`` (eval.json), ``intents`` (one row per model and intent) and the plots beside the
+    summary (``metrics.png``, ``rewards.png``, ``plots/*.csv``); returns the paths written."""
     # Insertion order (not sorted keys): the models stay in evaluation order, deterministically.
-    atomic_write_text(out_dir / EVAL_JSON, json.dumps(eval_summary(report), ensure_ascii=False, indent=2) + "\n")
-    atomic_write_text(out_dir / EVAL_INTENTS, jsonl(intent_rows(report)))
-    return [out_dir / EVAL_JSON, out_dir / EVAL_INTENTS, *write_plots(report, out_dir, out_dir / PLOTS_DIR)]
+    atomic_write_text(summary, json.dumps(eval_summary(report), ensure_ascii=False, indent=2) + "\n")
+    atomic_write_text(intents, jsonl(intent_rows(report)))
+    return [summary, intents, *write_plots(report, summary.parent, summary.parent / PLOTS_DIR)]
 
 
-def read_eval_report(out_dir: Path) -> EvalReport:
+def read_eval_report(summary_path: Path, rows_path: Path) -> EvalReport:
     """Rebuild the EvalReport the evaluate stage wrote (for compare and gate)."""
     hint = "run the evaluate stage first"
-    summary = read_json(out_dir / EVAL_JSON, "the evaluation summary", hint=hint, expect=dict)
-    rows = read_jsonl(out_dir / EVAL_INTENTS, "the per-intent results", hint=hint)
+    summary = read_json(summary_path, "the evaluation summary", hint=hint, expect=dict)
+    rows = read_jsonl(rows_path, "the per-intent results", hint=hint)
     per_model: dict[str, list[IntentResult]] = {name: [] for name in summary["models"]}
     intents: list[str] = []
     for row in rows:
@@ -229,12 +223,11 @@ def render_report(
 
 
 def write_report(
-    out_dir: Path,
+    path: Path,
     report: EvalReport,
     comparison: dict[str, Any] | None,
     decision: GateDecision | None,
     candidate: str | None,
 ) -> Path:
-    path = out_dir / REPORT_MD
     atomic_write_text(path, render_report(report, comparison, decision, candidate))
     return path

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,14 +25,7 @@ from worldagent.evaluation.family import WORLD_AGENT, gate_decision
 from worldagent.evaluation.gate import GateDecision, gate_payload
 from worldagent.evaluation.metrics import EvalReport
 from worldagent.evaluation.policies import HFPolicy, Policy, ReferencePolicy
-from worldagent.evaluation.report import (
-    COMPARE_JSON,
-    EVAL_JSON,
-    GATE_JSON,
-    read_eval_report,
-    write_eval_outputs,
-    write_report,
-)
+from worldagent.evaluation.report import read_eval_report, write_eval_outputs, write_report
 from worldagent.io import atomic_write_text, pretty_json, read_json
 from worldagent.registry.champion import Champion, load_champion
 
@@ -50,20 +43,23 @@ def default_loader(base_dir: Path, adapter_dir: Path | None) -> tuple[Any, Any]:
 
 def build_policies(
     params: Params,
-    models_dir: Path,
     rows: list[dict[str, Any]],
+    base: Path,
+    adapters: Mapping[str, Path],
     champion: Champion | None,
     loader: Loader | None = None,
 ) -> tuple[dict[str, Policy | Callable[[], Policy]], list[str]]:
-    """Policy factories in ``evaluate.models`` order, and notes for the report."""
+    """Policy factories in ``evaluate.models`` order, and notes for the report.
+
+    ``adapters`` maps a stage name (sft, dpo, grpo) to its adapter directory.
+    """
     loader = loader or default_loader
-    base_dir = models_dir / "base"
     notes: list[str] = []
     entries: dict[str, Policy | Callable[[], Policy]] = {}
 
     def hf(adapter: Path | None, name: str) -> Callable[[], Policy]:
         def make() -> Policy:
-            model, tokenizer = loader(base_dir, adapter)
+            model, tokenizer = loader(base, adapter)
             return HFPolicy(
                 model,
                 tokenizer,
@@ -79,8 +75,8 @@ def build_policies(
         if name == "reference":
             entries[name] = ReferencePolicy(rows)
         elif name == "base":
-            if not base_dir.is_dir():
-                raise InputError(f"{base_dir}: base model not found (run the base stage first)")
+            if not base.is_dir():
+                raise InputError(f"{base}: base model not found (run the base stage first)")
             entries[name] = hf(None, name)
         elif name == "champion":
             if champion is None:
@@ -89,7 +85,7 @@ def build_policies(
             notes.append(f"The champion is {champion.label} ({champion.path}), re-evaluated on the same intents.")
             entries[name] = hf(champion.path, name)
         else:
-            adapter = models_dir / name
+            adapter = adapters[name]
             if not adapter.is_dir():
                 raise InputError(f"{adapter}: {name} adapter not found (run the {name} stage first)")
             entries[name] = hf(adapter, name)
@@ -99,63 +95,62 @@ def build_policies(
 def evaluate_stage(
     params: Params,
     *,
-    eval_rows: Path,
-    stories_jsonl: Path,
-    stories_root: Path,
-    models_dir: Path,
-    champion_json: Path,
-    out_dir: Path,
+    eval_trajectories: Path,
+    stories: Path,
+    stories_dir: Path,
+    base: Path,
+    sft: Path,
+    dpo: Path,
+    grpo: Path,
+    champion: Path,
+    summary: Path,
+    intents: Path,
     root: Path = Path("."),
     loader: Loader | None = None,
 ) -> EvalReport:
-    """Evaluate every model of ``evaluate.models`` on ``eval_rows``; write ``out_dir``/eval.json etc.
+    """Evaluate every model of ``evaluate.models`` on ``eval_trajectories`` → ``summary`` (eval.json),
+    ``intents`` (per-intent rows) and the plots beside ``summary``.
 
-    ``champion_json`` is the champion reference (:mod:`worldagent.registry.champion`); paths in it
-    are relative to ``root``.
+    ``stories`` is the discover stage's stories.jsonl (token files per story), ``stories_dir`` the
+    story sources; ``champion`` is the champion reference (:mod:`worldagent.registry.champion`),
+    whose artifact path is relative to ``root``.
     """
     from worldagent.storytest.runner import make_runner
 
-    rows = load_eval_rows(eval_rows, params.evaluate.max_intents)
-    champion = (
-        load_champion(champion_json, root, params.registry.family) if "champion" in params.evaluate.models else None
-    )
-    policies, notes = build_policies(params, models_dir, rows, champion, loader)
+    rows = load_eval_rows(eval_trajectories, params.evaluate.max_intents)
+    pinned = load_champion(champion, root, params.registry.family) if "champion" in params.evaluate.models else None
+    adapters = {"sft": sft, "dpo": dpo, "grpo": grpo}
+    policies, notes = build_policies(params, rows, base, adapters, pinned, loader)
     report = evaluate_models(
         policies,
         rows,
-        stories_root=stories_root,
+        stories_root=stories_dir,
         runner=make_runner(params.storytest),
         weights=params.reward,
-        token_files=load_token_files(stories_jsonl),
+        token_files=load_token_files(stories),
         notes=notes,
     )
-    write_eval_outputs(report, out_dir)
+    write_eval_outputs(report, summary, intents)
     for name, evaluation in report.models.items():
         m = evaluation.metrics
         log.info(
             "%-9s reward %.3f  story %.2f  a11y %.2f  parse %.2f  violations %.2f  efficiency %.2f  (n=%d)",
-            name,
-            m.mean_reward,
-            m.story_pass_rate,
-            m.a11y_pass_rate,
-            m.parse_rate,
-            m.constraint_violations,
-            m.tool_efficiency,
-            m.n,
+            *(name, m.mean_reward, m.story_pass_rate, m.a11y_pass_rate, m.parse_rate),
+            *(m.constraint_violations, m.tool_efficiency, m.n),
         )
     return report
 
 
-def compare_stage(params: Params, *, eval_dir: Path, out_json: Path) -> dict[str, Any]:
-    """Candidate − champion and base, per metric, with paired bootstrap CIs → ``out_json``."""
+def compare_stage(params: Params, *, summary: Path, intents: Path, comparison: Path) -> dict[str, Any]:
+    """Candidate − champion and base, per metric, with paired bootstrap CIs → ``comparison``."""
     result = compare(
-        read_eval_report(eval_dir),
+        read_eval_report(summary, intents),
         candidate=params.compare.candidate,
         samples=params.compare.bootstrap_samples,
         confidence=params.compare.confidence,
         seed=params.seed,
     )
-    atomic_write_text(out_json, pretty_json(result))
+    atomic_write_text(comparison, pretty_json(result))
     for name, versus in result["comparisons"].items():
         if versus is None:
             log.info("%s vs %s: not evaluated", result["candidate"], name)
@@ -163,36 +158,31 @@ def compare_stage(params: Params, *, eval_dir: Path, out_json: Path) -> dict[str
         diff = versus["metrics"]["mean_reward"]["diff"]
         log.info(
             "%s − %s mean reward %+.3f [%+.3f, %+.3f]",
-            result["candidate"],
-            name,
-            diff["mean"],
-            diff["low"],
-            diff["high"],
+            *(result["candidate"], name, diff["mean"], diff["low"], diff["high"]),
         )
     for note in result["notes"]:
         log.info("%s", note)
     return result
 
 
-def gate_stage(params: Params, *, eval_dir: Path, compare_json: Path, models_dir: Path, out_dir: Path) -> GateDecision:
-    """The shared gate on the candidate's metrics → ``out_dir``/gate.json and report.md.
-
-    gate.json records the content hash of ``models_dir/<candidate>``, the adapter deploy may publish.
-    """
-    report = read_eval_report(eval_dir)
-    comparison = read_json(compare_json, "the comparison", hint="run the compare stage first", expect=dict)
-    candidate = str(comparison.get("candidate") or params.compare.candidate)
-    if candidate not in report.models:
-        raise InputError(f"{eval_dir / EVAL_JSON}: the candidate {candidate!r} was not evaluated")
-    decision = gate_decision(WORLD_AGENT, params, report.models[candidate].metrics.model_dump(), comparison)
+def gate_stage(
+    params: Params, *, summary: Path, intents: Path, comparison: Path, candidate: Path, report: Path, decision: Path
+) -> GateDecision:
+    """The shared gate with the world agent's rules → ``decision`` (gate.json, recording the content
+    hash of the ``candidate`` adapter directory, the one deploy may publish) and ``report`` (report.md)."""
+    evaluation = read_eval_report(summary, intents)
+    compared = read_json(comparison, "the comparison", hint="run the compare stage first", expect=dict)
+    name = str(compared.get("candidate") or params.compare.candidate)
+    if name not in evaluation.models:
+        raise InputError(f"{summary}: the candidate {name!r} was not evaluated")
+    outcome = gate_decision(WORLD_AGENT, params, evaluation.models[name].metrics.model_dump(), compared)
     family = WORLD_AGENT.registry_family(params)
-    payload = gate_payload(decision, family=family, candidate=candidate, artifact_dir=models_dir / candidate)
-    atomic_write_text(out_dir / GATE_JSON, pretty_json(payload))
-    write_report(out_dir, report, comparison, decision, candidate)
-    log.info("gate %s for %s", "PASSED" if decision.passed else "FAILED", candidate)
-    for reason in decision.reasons:
+    atomic_write_text(decision, pretty_json(gate_payload(outcome, family=family, candidate=name, artifact_dir=candidate)))
+    write_report(report, evaluation, compared, outcome, name)
+    log.info("gate %s for %s", "PASSED" if outcome.passed else "FAILED", name)
+    for reason in outcome.reasons:
         log.info("  %s", reason)
-    return decision
+    return outcome
 
 
-__all__ = ["COMPARE_JSON", "build_policies", "compare_stage", "evaluate_stage", "gate_stage"]
+__all__ = ["build_policies", "compare_stage", "evaluate_stage", "gate_stage"]

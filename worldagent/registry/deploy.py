@@ -1,7 +1,7 @@
 """The one deploy step of every model family (no Prefect, no DVC): gate.json -> registry, publishers, champion.
 
 - The artifact must be the one the gate scored: its content hash
-  (:func:`worldagent.io.directory_hash`) must equal gate.json's ``artifact_sha256``, or deploy
+  (:func:`worldagent.io.directory_hash`) must equal gate.json's ``artifact_hash``, or deploy
   refuses with a message that says so. The registry version records the same hash.
 - Gate passed: register the candidate, publish it with its model card (always to the local store
   ``deploy.local_dir``, which the version's ``artifact_path`` then points at, so the champion
@@ -146,12 +146,12 @@ def verify_artifact(gate: Mapping[str, Any], gate_json: Path, artifact_dir: Path
     actual = directory_hash(artifact_dir)
     if not gate["passed"]:
         return actual
-    scored = gate.get("artifact_sha256")
+    scored = gate.get("artifact_hash")
     if actual is None:
         raise DeployError(f"{artifact_dir}: the gate passed but the candidate artifact directory is missing or empty")
     if not scored:
         raise DeployError(
-            f"{gate_json}: the gate decision records no artifact_sha256, so it cannot prove it scored {artifact_dir};"
+            f"{gate_json}: the gate decision records no artifact_hash, so it cannot prove it scored {artifact_dir};"
             " rerun the gate stage on this artifact"
         )
     if scored != actual:
