@@ -25,25 +25,27 @@ COMPARED = ("accuracy", "precision", "recall", "f1", "auc", "pr_auc")
 def compare_stage(
     params: Params,
     *,
-    steps: Path,
-    metrics_json: Path,
+    metrics: Path,
     predictions: Path,
-    champion_json: Path,
-    out_json: Path,
-    root: Path,
+    steps: Path,
+    champion: Path,
+    comparison: Path,
+    root: Path | None = None,
 ) -> dict[str, Any]:
-    """Re-evaluate the champion named by ``champion_json`` (paths relative to ``root``) on the test
+    """Re-evaluate the champion pinned by the reference file ``champion`` (its paths, and the
+    screenshot paths in ``steps``, relative to ``root``, default the working directory) on the test
     steps the candidate's ``predictions`` cover: paired bootstrap CIs on per-step correctness and
-    Brier score, and metric deltas → ``out_json``."""
+    Brier score, and metric deltas → ``comparison``."""
+    root = Path(".") if root is None else root
     compare_params = params.intervention.compare
     family = params.intervention.family
-    metrics = read_json(
-        metrics_json, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict
+    candidate_metrics = read_json(
+        metrics, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict
     )
     preds = read_jsonl(predictions, "the test predictions", hint="run the intervention_evaluate stage first")
     y = np.asarray([p["label"] for p in preds])
     candidate = np.asarray([p["probability"] for p in preds])
-    threshold = float(metrics["threshold"])
+    threshold = float(candidate_metrics["threshold"])
     result: dict[str, Any] = {
         "candidate": "predictor",
         "family": family,
@@ -54,26 +56,26 @@ def compare_stage(
         "comparisons": {"champion": None},
         "notes": [],
     }
-    champion_ref = load_champion(champion_json, root, family)
+    champion_ref = load_champion(champion, root, family)
     if champion_ref is None:
         result["notes"].append("No champion is deployed yet (first run): nothing to compare the candidate with.")
     else:
-        champion = InterventionPredictor.from_dir(champion_ref.path)
+        champion_model = InterventionPredictor.from_dir(champion_ref.path)
         states = test_states(read_steps(steps), root)
         if [s["id"] for s in states] != [p["id"] for p in preds]:
             raise InputError(
                 f"{predictions}: the predictions do not match the test split of {steps}; rerun intervention_evaluate"
             )
-        champ, _warnings = champion.probabilities(states)
-        champ_metrics = classification_metrics(y, champ, champion.threshold)
+        champ, _warnings = champion_model.probabilities(states)
+        champ_metrics = classification_metrics(y, champ, champion_model.threshold)
         correct_candidate = ((candidate >= threshold).astype(int) == y).astype(float)
-        correct_champion = ((champ >= champion.threshold).astype(int) == y).astype(float)
+        correct_champion = ((champ >= champion_model.threshold).astype(int) == y).astype(float)
         samples, confidence = compare_params.bootstrap_samples, compare_params.confidence
         accuracy = bootstrap_diff(correct_candidate, correct_champion, samples, confidence, params.seed)
         brier = bootstrap_diff(-((candidate - y) ** 2), -((champ - y) ** 2), samples, confidence, params.seed)
         deltas = {
-            k: (metrics[k] - champ_metrics[k])
-            if metrics.get(k) is not None and champ_metrics.get(k) is not None
+            k: (candidate_metrics[k] - champ_metrics[k])
+            if candidate_metrics.get(k) is not None and champ_metrics.get(k) is not None
             else None
             for k in COMPARED
         }
@@ -85,7 +87,7 @@ def compare_stage(
             "accuracy_diff": accuracy,
             "neg_brier_diff": brier,
         }
-    atomic_write_text(out_json, pretty_json(result))
+    atomic_write_text(comparison, pretty_json(result))
     for note in result["notes"]:
         log.info("%s", note)
     return result
@@ -98,10 +100,10 @@ def run(params: Params, root: Path) -> dict[str, Any]:
     )
     return compare_stage(
         params,
-        steps=root / paths.INTERVENTION_STEPS,
-        metrics_json=root / paths.INTERVENTION_METRICS,
+        metrics=root / paths.INTERVENTION_METRICS,
         predictions=root / paths.INTERVENTION_PREDICTIONS,
-        champion_json=root / paths.INTERVENTION_CHAMPION,
-        out_json=root / paths.INTERVENTION_COMPARE,
+        steps=root / paths.INTERVENTION_STEPS,
+        champion=root / paths.INTERVENTION_CHAMPION,
+        comparison=root / paths.INTERVENTION_COMPARE,
         root=root,
     )

@@ -12,6 +12,7 @@ import torch
 
 from worldagent import paths
 from worldagent.config import Params
+from worldagent.errors import InputError
 from worldagent.intervention import clip as clipmod
 from worldagent.intervention.serve import _torch_bytes
 from worldagent.intervention.stages.common import read_steps, resolve
@@ -20,9 +21,17 @@ from worldagent.io import pretty_json, write_directory
 log = logging.getLogger("worldagent.intervention")
 
 
-def embed_stage(params: Params, *, steps: Path, out_dir: Path, root: Path) -> dict[str, Any]:
-    """Embed the screenshots of ``steps`` (paths relative to ``root``) → ``out_dir``: visual.npy,
-    mask.npy (0: no usable screenshot), clip_visual.pt (the tower) and embeddings.json."""
+def embed_stage(
+    params: Params, *, steps: Path, screenshots: Path, embeddings: Path, root: Path | None = None
+) -> dict[str, Any]:
+    """Embed the screenshots the rows of ``steps`` name (files under ``screenshots``; relative paths
+    are relative to ``root``, default the working directory) → the ``embeddings`` directory:
+    visual.npy, mask.npy (0: no usable screenshot), clip_visual.pt (the tower) and embeddings.json."""
+    if not Path(screenshots).is_dir():
+        raise InputError(
+            f"{screenshots}: the screenshots directory is missing (run the intervention_simulate stage first)"
+        )
+    root = Path(".") if root is None else root
     clip_params = params.intervention.clip
     rows = read_steps(steps)
     tower = clipmod.build_visual(clip_params.model, clip_params.pretrained, clip_params.offline, seed=params.seed)
@@ -40,7 +49,7 @@ def embed_stage(params: Params, *, steps: Path, out_dir: Path, root: Path) -> di
         "problems": [{"id": rows[int(pr["row"])]["id"], "error": pr["error"]} for pr in problems[:50]],
     }
     write_directory(
-        out_dir,
+        embeddings,
         {
             "visual.npy": _npy_bytes(visual),
             "mask.npy": _npy_bytes(mask),
@@ -53,7 +62,7 @@ def embed_stage(params: Params, *, steps: Path, out_dir: Path, root: Path) -> di
             "%d of %d screenshots were unusable and are masked (see %s)",
             len(problems),
             len(rows),
-            out_dir / "embeddings.json",
+            embeddings / "embeddings.json",
         )
     log.info("embedded %d screenshots with %s (%d-d)", int(mask.sum()), clip_params.model, spec["dim"])
     return info
@@ -67,5 +76,9 @@ def _npy_bytes(array: np.ndarray) -> bytes:
 
 def run(params: Params, root: Path) -> dict[str, Any]:
     return embed_stage(
-        params, steps=root / paths.INTERVENTION_STEPS, out_dir=root / paths.INTERVENTION_EMBEDDINGS, root=root
+        params,
+        steps=root / paths.INTERVENTION_STEPS,
+        screenshots=root / params.intervention.screenshots_dir,
+        embeddings=root / paths.INTERVENTION_EMBEDDINGS,
+        root=root,
     )

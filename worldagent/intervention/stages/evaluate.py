@@ -29,22 +29,31 @@ log = logging.getLogger("worldagent.intervention")
 
 
 def evaluate_stage(
-    params: Params, *, steps: Path, embeddings: Path, predictor_dir: Path, out_dir: Path
+    params: Params,
+    *,
+    steps: Path,
+    embeddings: Path,
+    predictor: Path,
+    predictions: Path,
+    metrics: Path,
+    confusion_matrix: Path,
+    roc_curve: Path,
+    pr_curve: Path,
 ) -> dict[str, Any]:
-    """Score the bundle in ``predictor_dir`` on the test split → ``out_dir``: evaluation_metrics.json,
-    test_predictions.jsonl and the confusion/ROC/PR plots."""
+    """Score the bundle in ``predictor`` on the test split → ``metrics`` (evaluation_metrics.json),
+    ``predictions`` (one row per test step) and the confusion-matrix, ROC and PR plots."""
     rows = read_steps(steps)
-    predictor = InterventionPredictor.from_dir(predictor_dir)
+    bundle = InterventionPredictor.from_dir(predictor)
     visual, mask, _ = load_embeddings(embeddings)
-    meta = predictor.meta
+    meta = bundle.meta
     seed_everything(params.seed, params.intervention.train.threads)
     test, test_arrays = inputs_for(rows, "test", meta, visual, mask)
     if len(test) == 0:
         raise InputError(f"{steps}: the test split is empty (raise intervention.export.test_fraction or add sessions)")
     with torch.no_grad():
-        prob = torch.sigmoid(predictor.head(predictor.encoder(*test.args()))).numpy().astype(np.float64)
+        prob = torch.sigmoid(bundle.head(bundle.encoder(*test.args()))).numpy().astype(np.float64)
     y = test.labels.numpy()
-    result = classification_metrics(y, prob, predictor.threshold)
+    result = classification_metrics(y, prob, bundle.threshold)
     _, train_arrays = inputs_for(rows, "train", meta, visual, mask)
     _, val_arrays = inputs_for(rows, "validation", meta, visual, mask)
     baselines: dict[str, Any] = {"majority": majority_baseline(train_arrays.labels, y)}
@@ -66,7 +75,7 @@ def evaluate_stage(
         baselines["logistic_regression"] = None
         result["notes"].append(str(error))
     test_rows = [rows[i] for i in split_index(rows, "test")]
-    predicted = prob >= predictor.threshold
+    predicted = prob >= bundle.threshold
     recall_by_reason: dict[str, Any] = {}
     for reason in sorted({r["reason"] for r in test_rows if r["label"]}):
         idx = [i for i, r in enumerate(test_rows) if r["reason"] == reason]
@@ -89,14 +98,14 @@ def evaluate_stage(
             },
         }
     )
-    predictions = (
+    rows_out = (
         {"id": r["id"], "label": int(label), "probability": round(float(p), 6)}
         for r, label, p in zip(test_rows, y, prob, strict=True)
     )
-    atomic_write_text(out_dir / "evaluation_metrics.json", pretty_json(result))
-    atomic_write_text(out_dir / "test_predictions.jsonl", jsonl(predictions))
-    plot_confusion(result, out_dir / "confusion_matrix.png")
-    plot_curves(y, curves, out_dir / "roc_curve.png", out_dir / "pr_curve.png")
+    atomic_write_text(metrics, pretty_json(result))
+    atomic_write_text(predictions, jsonl(rows_out))
+    plot_confusion(result, confusion_matrix)
+    plot_curves(y, curves, roc_curve, pr_curve)
     for note in result["notes"]:
         log.warning("%s", note)
     log.info(
@@ -114,6 +123,10 @@ def run(params: Params, root: Path) -> dict[str, Any]:
         params,
         steps=root / paths.INTERVENTION_STEPS,
         embeddings=root / paths.INTERVENTION_EMBEDDINGS,
-        predictor_dir=root / paths.INTERVENTION_PREDICTOR,
-        out_dir=root / paths.INTERVENTION_REPORTS,
+        predictor=root / paths.INTERVENTION_PREDICTOR,
+        predictions=root / paths.INTERVENTION_PREDICTIONS,
+        metrics=root / paths.INTERVENTION_METRICS,
+        confusion_matrix=root / paths.INTERVENTION_REPORTS / "confusion_matrix.png",
+        roc_curve=root / paths.INTERVENTION_REPORTS / "roc_curve.png",
+        pr_curve=root / paths.INTERVENTION_REPORTS / "pr_curve.png",
     )

@@ -19,15 +19,18 @@ from worldagent.io import atomic_write_text, jsonl, pretty_json
 log = logging.getLogger("worldagent.intervention")
 
 
-def export_stage(params: Params, *, store_url: str, out_dir: Path) -> dict[str, Any]:
-    """Read the store at ``store_url``; write steps.jsonl, interventions.json, successes.json and
-    manifest.json into ``out_dir``."""
+def export_stage(
+    params: Params, *, store: Path | str, steps: Path, interventions: Path, successes: Path, manifest: Path
+) -> dict[str, Any]:
+    """Read the experience store (a SQLite file, or any SQLAlchemy URL as a string) → the labelled
+    ``steps`` (JSONL), the reference-shaped ``interventions`` and ``successes`` logs, and ``manifest``."""
+    store_url = store if isinstance(store, str) and "://" in store else f"sqlite:///{store}"
     export_params = params.intervention.export
-    store = open_store(store_url, create=False)
+    experience = open_store(store_url, create=False)
     try:
-        tasks = load_tasks(store)
+        tasks = load_tasks(experience)
     finally:
-        store.close()
+        experience.close()
     if not tasks:
         raise InputError(
             f"{store_url}: the experience store has no finished tasks (empty database): record or import some first"
@@ -40,12 +43,12 @@ def export_stage(params: Params, *, store_url: str, out_dir: Path) -> dict[str, 
             rows.append(row)
     if not rows:
         raise InputError(f"{store_url}: the finished tasks have no steps to learn from")
-    interventions, successes = to_reference(tasks, splits)
-    manifest = {
+    reference_interventions, reference_successes = to_reference(tasks, splits)
+    summary = {
         "format": "reference-v1",
         "counts": {
-            "interventions": len(interventions),
-            "successes": len(successes),
+            "interventions": len(reference_interventions),
+            "successes": len(reference_successes),
             "tasks": len(tasks),
             "steps": len(rows),
         },
@@ -58,13 +61,13 @@ def export_stage(params: Params, *, store_url: str, out_dir: Path) -> dict[str, 
         "reasons": dict(sorted(Counter(r["reason"] for r in rows if r["label"]).items())),
         "fallbacks": _fallbacks(tasks, rows),
     }
-    atomic_write_text(out_dir / "steps.jsonl", jsonl(rows))
-    atomic_write_text(out_dir / "interventions.json", pretty_json(interventions))
-    atomic_write_text(out_dir / "successes.json", pretty_json(successes))
-    atomic_write_text(out_dir / "manifest.json", pretty_json(manifest))
-    sessions = {k: v["sessions"] for k, v in manifest["splits"].items()}
+    atomic_write_text(steps, jsonl(rows))
+    atomic_write_text(interventions, pretty_json(reference_interventions))
+    atomic_write_text(successes, pretty_json(reference_successes))
+    atomic_write_text(manifest, pretty_json(summary))
+    sessions = {k: v["sessions"] for k, v in summary["splits"].items()}
     log.info("exported %d steps from %d sessions: %s", len(rows), len(tasks), sessions)
-    return manifest
+    return summary
 
 
 def _per_split(tasks: list[dict[str, Any]], rows: list[dict[str, Any]], splits: dict[str, str]) -> dict[str, Any]:
@@ -95,6 +98,12 @@ def _fallbacks(tasks: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[
 
 
 def run(params: Params, root: Path) -> dict[str, Any]:
+    data = root / paths.INTERVENTION_DATA
     return export_stage(
-        params, store_url=absolute_url(params.intervention.store_url, root), out_dir=root / paths.INTERVENTION_DATA
+        params,
+        store=absolute_url(params.intervention.store_url, root),
+        steps=data / "steps.jsonl",
+        interventions=data / "interventions.json",
+        successes=data / "successes.json",
+        manifest=data / "manifest.json",
     )

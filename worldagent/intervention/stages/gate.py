@@ -32,23 +32,22 @@ def beats_baseline_check(metrics: dict[str, Any]) -> tuple[GateCheck, str]:
 
 
 def gate_stage(
-    params: Params, *, metrics_json: Path, compare_json: Path, predictor_dir: Path, gate_json: Path, report_md: Path
+    params: Params, *, metrics: Path, comparison: Path, predictor: Path, report: Path, decision: Path
 ) -> dict[str, Any]:
     """Thresholds (F1, ROC AUC, beating the logistic baseline) and non-inferiority to the champion on
-    accuracy → ``gate_json`` (with the content hash of ``predictor_dir``) and ``report_md``."""
-    metrics = read_json(
-        metrics_json, "the evaluation metrics", hint="run the intervention_evaluate stage first", expect=dict
-    )
-    comparison = read_json(compare_json, "the comparison", hint="run the intervention_compare stage first", expect=dict)
-    extra = [beats_baseline_check(metrics)] if params.intervention.gate.beat_baseline else []
-    decision = gate_decision(INTERVENTION, params, metrics, comparison, extra)
-    payload = gate_payload(
-        decision, family=INTERVENTION.registry_family(params), candidate="predictor", artifact_dir=predictor_dir
-    )
-    atomic_write_text(gate_json, pretty_json(payload))
-    atomic_write_text(report_md, render_report(metrics, comparison, payload))
-    log.info("gate %s", "PASSED" if decision.passed else "FAILED")
-    for reason in decision.reasons:
+    accuracy → ``decision`` (gate.json, with the content hash of the ``predictor`` bundle) and
+    ``report`` (report.md)."""
+    hint = "run the intervention_evaluate stage first"
+    scores = read_json(metrics, "the evaluation metrics", hint=hint, expect=dict)
+    compared = read_json(comparison, "the comparison", hint="run the intervention_compare stage first", expect=dict)
+    extra = [beats_baseline_check(scores)] if params.intervention.gate.beat_baseline else []
+    outcome = gate_decision(INTERVENTION, params, scores, compared, extra)
+    family = INTERVENTION.registry_family(params)
+    payload = gate_payload(outcome, family=family, candidate="predictor", artifact_dir=predictor)
+    atomic_write_text(decision, pretty_json(payload))
+    atomic_write_text(report, render_report(scores, compared, payload))
+    log.info("gate %s", "PASSED" if outcome.passed else "FAILED")
+    for reason in outcome.reasons:
         log.info("  %s", reason)
     return payload
 
@@ -94,9 +93,9 @@ def render_report(metrics: dict[str, Any], comparison: dict[str, Any], gate: dic
 def run(params: Params, root: Path) -> dict[str, Any]:
     return gate_stage(
         params,
-        metrics_json=root / paths.INTERVENTION_METRICS,
-        compare_json=root / paths.INTERVENTION_COMPARE,
-        predictor_dir=root / paths.INTERVENTION_PREDICTOR,
-        gate_json=root / paths.INTERVENTION_GATE,
-        report_md=root / paths.INTERVENTION_REPORT,
+        metrics=root / paths.INTERVENTION_METRICS,
+        comparison=root / paths.INTERVENTION_COMPARE,
+        predictor=root / paths.INTERVENTION_PREDICTOR,
+        report=root / paths.INTERVENTION_REPORT,
+        decision=root / paths.INTERVENTION_GATE,
     )

@@ -19,22 +19,21 @@ log = logging.getLogger("worldagent.intervention")
 
 
 def simulate_stage(
-    params: Params, *, store_db: Path, screenshots_dir: Path, summary_json: Path, root: Path
+    params: Params, *, store: Path, screenshots: Path, report: Path, root: Path | None = None
 ) -> dict[str, Any]:
-    """Episodes → ``store_db`` and ``screenshots_dir``, both replaced atomically; a summary → ``summary_json``.
-
-    Screenshot paths are recorded in the store relative to ``root`` (when under it).
-    """
+    """Episodes → the SQLite file ``store`` and the ``screenshots`` directory, both replaced
+    atomically; a summary → ``report``. Screenshot paths are recorded in the store as given, or
+    relative to ``root`` when one is given (and they lie under it)."""
     simulation = params.intervention.simulate
-    recorded_dir = _relative(screenshots_dir, root)
-    tmp_db = store_db.with_name(f".{store_db.name}.tmp")
+    recorded_dir = _relative(screenshots, root)
+    tmp_db = store.with_name(f".{store.name}.tmp")
     tmp_db.unlink(missing_ok=True)
-    store_db.parent.mkdir(parents=True, exist_ok=True)
+    store.parent.mkdir(parents=True, exist_ok=True)
     counts: Counter[str] = Counter()
-    with atomic_directory(screenshots_dir) as tmp_shots:
-        store = open_store(f"sqlite:///{tmp_db}")
+    with atomic_directory(screenshots) as tmp_shots:
+        experience = open_store(f"sqlite:///{tmp_db}")
         try:
-            with store.session() as session:
+            with experience.session() as session:
                 plan = plan_episodes(
                     simulation.episodes, simulation.intervention_fraction, list(simulation.categories), params.seed
                 )
@@ -59,11 +58,11 @@ def simulate_stage(
                     counts[f"cause.{episode.cause or 'none'}"] += 1
                     counts["steps"] += len(episode.steps)
         finally:
-            store.close()
-    os.replace(tmp_db, store_db)
+            experience.close()
+    os.replace(tmp_db, store)
     rate = counts["status.intervention"] / max(simulation.episodes, 1)
     summary = {"episodes": simulation.episodes, **dict(sorted(counts.items())), "intervention_rate": rate}
-    atomic_write_text(summary_json, pretty_json(summary))
+    atomic_write_text(report, pretty_json(summary))
     log.info(
         "simulated %d episodes, %d steps, %.0f%% end in an intervention",
         simulation.episodes,
@@ -73,7 +72,9 @@ def simulate_stage(
     return summary
 
 
-def _relative(path: Path, root: Path) -> Path:
+def _relative(path: Path, root: Path | None) -> Path:
+    if root is None:
+        return path
     try:
         return path.relative_to(root)
     except ValueError:
@@ -81,11 +82,11 @@ def _relative(path: Path, root: Path) -> Path:
 
 
 def run(params: Params, root: Path) -> dict[str, Any]:
-    ip = params.intervention
+    intervention = params.intervention
     return simulate_stage(
         params,
-        store_db=sqlite_file(ip.store_url, root),
-        screenshots_dir=root / ip.screenshots_dir,
-        summary_json=root / paths.INTERVENTION_REPORTS / "simulate.json",
+        store=sqlite_file(intervention.store_url, root),
+        screenshots=root / intervention.screenshots_dir,
+        report=root / paths.INTERVENTION_REPORTS / "simulate.json",
         root=root,
     )

@@ -31,10 +31,10 @@ def contrastive_labels(rows: list[dict[str, Any]], mode: str, reasons: list[str]
 
 
 def train_encoder_stage(
-    params: Params, *, steps: Path, embeddings: Path, out_dir: Path, curve_json: Path
+    params: Params, *, steps: Path, embeddings: Path, encoder: Path, curves: Path
 ) -> dict[str, Any]:
-    """Train on ``steps``' training split (validation split for the curve) → ``out_dir``
-    (encoder.pt, encoder.json) and the loss curve → ``curve_json``."""
+    """Train on ``steps``' training split (validation split for the curve) → the ``encoder``
+    directory (encoder.pt, encoder.json) and the loss curve → ``curves``."""
     intervention, train_params = params.intervention, params.intervention.train
     rows = read_steps(steps)
     visual, mask, info = load_embeddings(embeddings)
@@ -56,7 +56,7 @@ def train_encoder_stage(
         else None
     )
     val_labels = contrastive_labels(val_rows, train_params.contrastive_labels, reasons) if val_rows else None
-    encoder, curve = training.train_encoder(
+    model, curve = training.train_encoder(
         config,
         train,
         contrastive_labels(train_rows, train_params.contrastive_labels, reasons),
@@ -75,9 +75,9 @@ def train_encoder_stage(
         "page_features": list(PAGE_FEATURES),
     }
     write_directory(
-        out_dir, {"encoder.pt": _torch_bytes(encoder.state_dict()), "encoder.json": pretty_json(meta).encode()}
+        encoder, {"encoder.pt": _torch_bytes(model.state_dict()), "encoder.json": pretty_json(meta).encode()}
     )
-    atomic_write_text(curve_json, pretty_json(curve))
+    atomic_write_text(curves, pretty_json(curve))
     log.info("contrastive loss %.4f → %.4f over %d epochs", curve[0]["loss"], curve[-1]["loss"], len(curve))
     return {"curve": curve}
 
@@ -87,6 +87,6 @@ def run(params: Params, root: Path) -> dict[str, Any]:
         params,
         steps=root / paths.INTERVENTION_STEPS,
         embeddings=root / paths.INTERVENTION_EMBEDDINGS,
-        out_dir=root / paths.INTERVENTION_ENCODER,
-        curve_json=root / paths.INTERVENTION_REPORTS / "encoder_training.json",
+        encoder=root / paths.INTERVENTION_ENCODER,
+        curves=root / paths.INTERVENTION_REPORTS / "encoder_training.json",
     )

@@ -20,18 +20,19 @@ log = logging.getLogger("worldagent.intervention")
 
 
 def train_predictor_stage(
-    params: Params, *, steps: Path, embeddings: Path, encoder_dir: Path, out_dir: Path, curve_json: Path
+    params: Params, *, steps: Path, embeddings: Path, encoder: Path, predictor: Path, curves: Path
 ) -> dict[str, Any]:
-    """Train the head on the training split, pick the threshold on validation → the bundle in
-    ``out_dir`` (encoder, head, visual tower, predictor.json) and the curve → ``curve_json``."""
+    """Train the head on the frozen ``encoder`` over the training split, pick the threshold on
+    validation → the bundle in ``predictor`` (encoder, head, visual tower, predictor.json) and the
+    curve → ``curves``."""
     train_params = params.intervention.train
     rows = read_steps(steps)
     visual, mask, _info = load_embeddings(embeddings)
-    encoder, meta = load_encoder(encoder_dir)
+    model, meta = load_encoder(encoder)
     training.seed_everything(params.seed, train_params.threads)
     train, _ = inputs_for(rows, "train", meta, visual, mask)
     val, _ = inputs_for(rows, "validation", meta, visual, mask)
-    z_train, z_val = training.encode(encoder, train), training.encode(encoder, val)
+    z_train, z_val = training.encode(model, train), training.encode(model, val)
     head, curve, info = training.train_predictor(
         z_train, train.labels, z_val, val.labels, train_params, params.seed, params.intervention.encoder.dropout
     )
@@ -49,8 +50,8 @@ def train_predictor_stage(
         "training": info,
         "validation": {k: v for k, v in validation.items() if k != "notes"} if validation else None,
     }
-    write_bundle(out_dir, bundle_meta, encoder, head, clip_state)
-    atomic_write_text(curve_json, pretty_json(curve))
+    write_bundle(predictor, bundle_meta, model, head, clip_state)
+    atomic_write_text(curves, pretty_json(curve))
     log.info(
         "predictor: best epoch %d (val loss %.4f); threshold %.4f (%s)",
         info["best_epoch"],
@@ -66,7 +67,7 @@ def run(params: Params, root: Path) -> dict[str, Any]:
         params,
         steps=root / paths.INTERVENTION_STEPS,
         embeddings=root / paths.INTERVENTION_EMBEDDINGS,
-        encoder_dir=root / paths.INTERVENTION_ENCODER,
-        out_dir=root / paths.INTERVENTION_PREDICTOR,
-        curve_json=root / paths.INTERVENTION_REPORTS / "predictor_training.json",
+        encoder=root / paths.INTERVENTION_ENCODER,
+        predictor=root / paths.INTERVENTION_PREDICTOR,
+        curves=root / paths.INTERVENTION_REPORTS / "predictor_training.json",
     )
