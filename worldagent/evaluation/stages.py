@@ -177,7 +177,9 @@ def gate_stage(
         raise InputError(f"{summary}: the candidate {name!r} was not evaluated")
     outcome = gate_decision(WORLD_AGENT, params, evaluation.models[name].metrics.model_dump(), compared)
     family = WORLD_AGENT.registry_family(params)
-    atomic_write_text(decision, pretty_json(gate_payload(outcome, family=family, candidate=name, artifact_dir=candidate)))
+    atomic_write_text(
+        decision, pretty_json(gate_payload(outcome, family=family, candidate=name, artifact_dir=candidate))
+    )
     write_report(report, evaluation, compared, outcome, name)
     log.info("gate %s for %s", "PASSED" if outcome.passed else "FAILED", name)
     for reason in outcome.reasons:
