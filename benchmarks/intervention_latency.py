@@ -18,8 +18,10 @@ from pathlib import Path
 
 import torch
 
-from worldagent.intervention.pipeline import PREDICTOR_DIR, read_steps, test_states
 from worldagent.intervention.serve import InterventionPredictor
+from worldagent.intervention.stages.common import read_steps, test_states
+from worldagent.pipeline.intervention import PREDICTOR as PREDICTOR_DIR
+from worldagent.pipeline.intervention import STEPS as INTERVENTION_STEPS
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     root = Path(args.root)
     predictor = InterventionPredictor.load(args.model, root=root)
-    states = test_states(read_steps(root), root)
+    states = test_states(read_steps(root / INTERVENTION_STEPS), root)
     if not states:
         raise SystemExit("no test states: run `dvc repro intervention_export` first")
     for state in states[:10]:  # warm-up

@@ -27,8 +27,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from worldagent.config import load_params
 from worldagent.errors import RunError
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
-from worldagent.registry.api import open_registry
-from worldagent.registry.champion import champion_reference, write_champion_reference
+from worldagent.registry.champion import read_champion_reference, refresh_champion_reference
 from worldagent.registry.deploy import resolve_registry_url
 
 log = logging.getLogger("flows")
@@ -91,7 +90,7 @@ def _on_failure(task_obj: Any, task_run: Any, state: Any) -> None:
     alert(f"task {getattr(task_run, 'name', '?')} failed: {getattr(state, 'message', state)}")
 
 
-def _resolve(entry: str) -> Callable[..., dict[str, Any]]:
+def _resolve(entry: str) -> Callable[..., Any]:
     module, _, function = entry.partition(":")
     return getattr(importlib.import_module(module), function)
 
@@ -101,8 +100,11 @@ def run_stage(name: str, root: Path) -> list[str]:
 
 
 def run_side_effect(entry: str, root: Path, is_deploy: bool) -> dict[str, Any]:
+    """``entry(params, root)`` (a deploy also gets the flow's alert); its result as a dict."""
     function = _resolve(entry)
-    return function(root, alert=alert) if is_deploy else function(root)
+    params = load_params(root / "params.yaml")
+    result = function(params, root, alert=alert) if is_deploy else function(params, root)
+    return result.to_dict() if hasattr(result, "to_dict") else result
 
 
 def stage_task(stage: Stage) -> Any:
@@ -117,14 +119,14 @@ def side_effect_task(step: SideEffect) -> Any:
 
 @task(name="pin_champion", cache_policy=NONE)
 def pin_champion(champion: str, registry_family: str, root: Path) -> dict[str, Any]:
-    """Write the registry's current champion into the family's champion reference (when it moved)."""
+    """Pin the registry's current champion in the family's champion reference (when it moved)."""
     params = load_params(root / "params.yaml")
     section, _, key = registry_family.partition(".")
     family = getattr(getattr(params, section), key)
-    with open_registry(resolve_registry_url(params.registry.url, root)) as registry:
-        reference = champion_reference(registry, family)
-    changed = write_champion_reference(root / champion, reference)
-    get_run_logger().info("champion reference %s: %s", "moved" if changed else "unchanged", reference)
+    url = resolve_registry_url(params.registry.url, root)
+    moved = refresh_champion_reference(url, family, root / champion)
+    reference = read_champion_reference(root / champion)
+    get_run_logger().info("champion reference %s: %s", "moved" if moved else "unchanged", reference)
     return reference
 
 

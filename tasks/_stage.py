@@ -21,14 +21,13 @@ StageRun = Callable[..., object]
 
 
 def path_arguments(run: StageRun) -> list[str]:
-    """The keyword-only ``Path`` arguments of a stage's ``run``: the paths its table entry must give.
-
-    Other keyword-only arguments (a test's model loader) keep their defaults on the command line.
-    """
+    """The keyword-only ``Path`` arguments without a default of a stage's ``run``: the paths its
+    table entry must give. Arguments with a default (a test's model loader, the root that relative
+    paths inside the data resolve against) keep it on the command line."""
     return [
         p.name
         for p in inspect.signature(run).parameters.values()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.annotation in (Path, "Path")
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is inspect.Parameter.empty
     ]
 
 

@@ -5,38 +5,8 @@
 
 from __future__ import annotations
 
-import logging
-from pathlib import Path
-
 from tasks._stage import stage_main
-from worldagent.config import Params
-from worldagent.evaluation.compare import compare
-from worldagent.evaluation.report import read_eval_report
-from worldagent.io import atomic_write_text, pretty_json
-
-log = logging.getLogger("compare")
-
-
-def run(params: Params, *, summary: Path, intents: Path, comparison: Path) -> None:
-    result = compare(
-        read_eval_report(summary, intents),
-        candidate=params.compare.candidate,
-        samples=params.compare.bootstrap_samples,
-        confidence=params.compare.confidence,
-        seed=params.seed,
-    )
-    atomic_write_text(comparison, pretty_json(result))
-    for name, versus in result["comparisons"].items():
-        if versus is None:
-            log.info("%s vs %s: not evaluated", result["candidate"], name)
-            continue
-        diff = versus["metrics"]["mean_reward"]["diff"]
-        log.info(
-            "%s − %s mean reward %+.3f [%+.3f, %+.3f]",
-            *(result["candidate"], name, diff["mean"], diff["low"], diff["high"]),
-        )
-    for note in result["notes"]:
-        log.info("%s", note)
+from worldagent.evaluation.stages.compare import compare_stage as run
 
 
 def main(argv: list[str] | None = None) -> int:

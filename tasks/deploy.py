@@ -1,7 +1,8 @@
 """deploy (a side effect, run by the flows after the gate, or by hand): publish the gated candidate
 and move the champion alias, or alert and keep the old champion.
 
-Reads the gate decision, the evaluation and the candidate artifact; never changes a DVC output.
+Reads the gate decision, the evaluation and the candidate artifact where the stage tables put them;
+never changes a DVC output.
 
     python -m tasks.deploy                          # the world-agent policy
     python -m tasks.deploy --family intervention    # the intervention predictor
@@ -20,25 +21,47 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import load_params
-from worldagent.errors import RunError, clean_errors
-from worldagent.intervention.deploy import deploy_predictor
-from worldagent.registry.api import RegistryError
-from worldagent.registry.deploy import DeployError, deploy, log_alert
-from worldagent.registry.publishers import PublishError
-
-Alert = Callable[[str], None]
+from worldagent.config import Params, load_params
+from worldagent.errors import clean_errors
+from worldagent.evaluation.family import INTERVENTION, WORLD_AGENT
+from worldagent.evaluation.gate import read_gate
+from worldagent.pipeline import intervention, world_agent
+from worldagent.registry.deploy import DeployError, DeployResult, deploy
 
 
-def deploy_world_agent(root: Path, alert: Alert = log_alert, params_path: str = "params.yaml") -> dict[str, Any]:
-    return deploy(load_params(root / params_path), root, alert=alert).to_dict()
+def deploy_world_agent(params: Params, root: Path = Path("."), **options: Any) -> DeployResult:
+    """Deploy the world agent's candidate adapter (the gate's ``candidate``, else ``compare.candidate``)."""
+    root = Path(root)
+    gate_json = root / world_agent.GATE
+    candidate = str(read_gate(gate_json, DeployError).get("candidate") or params.compare.candidate)
+    return deploy(
+        WORLD_AGENT,
+        params,
+        gate_json=gate_json,
+        artifact_dir=root / world_agent.MODELS / candidate,
+        metrics_json=root / world_agent.EVAL,
+        data_manifest=root / world_agent.MANIFEST,
+        root=root,
+        **options,
+    )
 
 
-def deploy_intervention(root: Path, alert: Alert = log_alert, params_path: str = "params.yaml") -> dict[str, Any]:
-    return deploy_predictor(load_params(root / params_path), root, alert=alert).to_dict()
+def deploy_intervention(params: Params, root: Path = Path("."), **options: Any) -> DeployResult:
+    """Deploy the intervention predictor's bundle."""
+    root = Path(root)
+    return deploy(
+        INTERVENTION,
+        params,
+        gate_json=root / intervention.GATE,
+        artifact_dir=root / intervention.PREDICTOR,
+        metrics_json=root / intervention.METRICS,
+        data_manifest=root / intervention.MANIFEST,
+        root=root,
+        **options,
+    )
 
 
-FAMILIES: Mapping[str, Callable[..., dict[str, Any]]] = {
+FAMILIES: Mapping[str, Callable[..., DeployResult]] = {
     "world-agent": deploy_world_agent,
     "intervention": deploy_intervention,
 }
@@ -57,13 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=".", type=Path, help="project root")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", force=True)
-    try:
-        result = FAMILIES[args.family](args.root, params_path=args.params)
-    except DeployError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except (PublishError, RegistryError) as error:
-        raise RunError(str(error)) from None
+    result = FAMILIES[args.family](load_params(args.root / args.params), args.root).to_dict()
     print(json.dumps(result, ensure_ascii=False))
     if result["action"] == "rejected" and is_ci():
         print("error: the gate failed; the champion was kept (non-zero exit because CI is set)", file=sys.stderr)

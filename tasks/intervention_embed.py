@@ -5,15 +5,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tasks._stage import stage_main
-from worldagent.config import Params
-from worldagent.intervention import pipeline
-
-
-def run(params: Params, *, steps: Path, screenshots: Path, embeddings: Path) -> None:
-    pipeline.embed(params, Path("."))
+from worldagent.intervention.stages.embed import embed_stage as run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,15 +5,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tasks._stage import stage_main
-from worldagent.config import Params
-from worldagent.intervention import pipeline
-
-
-def run(params: Params, *, steps: Path, embeddings: Path, predictor: Path, predictions: Path, metrics: Path, confusion_matrix: Path, roc_curve: Path, pr_curve: Path) -> None:
-    pipeline.evaluate(params, Path("."))
+from worldagent.intervention.stages.evaluate import evaluate_stage as run
 
 
 def main(argv: list[str] | None = None) -> int:

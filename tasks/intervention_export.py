@@ -5,15 +5,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tasks._stage import stage_main
-from worldagent.config import Params
-from worldagent.intervention import pipeline
-
-
-def run(params: Params, *, store: Path, steps: Path, interventions: Path, successes: Path, manifest: Path) -> None:
-    pipeline.export(params, Path("."))
+from worldagent.intervention.stages.export import export_stage as run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,15 +5,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from tasks._stage import stage_main
-from worldagent.config import Params
-from worldagent.intervention import pipeline
-
-
-def run(params: Params, *, steps: Path, embeddings: Path, encoder: Path, curves: Path) -> None:
-    pipeline.train_encoder(params, Path("."))
+from worldagent.intervention.stages.train_encoder import train_encoder_stage as run
 
 
 def main(argv: list[str] | None = None) -> int:

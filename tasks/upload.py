@@ -87,11 +87,6 @@ def run_upload(params: Params, root: Path = Path("."), env: Mapping[str, str] | 
     return {"action": "skipped", "reason": reason, "files": names}
 
 
-def upload(root: Path, params_path: str = "params.yaml") -> dict[str, Any]:
-    """The flow's upload step: ``run_upload`` with the project's params."""
-    return run_upload(load_params(root / params_path), root)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")

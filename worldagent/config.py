@@ -13,6 +13,8 @@ import yaml
 from worldagent.errors import InputError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from worldagent.errors import InputError
+
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -86,8 +88,9 @@ class TinyModelParams(Section):
 class PretrainParams(Section):
     """Brief causal-LM pre-training of the tiny base on the training split's source text."""
 
-    epochs: float = Field(default=1.5, ge=0)
-    learning_rate: float = Field(default=2e-3, gt=0)
+    # ~4 min on a 2-core CPU; 1.5 epochs left the loss at 2.3 and SFT never learned the task.
+    epochs: float = Field(default=10.0, ge=0)
+    learning_rate: float = Field(default=3e-3, gt=0)
     batch_size: int = Field(default=8, gt=0)
     max_length: int = Field(default=256, gt=0)
 
@@ -153,8 +156,8 @@ class CompareParams(Section):
 
 class GateParams(Section):
     min_story_pass_rate: float = Field(default=0.0, ge=0, le=1)
-    min_a11y_pass_rate: float = Field(default=0.0, ge=0, le=1)
-    max_constraint_violations: float = Field(default=1.0, ge=0)  # mean per intent
+    min_a11y_pass_rate: float = Field(default=0.05, ge=0, le=1)  # at least one held-out intent renders accessibly
+    max_constraint_violations: float = Field(default=0.5, ge=0)  # mean blocked calls per intent
     margin: float = Field(default=0.05, ge=0)  # non-inferiority margin on mean reward
 
 
@@ -256,8 +259,9 @@ class InterventionGateParams(Section):
 
 class InterventionParams(Section):
     family: str = "intervention-predictor"  # registry family
-    store_url: str = "sqlite:///data/experience/simulated.db"  # the experience store the export stage reads
-    screenshots_dir: str = "data/experience/screenshots"
+    store_url: str | None = None
+    """The experience store the export stage reads: None for the simulator's (the stage table's
+    path); any SQLAlchemy URL for the store real agent runs were recorded or imported into."""
     simulate: InterventionSimulateParams = InterventionSimulateParams()
     export: InterventionExportParams = InterventionExportParams()
     clip: InterventionClipParams = InterventionClipParams()
@@ -307,9 +311,10 @@ class Params(Section):
     storytest: StorytestParams = StorytestParams()
     model: ModelParams = ModelParams()
     lora: LoraParams = LoraParams()
-    sft: SftParams = SftParams()
-    dpo: DpoParams = DpoParams(learning_rate=5e-4)
-    grpo: GrpoParams = GrpoParams(learning_rate=5e-4, max_steps=4, batch_size=4)
+    sft: SftParams = SftParams(epochs=3.0, learning_rate=5e-3)
+    # batch 2 x 2 accumulation = 4 pairs per step keeps the peak memory under 4 GB
+    dpo: DpoParams = DpoParams(learning_rate=5e-4, max_steps=8, batch_size=2, gradient_accumulation_steps=2)
+    grpo: GrpoParams = GrpoParams(learning_rate=5e-4, max_steps=4, batch_size=4, max_length=4096, logging_steps=1)
     evaluate: EvaluateParams = EvaluateParams()
     compare: CompareParams = CompareParams()
     gate: GateParams = GateParams()

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from evaluation_helpers import synthetic_report
 
-from worldagent.evaluation.compare import bootstrap_diff, champion_reward_diff, compare
+from worldagent.evaluation.compare import bootstrap_diff, compare
+from worldagent.evaluation.family import WORLD_AGENT
 from worldagent.evaluation.metrics import METRICS
 
 
@@ -60,7 +61,7 @@ def test_compare_first_run_has_no_champion() -> None:
     result = compare(report, "grpo", samples=200, seed=1)
     assert result["comparisons"]["champion"] is None
     assert any("first run" in note for note in result["notes"])
-    assert champion_reward_diff(result) is None
+    assert WORLD_AGENT.champion_diff(result) is None
     base = result["comparisons"]["base"]
     assert set(base["metrics"]) == set(METRICS)
     reward = base["metrics"]["mean_reward"]
@@ -77,7 +78,7 @@ def test_compare_with_a_champion_pairs_by_intent() -> None:
     # Reorder the champion's rows: pairing is by intent id, not by position.
     report.models["champion"].per_intent.reverse()
     result = compare(report, "grpo", samples=300, seed=2)
-    diff = champion_reward_diff(result)
+    diff = WORLD_AGENT.champion_diff(result)
     assert diff is not None
     assert diff["mean"] == pytest.approx(-0.5 / 8)
     assert diff["low"] <= diff["mean"] <= diff["high"] <= 0.0

@@ -3,23 +3,44 @@
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from evaluation_helpers import ROOT
 
-import tasks.evaluate
-from worldagent.registry.deploy import resolve_registry_url
+from worldagent.pipeline import world_agent as world_agent_table
 from worldagent.config import Params
 from worldagent.evaluation.evaluate import prompts_of
 from worldagent.evaluation.policies import HFPolicy, Policy, ReferencePolicy, StaticPolicy
-from worldagent.evaluation.report import read_eval_report
-from worldagent.pipeline.table import stage_paths
-from worldagent.pipeline.world_agent import PIPELINE
-from worldagent.registry.champion import champion_reference, write_champion_reference
-from evaluation_helpers import ROOT
+from worldagent.evaluation.eval_files import read_eval_report
+from worldagent.evaluation.stages.evaluate import evaluate_stage
+from worldagent.io import directory_hash
+
+
+def run_evaluate(params: Params, root: Path, loader, champion: dict | None = None) -> None:  # type: ignore[no-untyped-def]
+    """The evaluate stage on the project's paths, with the champion reference ``champion``."""
+    reference = root / "champion.json"
+    none = {"family": "world-agent", "version": None, "artifact_path": None, "artifact_hash": None}
+    reference.write_text(json.dumps(champion or none))
+    models = root / world_agent_table.MODELS
+    evaluate_stage(
+        params,
+        eval_trajectories=root / world_agent_table.EVAL_TRAJECTORIES,
+        stories=root / "data" / "generated" / "world_agent" / "stories.jsonl",
+        stories_dir=root / params.discover.stories_dir,
+        base=models / "base",
+        sft=models / "sft",
+        dpo=models / "dpo",
+        grpo=models / "grpo",
+        champion=reference,
+        summary=root / world_agent_table.EVAL,
+        intents=root / world_agent_table.EVAL_INTENTS,
+        root=root,
+        loader=loader,
+    )
+
 
 SPECIALS = ["<pad>", "<bos>", "<eos>", "<end_of_turn>", "<start_function_call>", "<end_function_call>", "<escape>"]
 
@@ -77,7 +98,7 @@ class EchoLengthModel:
         self.calls.append({"shape": tuple(input_ids.shape), **kwargs})
         assert kwargs["do_sample"] is False
         rows = []
-        for ids, mask in zip(input_ids.tolist(), attention_mask.tolist()):
+        for ids, mask in zip(input_ids.tolist(), attention_mask.tolist(), strict=True):
             first = mask.index(1)
             assert all(m == 0 for m in mask[:first]) and all(m == 1 for m in mask[first:])  # left padding
             assert all(t == self.tok.pad_token_id for t in ids[:first])
@@ -140,11 +161,6 @@ def test_hf_policy_with_a_real_tiny_model(tiny_hf) -> None:
     assert all("<pad>" not in text and "<eos>" not in text for text in batched)
 
 
-def evaluate_paths(root: Path, params: Params) -> dict[str, Path]:
-    """The evaluate stage's paths under ``root``, the real data folder linked in."""
-    return stage_paths(PIPELINE.stage("evaluate"), root, params)
-
-
 def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tiny_hf) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
     (tmp_path / "models" / "world_agent" / "base").mkdir(parents=True)
@@ -155,25 +171,25 @@ def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tin
         return tiny_hf
 
     params = Params.model_validate({"evaluate": {"max_intents": 3, "max_new_tokens": 4, "models": ["base", "champion", "reference"]}})
-    paths = evaluate_paths(tmp_path, params)
-    tasks.evaluate.run(params, **paths, loader=loader)
+    run_evaluate(params, tmp_path, loader)
     assert loaded == [("base", None)]
-    report = read_eval_report(paths["summary"], paths["intents"])
+    report = read_eval_report(tmp_path / world_agent_table.EVAL, tmp_path / world_agent_table.EVAL_INTENTS)
     assert list(report.models) == ["base", "reference"]
     assert report.models["reference"].metrics.mean_reward == 1.0
     assert report.models["base"].metrics.mean_reward == 0.0  # random weights emit no valid call
     assert any("first run" in note for note in report.notes)
-    assert (paths["summary"].parent / "metrics.png").is_file()
+    assert (tmp_path / world_agent_table.REPORTS / "metrics.png").is_file()
 
     missing = Params.model_validate({"evaluate": {"models": ["sft"]}})
     with pytest.raises(ValueError, match="sft adapter not found"):
-        tasks.evaluate.run(missing, **paths, loader=loader)
+        run_evaluate(missing, tmp_path, loader)
 
 
 def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
     (tmp_path / "models" / "world_agent" / "base").mkdir(parents=True)
     (tmp_path / "published" / "v1").mkdir(parents=True)
+    (tmp_path / "published" / "v1" / "adapter_model.safetensors").write_bytes(b"champion weights")
     loaded: list[Any] = []
 
     def loader(base_dir: Path, adapter_dir: Path | None):
@@ -181,25 +197,14 @@ def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -
         return tiny_hf
 
     params = Params.model_validate({"evaluate": {"max_intents": 2, "max_new_tokens": 2, "models": ["champion"]}})
-    paths = evaluate_paths(tmp_path, params)
-    reference = {"family": "world-agent", "version": 1, "artifact_path": str(tmp_path / "published" / "v1"), "artifact_hash": "0"}
-    write_champion_reference(paths["champion"], reference)
-    tasks.evaluate.run(params, **paths, loader=loader)
+    sha = directory_hash(tmp_path / "published" / "v1")
+    champion = {"family": "world-agent", "version": 1, "artifact_hash": sha, "artifact_path": "published/v1"}
+    run_evaluate(params, tmp_path, loader, champion)
     assert loaded == [tmp_path / "published" / "v1"]
-    report = read_eval_report(paths["summary"], paths["intents"])
+    report = read_eval_report(tmp_path / world_agent_table.EVAL, tmp_path / world_agent_table.EVAL_INTENTS)
     assert list(report.models) == ["champion"] and any("world-agent v1" in note for note in report.notes)
 
-
-def test_champion_reference_pins_the_registry_alias(tmp_path: Path) -> None:
-    api = pytest.importorskip("worldagent.registry.api")
-    params = Params.model_validate({"registry": {"url": "sqlite:///models/registry.db"}})
-    target = tmp_path / "champion.json"
-    with api.open_registry(resolve_registry_url(params.registry.url, tmp_path)) as registry:
-        assert champion_reference(registry, params.registry.family)["version"] is None  # first run: no champion
-        assert write_champion_reference(target, champion_reference(registry, params.registry.family)) is True
-        version = registry.register_version(params.registry.family, artifact_path="models/published/v1")
-        registry.set_alias(params.registry.family, "champion", version.number)
-        assert write_champion_reference(target, champion_reference(registry, params.registry.family)) is True
-        assert write_champion_reference(target, champion_reference(registry, params.registry.family)) is False
-    pinned = json.loads(target.read_text())
-    assert pinned["version"] == 1 and pinned["artifact_path"] == "models/published/v1"
+    # weights that changed under the reference are never evaluated as the champion
+    (tmp_path / "published" / "v1" / "adapter_model.safetensors").write_bytes(b"other weights")
+    with pytest.raises(ValueError, match="not the recorded"):
+        run_evaluate(params, tmp_path, loader, champion)

@@ -8,15 +8,18 @@ from pathlib import Path
 
 from evaluation_helpers import synthetic_report
 
-import tasks.compare
 import tasks.gate
 from tasks._stage import option
 from worldagent.config import GateParams, Params
 from worldagent.evaluation.compare import compare
-from worldagent.evaluation.gate import decide
-from worldagent.evaluation.report import read_eval_report, render_report, write_eval_outputs
+from worldagent.evaluation.family import WORLD_AGENT, gate_decision
+from worldagent.evaluation.eval_files import read_eval_report, write_eval_outputs
+from worldagent.evaluation.report import render_report
+from worldagent.pipeline import world_agent as world_agent_table
 from worldagent.pipeline.table import stage_paths
-from worldagent.pipeline.world_agent import PIPELINE
+from worldagent.evaluation.stages.compare import compare_stage
+from worldagent.evaluation.stages.gate import gate_stage
+from worldagent.io import directory_hash
 
 PNG = b"\x89PNG\r\n\x1a\n"
 MODELS = {"base": [0.0, 0.0, 0.3, 0.0], "sft": [0.5, 0.8, 0.3, 0.0], "grpo": [1.0, 0.8, 0.5, 0.3], "reference": [1.0] * 4}
@@ -48,7 +51,8 @@ def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
 def test_report_mentions_every_model_the_comparison_and_the_gate() -> None:
     report = synthetic_report(MODELS)
     comparison = compare(report, "grpo", samples=200, seed=0)
-    decision = decide(report.models["grpo"].metrics, comparison, GateParams(min_story_pass_rate=0.9))
+    params = Params(gate=GateParams(min_story_pass_rate=0.9))
+    decision = gate_decision(WORLD_AGENT, params, report.models["grpo"].metrics.model_dump(), comparison)
     text = render_report(report, comparison, decision, "grpo")
     for name in MODELS:
         assert f"| {name} |" in text or f"**{name}** (candidate)" in text
@@ -61,35 +65,35 @@ def test_report_mentions_every_model_the_comparison_and_the_gate() -> None:
     assert "from the components: `avatar`, `card`" in text
 
 
-def gate_command(root: Path) -> list[str]:
-    paths = stage_paths(PIPELINE.stage("gate"), root, Params())
-    return ["--params", str(root / "params.yaml"), *(part for arg, path in paths.items() for part in (option(arg), str(path)))]
-
-
 def test_compare_and_gate_stages(tmp_path: Path) -> None:
     report = synthetic_report({"champion": [1.0] * 6, "base": [0.0] * 6, "grpo": [0.0] * 3 + [1.0] * 3, "reference": [1.0] * 6})
+    summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
+    write_eval_outputs(report, summary, intents)
     params = Params.model_validate({"compare": {"bootstrap_samples": 200}})
-    compare_paths = stage_paths(PIPELINE.stage("compare"), tmp_path, params)
-    write_eval_outputs(report, compare_paths["summary"], compare_paths["intents"])
-    tasks.compare.run(params, **compare_paths)
-    comparison = json.loads(compare_paths["comparison"].read_text())
-    assert comparison["candidate"] == "grpo" and comparison["comparisons"]["champion"]["n"] == 6
+    compare_stage(params, summary=summary, intents=intents, comparison=comparison)
+    compared = json.loads(comparison.read_text())
+    assert compared["candidate"] == "grpo" and compared["comparisons"]["champion"]["n"] == 6
 
-    (tmp_path / "params.yaml").write_text("compare:\n  bootstrap_samples: 200\ngate:\n  margin: 0.05\n")
-    gate_paths = stage_paths(PIPELINE.stage("gate"), tmp_path, params)
-    gate_paths["candidate"].mkdir(parents=True)
-    (gate_paths["candidate"] / "adapter_model.safetensors").write_bytes(b"weights")
-    # A failing gate is a decision, not an error: exit 0 and gate.json says why.
-    assert tasks.gate.main(gate_command(tmp_path)) == 0
-    gate = json.loads(gate_paths["decision"].read_text())
-    assert set(gate) == {"passed", "reasons", "checks", "candidate", "artifact_hash"}
-    assert gate["passed"] is False and gate["candidate"] == "grpo" and len(gate["artifact_hash"]) == 64
+    adapter = tmp_path / "models" / "grpo"
+    adapter.mkdir(parents=True)
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    # A failing gate is a decision, not an error: gate.json says why.
+    gate_json, report_md = tmp_path / "gate.json", tmp_path / "report.md"
+    decision = gate_stage(
+        params, summary=summary, intents=intents, comparison=comparison, candidate=adapter, report=report_md, decision=gate_json
+    )
+    gate = json.loads(gate_json.read_text())
+    assert set(gate) == {"passed", "reasons", "checks", "candidate", "family", "artifact_path", "artifact_hash"}
+    assert gate["passed"] is decision.passed is False and gate["candidate"] == "grpo"
+    assert gate["artifact_hash"] == directory_hash(adapter) and gate["family"] == "world-agent"
     assert any("champion" in reason for reason in gate["reasons"])
-    markdown = gate_paths["report"].read_text()
+    markdown = report_md.read_text()
     assert "**FAILED**" in markdown and "champion" in markdown
 
 
 def test_gate_stage_without_inputs_is_a_clear_error(tmp_path: Path, capsys) -> None:
     (tmp_path / "params.yaml").write_text("{}\n")
-    assert tasks.gate.main(gate_command(tmp_path)) == 2
+    paths = stage_paths(world_agent_table.PIPELINE.stage("gate"), tmp_path, Params())
+    options = [part for argument, path in paths.items() for part in (option(argument), str(path))]
+    assert tasks.gate.main(["--params", str(tmp_path / "params.yaml"), *options]) == 2
     assert "run the evaluate stage first" in capsys.readouterr().err

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import logging
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,10 @@ import pytest
 import yaml
 
 from worldagent.config import Params, parse_params
+from worldagent.pipeline.intervention import PIPELINE
+from worldagent.pipeline.table import stage_paths
+from worldagent.registry.champion import refresh_champion_reference
+from worldagent.registry.deploy import resolve_registry_url as database_url
 
 PROJECT = Path(__file__).resolve().parents[2]
 SMALL: dict[str, Any] = {
@@ -40,13 +46,25 @@ def small_params() -> Params:
     return parse_params(small_raw())
 
 
+def run_stage(name: str, params: Params, root: Path) -> Any:
+    """The intervention stage ``name`` on the paths its table gives, under ``root``."""
+    stage = PIPELINE.stage(f"intervention_{name}")
+    run = importlib.import_module(stage.entry).run
+    options = {"root": root} if "root" in inspect.signature(run).parameters else {}
+    return run(params, **stage_paths(stage, root, params), **options)
+
+
+def pin_champion(params: Params, root: Path) -> None:
+    """What the flow's first step does: pin the registry's champion in the champion reference."""
+    url = database_url(params.registry.url, root)
+    refresh_champion_reference(url, params.intervention.family, root / PIPELINE.champion)
+
+
 @pytest.fixture(scope="session")
 def pipeline_root(tmp_path_factory: pytest.TempPathFactory, small_params: Params) -> Path:
     """simulate → export → embed → train_encoder → train_predictor → evaluate on the small config."""
-    from worldagent.intervention import pipeline
-
     logging.getLogger("worldagent").setLevel(logging.WARNING)
     root = tmp_path_factory.mktemp("intervention")
-    for stage in (pipeline.simulate, pipeline.export, pipeline.embed, pipeline.train_encoder_stage, pipeline.train_predictor_stage, pipeline.evaluate):
-        stage(small_params, root)
+    for name in ("simulate", "export", "embed", "train_encoder", "train_predictor", "evaluate"):
+        run_stage(name, small_params, root)
     return root

@@ -7,12 +7,14 @@ import numpy as np
 import pytest
 import torch
 
+from worldagent.pipeline import intervention as intervention_table
+from tests.intervention.conftest import run_stage
 from worldagent.config import Params
-from worldagent.intervention import pipeline
 from worldagent.intervention.clip import ScreenshotError, build_visual, embed_sources
 from worldagent.intervention.metrics import classification_metrics
 from worldagent.intervention.model import EncoderConfig, ExperienceEncoder, PredictorHead, supcon_loss
 from worldagent.intervention.serve import BundleError, InterventionPredictor
+from worldagent.intervention.stages.common import read_steps
 from worldagent.intervention.train import choose_threshold
 
 
@@ -72,7 +74,7 @@ def test_threshold_reaches_the_recall_target() -> None:
 
 
 def test_evaluation_report_has_the_required_fields_and_plots(pipeline_root: Path) -> None:
-    m = json.loads((pipeline_root / pipeline.METRICS_JSON).read_text())
+    m = json.loads((pipeline_root / intervention_table.METRICS).read_text())
     for key in ("accuracy", "precision", "recall", "f1", "auc", "pr_auc", "threshold"):
         assert key in m
     assert set(m["confusion_matrix"]) == {"true_negatives", "false_positives", "false_negatives", "true_positives"}
@@ -87,33 +89,33 @@ def test_training_is_reproducible(pipeline_root: Path, small_params: Params, tmp
 
     for rel in ("data/generated/intervention",):
         shutil.copytree(pipeline_root / rel, tmp_path / rel)
-    pipeline.train_encoder_stage(small_params, tmp_path)
-    pipeline.train_predictor_stage(small_params, tmp_path)
-    pipeline.evaluate(small_params, tmp_path)
-    a = json.loads((pipeline_root / pipeline.METRICS_JSON).read_text())
-    b = json.loads((tmp_path / pipeline.METRICS_JSON).read_text())
+    run_stage("train_encoder", small_params, tmp_path)
+    run_stage("train_predictor", small_params, tmp_path)
+    run_stage("evaluate", small_params, tmp_path)
+    a = json.loads((pipeline_root / intervention_table.METRICS).read_text())
+    b = json.loads((tmp_path / intervention_table.METRICS).read_text())
     assert a == b
 
 
 def state_of(root: Path) -> dict:
-    row = next(r for r in pipeline.read_steps(root) if r["split"] == "test")
+    row = next(r for r in read_steps(root / intervention_table.STEPS) if r["split"] == "test")
     return {"actions": row["actions"], "page_state": row["page_state"], "screenshot": str(root / row["screenshot_path"]), "step": row["step"], "max_steps": row["max_steps"]}
 
 
 def test_predictor_serves_single_and_batch(pipeline_root: Path) -> None:
-    predictor = InterventionPredictor.load(pipeline_root / pipeline.PREDICTOR_DIR)
+    predictor = InterventionPredictor.load(pipeline_root / intervention_table.PREDICTOR)
     state = state_of(pipeline_root)
     one = predictor.predict(state)
     assert 0 <= one["probability"] <= 1 and one["needs_human"] == (one["probability"] >= one["threshold"]) and one["warnings"] == []
     batch = predictor.predict_batch([state, state])
     assert batch[0]["probability"] == pytest.approx(one["probability"], abs=1e-6)
     # the served probability equals the evaluate stage's for the same step (same features, same tower)
-    first = json.loads((pipeline_root / pipeline.PREDICTIONS).read_text().splitlines()[0])
+    first = json.loads((pipeline_root / intervention_table.PREDICTIONS).read_text().splitlines()[0])
     assert one["probability"] == pytest.approx(first["probability"], abs=1e-4)
 
 
 def test_bad_inputs_get_fallbacks_with_warnings_or_clear_errors(pipeline_root: Path, tmp_path: Path) -> None:
-    predictor = InterventionPredictor.load(pipeline_root / pipeline.PREDICTOR_DIR)
+    predictor = InterventionPredictor.load(pipeline_root / intervention_table.PREDICTOR)
     state = state_of(pipeline_root)
     corrupt = tmp_path / "corrupt.png"
     corrupt.write_bytes(b"\x89PNG\r\n\x1a\nnot really")

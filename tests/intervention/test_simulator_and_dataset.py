@@ -7,10 +7,22 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from worldagent.pipeline import intervention as intervention_table
+from tests.intervention.conftest import run_stage
 from worldagent.config import Params
-from worldagent.intervention import pipeline
-from worldagent.intervention.dataset import PAGE_DEFAULTS, PAGE_FEATURES, UNK, build_vocab, encode_actions, label_steps, page_vector, split_sessions, url_bucket
+from worldagent.intervention.dataset import (
+    PAGE_DEFAULTS,
+    PAGE_FEATURES,
+    UNK,
+    build_vocab,
+    encode_actions,
+    label_steps,
+    page_vector,
+    split_sessions,
+    url_bucket,
+)
 from worldagent.intervention.simulator import plan_episodes, render_screenshot, simulate_episode
+from worldagent.intervention.stages.common import read_steps
 
 
 def tree_hash(path: Path) -> str:
@@ -21,8 +33,8 @@ def tree_hash(path: Path) -> str:
 
 
 def test_simulate_and_export_are_byte_deterministic(tmp_path: Path, small_params: Params, pipeline_root: Path) -> None:
-    pipeline.simulate(small_params, tmp_path)
-    pipeline.export(small_params, tmp_path)
+    run_stage("simulate", small_params, tmp_path)
+    run_stage("export", small_params, tmp_path)
     for rel in ("data/experience/simulated.db", "data/experience/screenshots", "data/generated/intervention/steps.jsonl", "data/generated/intervention/manifest.json", "data/generated/intervention/interventions.json"):
         assert tree_hash(tmp_path / rel) if (tmp_path / rel).is_dir() else (tmp_path / rel).read_bytes()
         a, b = tmp_path / rel, pipeline_root / rel
@@ -34,16 +46,16 @@ def test_embed_is_byte_deterministic(tmp_path: Path, small_params: Params, pipel
 
     for rel in ("data/experience", "data/generated/intervention"):
         shutil.copytree(pipeline_root / rel, tmp_path / rel, ignore=shutil.ignore_patterns("embeddings"))
-    pipeline.embed(small_params, tmp_path)
-    assert tree_hash(tmp_path / pipeline.EMBEDDINGS) == tree_hash(pipeline_root / pipeline.EMBEDDINGS)
+    run_stage("embed", small_params, tmp_path)
+    assert tree_hash(tmp_path / intervention_table.EMBEDDINGS) == tree_hash(pipeline_root / intervention_table.EMBEDDINGS)
 
 
 def test_balance_splits_and_labels(pipeline_root: Path, small_params: Params) -> None:
     import json
 
-    manifest = json.loads((pipeline_root / pipeline.MANIFEST).read_text())
+    manifest = json.loads((pipeline_root / intervention_table.MANIFEST).read_text())
     assert manifest["balance"]["intervention_sessions"] == pytest.approx(0.65, abs=0.03)
-    rows = pipeline.read_steps(pipeline_root)
+    rows = read_steps(pipeline_root / intervention_table.STEPS)
     splits: dict[str, set[str]] = {}
     for row in rows:
         splits.setdefault(row["split"], set()).add(row["session_id"])
@@ -126,4 +138,4 @@ def test_empty_store_is_a_clear_error(tmp_path: Path, small_params: Params) -> N
 
     open_store(f"sqlite:///{tmp_path / 'data/experience/simulated.db'}").close()
     with pytest.raises(ValueError, match="no finished tasks"):
-        pipeline.export(small_params, tmp_path)
+        run_stage("export", small_params, tmp_path)

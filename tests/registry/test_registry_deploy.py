@@ -12,9 +12,11 @@ from fake_hub import TOKEN, FakeHub
 
 from tasks import deploy as deploy_stage
 from worldagent.config import Params, parse_params
+from worldagent.io import directory_hash
 from worldagent.registry.api import CHAMPION, open_registry
-from worldagent.registry.deploy import DeployError, deploy, params_hash
-from worldagent.registry.publishers import PublishedRef
+from tasks.deploy import deploy_world_agent
+from worldagent.registry.deploy import DeployError, params_hash
+from worldagent.registry.publishers import PublishedRef, PublishError
 
 EVAL = {"models": {"grpo": {"mean_reward": 0.62, "story_pass_rate": 0.5}, "base": {"mean_reward": 0.11, "story_pass_rate": 0.0}}}
 
@@ -23,10 +25,17 @@ def make_params(**deploy_section: Any) -> Params:
     return parse_params({"registry": {"url": "sqlite:///models/registry.db"}, "deploy": deploy_section or {"publisher": "local"}})
 
 
+def deploy(params: Params, root: Path, **options: Any):  # type: ignore[no-untyped-def]
+    return deploy_world_agent(params, root, **options)
+
+
 def write_reports(root: Path, passed: bool, reasons: list[str] | None = None) -> None:
+    """gate.json as the gate stage writes it: scoring the adapter that is on disk now."""
     reports = root / "reports" / "world_agent"
     reports.mkdir(parents=True, exist_ok=True)
-    (reports / "gate.json").write_text(json.dumps({"passed": passed, "reasons": reasons or [], "candidate": "grpo"}))
+    scored = directory_hash(root / "models" / "world_agent" / "grpo")
+    gate = {"passed": passed, "reasons": reasons or [], "candidate": "grpo", "family": "world-agent", "artifact_hash": scored}
+    (reports / "gate.json").write_text(json.dumps(gate))
     (reports / "eval.json").write_text(json.dumps(EVAL))
     data = root / "data" / "generated" / "world_agent"
     data.mkdir(parents=True, exist_ok=True)
@@ -77,6 +86,7 @@ def test_passing_gate_publishes_registers_and_promotes(tmp_path: Path, adapter_d
 
     # a new adapter that passes becomes v2 and the champion; rollback returns to v1
     (adapter_dir / "adapter_model.safetensors").write_bytes(b"new weights")
+    write_reports(tmp_path, passed=True)  # the gate scores the new adapter
     newer = deploy(make_params(), tmp_path, alert=alerts.append, env={})
     assert (newer.action, newer.version, newer.champion, newer.previous_champion) == ("deployed", 2, 2, 1)
     with registry_for(tmp_path) as registry:
@@ -187,3 +197,92 @@ def test_relative_sqlite_urls_resolve_against_the_project_root(tmp_path: Path) -
     assert resolve_registry_url("sqlite:///models/registry.db", tmp_path) == f"sqlite:///{tmp_path.resolve()}/models/registry.db"
     assert resolve_registry_url("sqlite:////abs/r.db", tmp_path) == "sqlite:////abs/r.db"
     assert resolve_registry_url("postgresql://h/db", tmp_path) == "postgresql://h/db"
+
+
+def test_a_different_adapter_next_to_an_old_passing_gate_is_refused(tmp_path: Path, adapter_dir: Path) -> None:
+    write_reports(tmp_path, passed=True)  # the gate scored these bytes
+    (adapter_dir / "adapter_model.safetensors").write_bytes(b"weights the gate never saw")
+    spy = SpyPublisher()
+    with pytest.raises(DeployError, match="is not the artifact the gate scored") as refused:
+        deploy(make_params(), tmp_path, publishers=[spy], env={})
+    assert "rerun evaluate and gate" in str(refused.value) and str(adapter_dir) in str(refused.value)
+    assert spy.calls == []
+    with registry_for(tmp_path) as registry:
+        assert registry.list_versions("world-agent") == []
+
+
+def test_a_passing_gate_without_a_content_hash_is_refused(tmp_path: Path, adapter_dir: Path) -> None:
+    write_reports(tmp_path, passed=True)
+    gate_json = tmp_path / "reports" / "world_agent" / "gate.json"
+    old = {k: v for k, v in json.loads(gate_json.read_text()).items() if k != "artifact_hash"}
+    gate_json.write_text(json.dumps(old))  # written by a gate that did not record what it scored
+    with pytest.raises(DeployError, match="records no artifact_hash"):
+        deploy(make_params(), tmp_path, publishers=[SpyPublisher()], env={})
+
+
+def test_the_registry_version_records_the_hash_the_gate_scored(tmp_path: Path, adapter_dir: Path) -> None:
+    write_reports(tmp_path, passed=True)
+    scored = json.loads((tmp_path / "reports" / "world_agent" / "gate.json").read_text())["artifact_hash"]
+    deploy(make_params(), tmp_path, alert=lambda _m: None, env={})
+    with registry_for(tmp_path) as registry:
+        version = registry.get_version("world-agent", 1)
+    assert version.artifact_hash == scored
+    # the published copy (with its model card) has the same content hash: the card is not part of it
+    assert directory_hash(tmp_path / version.artifact_path) == scored
+
+
+def test_hub_deploys_to_an_unreachable_endpoint_leave_one_failed_record_and_no_copies(
+    tmp_path: Path, adapter_dir: Path, fake_hub: FakeHub
+) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    write_reports(tmp_path, passed=True)
+    params = make_params(publisher="hub", hub_repo="acme/world-agent")
+    unreachable = {"HF_TOKEN": TOKEN, "HF_ENDPOINT": f"http://127.0.0.1:{closed}"}
+    alerts: list[str] = []
+    for _ in range(3):
+        with pytest.raises(PublishError, match="acme/world-agent"):
+            deploy(params, tmp_path, alert=alerts.append, env=unreachable)
+    with registry_for(tmp_path) as registry:
+        versions = registry.list_versions("world-agent")
+        assert registry.get_alias("world-agent", CHAMPION) is None
+    assert [(v.number, v.status) for v in versions] == [(1, "failed")]
+    assert "publish failed" in versions[0].notes[-1] and len(alerts) == 3
+    published = tmp_path / "models" / "published" / "world-agent"
+    assert not published.exists() or list(published.iterdir()) == []  # the local copy was removed again
+
+    # once the Hub is reachable, the retry reuses the failed record
+    result = deploy(params, tmp_path, alert=alerts.append, env={"HF_TOKEN": TOKEN, "HF_ENDPOINT": fake_hub.url})
+    assert (result.action, result.version, result.champion) == ("deployed", 1, 1)
+    with registry_for(tmp_path) as registry:
+        assert [(v.number, v.status) for v in registry.list_versions("world-agent")] == [(1, "published")]
+    assert [p.name for p in published.iterdir()] == ["v1"]
+    assert list(fake_hub.repo("acme/world-agent")["tags"]) == ["v1"]
+
+
+def test_the_intervention_family_honours_the_hub_publisher(tmp_path: Path, fake_hub: FakeHub) -> None:
+    from worldagent.evaluation.family import INTERVENTION
+    from worldagent.registry.deploy import deploy as deploy_family
+
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "predictor.json").write_text('{"format": 1}\n')
+    (bundle / "head.pt").write_bytes(b"head")
+    gate_json = tmp_path / "gate.json"
+    gate = {"passed": True, "reasons": ["ok"], "candidate": "predictor", "artifact_hash": directory_hash(bundle)}
+    gate_json.write_text(json.dumps(gate))
+    metrics_json = tmp_path / "metrics.json"
+    metrics_json.write_text(json.dumps({"f1": 0.9, "auc": 0.95, "model": {"clip": "wa-tiny-vit"}}))
+    params = make_params(publisher="hub", hub_repo="acme/intervention")
+    result = deploy_family(
+        INTERVENTION, params, gate_json=gate_json, artifact_dir=bundle, metrics_json=metrics_json, root=tmp_path,
+        alert=lambda _m: None, env={"HF_TOKEN": TOKEN, "HF_ENDPOINT": fake_hub.url},
+    )
+    assert (result.action, result.family, result.version) == ("deployed", "intervention-predictor", 1)
+    repo = fake_hub.repo("acme/intervention")
+    assert list(repo["tags"]) == ["v1"] and repo["files"]["head.pt"] == b"head"
+    assert "open_clip:wa-tiny-vit" in repo["files"]["README.md"].decode()
+    assert (tmp_path / "models" / "published" / "intervention-predictor" / "v1" / "head.pt").read_bytes() == b"head"

@@ -7,8 +7,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-
 from specialists_helpers import browser_input, raw_export_rows
+
 from worldagent.registry.db import utcnow
 from worldagent.specialists.store import NotFound, StoreError, open_store
 from worldagent.specialists.strategies import (
@@ -150,10 +150,17 @@ def test_params_section_defaults_and_unknown_keys() -> None:
         parse_params({"specialists": {"trainer": {"prot": 1}}})
 
 
-def test_gate_and_family_names() -> None:
-    from worldagent.specialists.cycle import gate
+def test_registration_gate_is_the_shared_gate_and_family_names() -> None:
+    from worldagent.config import parse_params
+    from worldagent.specialists.cycle import registration_gate
     from worldagent.specialists.service import family_for
 
-    assert gate({"action_accuracy": 0.5, "n": 4}, 0.4)[0] and not gate({"action_accuracy": 0.25, "n": 4}, 0.4)[0]
-    assert gate({"action_accuracy": None, "n": 0}, 0.0)[0] and not gate({"action_accuracy": None, "n": 0}, 0.1)[0]
+    def gate(metrics: dict, threshold: float) -> bool:
+        return registration_gate(metrics, parse_params({"specialists": {"min_action_accuracy": threshold}})).passed
+
+    assert gate({"action_accuracy": 0.5, "n": 4}, 0.4) and not gate({"action_accuracy": 0.25, "n": 4}, 0.4)
+    assert gate({"action_accuracy": None, "n": 0}, 0.0) and not gate({"action_accuracy": None, "n": 0}, 0.1)
+    decision = registration_gate({"action_accuracy": 0.25}, parse_params({"specialists": {"min_action_accuracy": 0.4}}))
+    assert [c.name for c in decision.checks] == ["min_action_accuracy"]
+    assert "Held-out action accuracy 0.250 is below the minimum 0.400." in decision.reasons
     assert family_for("specialist", "team/agent 1") == "specialist-team-agent-1"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from worldagent.tools import sandbox as sandbox_module
+from worldagent import io as io_module
 from worldagent.tools.sandbox import Sandbox, SandboxError
 
 
@@ -122,7 +122,7 @@ def test_failed_write_leaves_no_temp_file_and_keeps_old_content(
     def broken_replace(src: str, dst: object) -> None:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(sandbox_module.os, "replace", broken_replace)
+    monkeypatch.setattr(io_module.os, "replace", broken_replace)
     with pytest.raises(OSError, match="disk on fire"):
         box.write_text("x.tsx", "new")
     assert [p.name for p in box.root.iterdir()] == ["x.tsx"]
@@ -133,7 +133,7 @@ def test_failed_fsync_leaves_no_temp_file(box: Sandbox, monkeypatch: pytest.Monk
     def broken_fsync(fd: int) -> None:
         raise OSError("fsync failed")
 
-    monkeypatch.setattr(sandbox_module.os, "fsync", broken_fsync)
+    monkeypatch.setattr(io_module.os, "fsync", broken_fsync)
     with pytest.raises(OSError, match="fsync failed"):
         box.write_text("y.tsx", "data")
     assert list(box.root.iterdir()) == []

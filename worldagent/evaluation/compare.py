@@ -137,11 +137,3 @@ def compare(
     else:
         result["notes"].append("The reference outputs were not evaluated, so the distance to the upper bound is unknown.")
     return result
-
-
-def champion_reward_diff(comparison: dict[str, Any]) -> dict[str, float] | None:
-    """The candidate − champion mean-reward difference with its CI, or None without a champion."""
-    champion = (comparison.get("comparisons") or {}).get("champion")
-    if not champion:
-        return None
-    return dict(champion["metrics"]["mean_reward"]["diff"])

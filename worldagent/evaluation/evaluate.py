@@ -26,15 +26,16 @@ Decisions (kept in one place so the report can cite them):
 from __future__ import annotations
 
 import gc
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from worldagent.config import RewardWeights
+from worldagent.errors import InputError
 from worldagent.evaluation.metrics import EvalReport, IntentResult, ModelEval, summarize
 from worldagent.evaluation.policies import Policy
+from worldagent.io import read_jsonl
 from worldagent.policy.environment import AgentEnvironment, Episode, episode_sandbox
 from worldagent.policy.generate import episode_reward, given_sources
 from worldagent.storytest.assertions import Assertion
@@ -48,18 +49,6 @@ MAX_ERROR_CHARS = 200
 
 
 # -- the eval split ------------------------------------------------------------------------------
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{number}: invalid JSON: {error.msg}") from None
-    return rows
 
 
 def select_eval_rows(rows: Iterable[Mapping[str, Any]], max_intents: int | None = None) -> list[dict[str, Any]]:
@@ -86,9 +75,11 @@ def select_eval_rows(rows: Iterable[Mapping[str, Any]], max_intents: int | None 
 
 
 def load_eval_rows(path: Path, max_intents: int | None = None) -> list[dict[str, Any]]:
-    rows = select_eval_rows(read_jsonl(path), max_intents)
+    rows = select_eval_rows(read_jsonl(path, "the eval split", hint="run the generate stage first"), max_intents)
     if not rows:
-        raise ValueError(f"{path}: no single-turn rows to evaluate (run the generate stage with generate.single_turn: true)")
+        raise InputError(
+            f"{path}: no single-turn rows to evaluate (run the generate stage with generate.single_turn: true)"
+        )
     return rows
 
 
@@ -99,7 +90,8 @@ def prompts_of(rows: Sequence[Mapping[str, Any]]) -> list[list[dict[str, Any]]]:
 
 def load_token_files(stories_jsonl: Path) -> dict[str, list[str]]:
     """Story id → the token files its sandbox starts with (from the discover output)."""
-    return {str(row["id"]): list(row.get("token_files") or []) for row in read_jsonl(stories_jsonl)}
+    rows = read_jsonl(stories_jsonl, "the discovered stories", hint="run the discover stage first")
+    return {str(row["id"]): list(row.get("token_files") or []) for row in rows}
 
 
 def component_token_files(stories_root: Path, component: str) -> list[str]:
@@ -240,7 +232,7 @@ def evaluate_outputs(
     if len(rows) != len(outputs):
         raise ValueError(f"{len(outputs)} outputs for {len(rows)} eval rows")
     scorer = scorer or Scorer(stories_root, runner, weights, token_files)
-    return [scorer.score(row, output) for row, output in zip(rows, outputs)]
+    return [scorer.score(row, output) for row, output in zip(rows, outputs, strict=True)]
 
 
 def evaluate_models(

@@ -1,79 +1,14 @@
-"""Files of the evaluate, compare and gate stages, and the human-readable ``report.md``.
-
-Layout under ``reports/world_agent/``:
-
-- ``eval.json``: models → metrics, plus the held-out intents' count and components (DVC metrics);
-- ``eval_intents.jsonl``: one row per (model, intent);
-- ``metrics.png``, ``rewards.png`` and their data ``plots/{metrics,rewards}.csv`` (see ``plots.py``);
-- ``compare.json`` (compare stage), ``gate.json`` and ``report.md`` (gate stage).
-"""
+"""``report.md``: the gate stage's human-readable report of the evaluation, the comparison and the gate."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from worldagent.evaluation.gate import GateDecision
-from worldagent.evaluation.metrics import HIGHER_IS_BETTER, LABELS, METRICS, EvalReport, IntentResult, ModelEval, ModelMetrics
-from worldagent.evaluation.plots import METRICS_PNG, REWARDS_PNG, write_plots
-from worldagent.errors import InputError
-from worldagent.io import atomic_write_text, jsonl
-
-PLOTS_DIR = "plots"
-
-
-# -- eval.json + eval_intents.json -----------------------------------------------------------------
-
-
-def eval_summary(report: EvalReport) -> dict[str, Any]:
-    return {
-        "n": len(report.intents),
-        "components": report.components,
-        "models": {name: evaluation.metrics.model_dump() for name, evaluation in report.models.items()},
-        "notes": report.notes,
-    }
-
-
-def intent_rows(report: EvalReport) -> list[dict[str, Any]]:
-    rows = []
-    for name, evaluation in report.models.items():
-        for result in evaluation.per_intent:
-            rows.append({"model": name, **result.model_dump()})
-    return rows
-
-
-def write_eval_outputs(report: EvalReport, summary: Path, intents: Path) -> list[Path]:
-    """``summary`` (eval.json), ``intents`` (one row per model and intent) and the plots beside the
-    summary (``metrics.png``, ``rewards.png``, ``plots/*.csv``); returns the paths written."""
-    # Insertion order (not sorted keys): the models stay in evaluation order, deterministically.
-    atomic_write_text(summary, json.dumps(eval_summary(report), ensure_ascii=False, indent=2) + "\n")
-    atomic_write_text(intents, jsonl(intent_rows(report)))
-    return [summary, intents, *write_plots(report, summary.parent, summary.parent / PLOTS_DIR)]
-
-
-def read_eval_report(summary_path: Path, rows_path: Path) -> EvalReport:
-    """Rebuild the EvalReport the evaluate stage wrote (for compare and gate)."""
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        rows = [json.loads(line) for line in rows_path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    except FileNotFoundError as error:
-        raise InputError(f"{error.filename}: not found (run the evaluate stage first)") from None
-    except json.JSONDecodeError as error:
-        raise InputError(f"{summary_path} or {rows_path}: invalid JSON: {error.msg}") from None
-    per_model: dict[str, list[IntentResult]] = {name: [] for name in summary["models"]}
-    intents: list[str] = []
-    for row in rows:
-        row = dict(row)
-        name = row.pop("model")
-        per_model.setdefault(name, []).append(IntentResult(**row))
-        if row["id"] not in intents:
-            intents.append(row["id"])
-    models = {
-        name: ModelEval(metrics=ModelMetrics(**summary["models"][name]), per_intent=per_model.get(name, [])) for name in summary["models"]
-    }
-    return EvalReport(models=models, intents=intents, components=list(summary.get("components", [])), notes=list(summary.get("notes", [])))
-
+from worldagent.evaluation.metrics import HIGHER_IS_BETTER, LABELS, METRICS, EvalReport, ModelEval
+from worldagent.evaluation.plots import METRICS_PNG, REWARDS_PNG
+from worldagent.io import atomic_write_text
 
 # -- report.md ---------------------------------------------------------------------------------------
 
@@ -228,9 +163,3 @@ def write_report(
 ) -> Path:
     atomic_write_text(path, render_report(report, comparison, decision, candidate))
     return path
-
-
-def gate_payload(decision: GateDecision, candidate: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """gate.json: ``{passed, reasons, checks, candidate}`` (what the deploy step reads)."""
-    return {**decision.model_dump(), "candidate": candidate, **(extra or {})}
-

@@ -20,16 +20,18 @@ import numpy as np
 import torch
 from PIL import Image, UnidentifiedImageError
 
+from worldagent.errors import InputError, RunError
+
 CONFIG_DIR = Path(__file__).parent / "clip_configs"
 BUILTIN = {p.stem for p in CONFIG_DIR.glob("*.json")}
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
 
-class ClipError(RuntimeError):
+class ClipError(RunError):
     """The visual tower cannot be built (unknown config, missing pretrained weights offline)."""
 
 
-class ScreenshotError(ValueError):
+class ScreenshotError(InputError):
     """A screenshot is missing or not a readable image; the message names the file."""
 
 
@@ -117,10 +119,7 @@ def load_image(source: str | Path | bytes | Image.Image) -> Image.Image:
     if isinstance(source, Image.Image):
         return source.convert("RGB")
     try:
-        if isinstance(source, bytes):
-            image = Image.open(io.BytesIO(source))
-        else:
-            image = Image.open(Path(source))
+        image = Image.open(io.BytesIO(source)) if isinstance(source, bytes) else Image.open(Path(source))
         image.load()
     except FileNotFoundError:
         raise ScreenshotError(f"{source}: screenshot not found") from None

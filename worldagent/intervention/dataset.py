@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from worldagent.errors import InputError
+
 PAD, UNK = "<pad>", "<unk>"
 SPLITS: tuple[str, ...] = ("train", "validation", "test")
 # Page-state fields under ``state`` and the value used when one is missing (counted in the manifest).
@@ -59,7 +61,7 @@ HAND_FEATURES: tuple[str, ...] = (
 )
 
 
-class DatasetError(ValueError):
+class DatasetError(InputError):
     """Bad experience data; the message names the session, step and field."""
 
 

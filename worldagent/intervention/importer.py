@@ -17,33 +17,31 @@ Screenshot paths are resolved against the log directory when relative.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 
+from worldagent.errors import InputError
 from worldagent.intervention.dataset import PAGE_DEFAULTS
 from worldagent.intervention.store import REASONS, ExperienceStore, TaskRow, add_task, task_to_dict
-from worldagent.io import atomic_write_text, pretty_json
+from worldagent.io import atomic_write_text, pretty_json, read_json
 
 STATE_FIELDS = (*PAGE_DEFAULTS, "accessibility_summary")
 
 
-class ImportError_(ValueError):
+class ReferenceImportError(InputError):
     """A log file is missing or malformed; the message names the file, entry and field."""
 
 
+ImportError_ = ReferenceImportError  # the old, cryptic name, kept for callers
+
+
 def _read_list(path: Path, required: bool) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        if required:
-            raise ImportError_(f"{path}: not found (expected interventions.json and successes.json)") from None
+    if not path.exists() and not required:
         return []
-    except json.JSONDecodeError as error:
-        raise ImportError_(f"{path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
+    data = read_json(path, "expected interventions.json and successes.json", error=ReferenceImportError)
     if isinstance(data, dict):  # {"interventions": [...]} wrappers
         data = next((v for v in data.values() if isinstance(v, list)), None)
     if not isinstance(data, list):
@@ -148,10 +146,7 @@ def read_reference_logs(directory: Path) -> tuple[list[dict[str, Any]], dict[str
         tasks[sid] = {"session_id": sid, "goal": str(entry.get("goal") or ""), "start_url": str(entry.get("start_url") or ""), "category": entry.get("category") or "unknown", "status": "complete", "max_steps": entry.get("max_steps"), "steps": steps, "interventions": []}
     manifest_path = directory / "manifest.json"
     if manifest_path.is_file():
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ImportError_(f"{manifest_path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
+        manifest = read_json(manifest_path, "the manifest", error=ReferenceImportError)
         expected = (manifest.get("counts") or {}) if isinstance(manifest, dict) else {}
         if "interventions" in expected and int(expected["interventions"]) != len(ivs):
             counts["manifest_count_mismatch"] += 1

@@ -21,10 +21,11 @@ from sklearn.metrics import (
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from worldagent.errors import InputError
 from worldagent.intervention.train import choose_threshold
 
 
-class SingleClassError(ValueError):
+class SingleClassError(InputError):
     """A split holds one class only, so ROC/PR curves and AUCs are undefined."""
 
 

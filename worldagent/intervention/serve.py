@@ -14,7 +14,6 @@ list is an error.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Sequence
@@ -25,16 +24,17 @@ from typing import Any
 import numpy as np
 import torch
 
+from worldagent.errors import InputError
 from worldagent.intervention.clip import ScreenshotError, VisualTower, embed_tensors, load_image, load_visual, to_tensor
 from worldagent.intervention.dataset import DatasetError, action_token, featurize, page_vector
 from worldagent.intervention.model import EncoderConfig, ExperienceEncoder, PredictorHead
-from worldagent.io import atomic_write_bytes, pretty_json, replace_directory
+from worldagent.io import pretty_json, read_json, write_directory
 
 BUNDLE_FILES = ("predictor.json", "encoder.pt", "head.pt", "clip_visual.pt")
 FORMAT = 1
 
 
-class BundleError(ValueError):
+class BundleError(InputError):
     """A model bundle is missing, incomplete or from another format; the message names the path."""
 
 
@@ -48,17 +48,15 @@ def _torch_bytes(obj: Any) -> bytes:
 
 def write_bundle(out_dir: Path, meta: dict[str, Any], encoder: ExperienceEncoder, head: PredictorHead, clip_state: dict[str, torch.Tensor]) -> None:
     """Write the bundle into a temp directory and rename it over ``out_dir`` (complete or absent)."""
-    tmp = out_dir.with_name(f".{out_dir.name}.tmp")
-    if tmp.exists():
-        import shutil
-
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    atomic_write_bytes(tmp / "encoder.pt", _torch_bytes(encoder.state_dict()))
-    atomic_write_bytes(tmp / "head.pt", _torch_bytes(head.state_dict()))
-    atomic_write_bytes(tmp / "clip_visual.pt", _torch_bytes(clip_state))
-    atomic_write_bytes(tmp / "predictor.json", pretty_json({"format": FORMAT, **meta}).encode())  # last: marks it complete
-    replace_directory(tmp, out_dir)
+    write_directory(
+        out_dir,
+        {
+            "encoder.pt": _torch_bytes(encoder.state_dict()),
+            "head.pt": _torch_bytes(head.state_dict()),
+            "clip_visual.pt": _torch_bytes(clip_state),
+            "predictor.json": pretty_json({"format": FORMAT, **meta}).encode(),
+        },
+    )
 
 
 def _load_state(path: Path) -> dict[str, torch.Tensor]:
@@ -100,12 +98,9 @@ class InterventionPredictor:
     @classmethod
     def from_dir(cls, path: Path) -> InterventionPredictor:
         meta_path = path / "predictor.json"
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise BundleError(f"{meta_path}: not a model bundle (no predictor.json; is the training stage finished?)") from None
-        except json.JSONDecodeError as error:
-            raise BundleError(f"{meta_path}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}") from None
+        if not meta_path.is_file():
+            raise BundleError(f"{meta_path}: not a model bundle (no predictor.json; is the training stage finished?)")
+        meta = read_json(meta_path, "the bundle's metadata", expect=dict, error=BundleError)
         if meta.get("format") != FORMAT:
             raise BundleError(f"{meta_path}: bundle format {meta.get('format')!r}, this code reads {FORMAT}")
         encoder = ExperienceEncoder(EncoderConfig(**meta["encoder"]))

@@ -22,11 +22,13 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
+from worldagent.errors import InputError
+
 STATUSES: tuple[str, ...] = ("running", "complete", "intervention", "failed")
 REASONS: tuple[str, ...] = ("agent_stuck", "repeated_failures", "blocking_overlay", "login_wall", "captcha", "max_steps", "other")
 
 
-class StoreError(ValueError):
+class StoreError(InputError):
     """The store cannot be opened or an operation on it is invalid; the message names the database."""
 
 

@@ -15,6 +15,7 @@ REPORTS = "reports/intervention"
 STORE = f"{EXPERIENCE}/simulated.db"
 SCREENSHOTS = f"{EXPERIENCE}/screenshots"
 STEPS = f"{DATA}/steps.jsonl"
+MANIFEST = f"{DATA}/manifest.json"
 EMBEDDINGS = f"{DATA}/embeddings"
 ENCODER = f"{MODELS}/encoder"
 PREDICTOR = f"{MODELS}/predictor"
@@ -44,7 +45,7 @@ PIPELINE = Pipeline(
             description="deterministic browser-agent episodes with screenshots into the experience store",
             outputs={"store": STORE, "screenshots": SCREENSHOTS},
             metrics={"report": f"{REPORTS}/simulate.json"},
-            params=("seed", "intervention.store_url", "intervention.screenshots_dir", "intervention.simulate"),
+            params=("seed", "intervention.simulate"),
         ),
         Stage(
             name="intervention_export",
@@ -56,7 +57,7 @@ PIPELINE = Pipeline(
                 "interventions": f"{DATA}/interventions.json",
                 "successes": f"{DATA}/successes.json",
             },
-            metrics={"manifest": f"{DATA}/manifest.json"},
+            metrics={"manifest": MANIFEST},
             params=("seed", "intervention.store_url", "intervention.export"),
         ),
         Stage(

@@ -67,7 +67,8 @@ class SideEffect:
 
     name: str
     entry: str
-    """``module:function`` that the flow calls with the project root (and ``dry_run`` where it has one)."""
+    """``module:function`` that the flow calls with the params and the project root (a deploy also
+    with the flow's ``alert``)."""
     description: str
     retries: int = 0
 

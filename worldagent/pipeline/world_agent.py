@@ -17,6 +17,7 @@ STORIES = f"{DATA}/stories.jsonl"
 TRAJECTORIES = f"{DATA}/trajectories.jsonl"
 PREFERENCES = f"{DATA}/dpo-preferences.jsonl"
 EVAL_TRAJECTORIES = f"{DATA}/trajectories.eval.jsonl"
+MANIFEST = f"{DATA}/manifest.json"
 BASE = f"{MODELS}/base"
 SFT = f"{MODELS}/sft"
 DPO = f"{MODELS}/dpo"
@@ -70,10 +71,10 @@ PIPELINE = Pipeline(
                 "preferences": PREFERENCES,
                 "eval_preferences": f"{DATA}/dpo-preferences.eval.jsonl",
             },
-            metrics={"manifest": f"{DATA}/manifest.json"},
+            metrics={"manifest": MANIFEST},
             params=("seed", "generate", "reward", "storytest"),
         ),
-        SideEffect("upload", "tasks.upload:upload", "push the generated datasets to the Hub or the DVC remote", retries=2),
+        SideEffect("upload", "tasks.upload:run_upload", "push the generated datasets to the Hub or the DVC remote", retries=2),
         Stage(
             name="base",
             entry="tasks.base",

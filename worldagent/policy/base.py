@@ -18,12 +18,10 @@ interrupted run never leaves a directory that looks complete and never damages t
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
 import re
-import shutil
 import socket
 import tempfile
 import time
@@ -35,7 +33,8 @@ from urllib.parse import urlparse
 import torch
 
 from worldagent.config import Params, PretrainParams, TinyModelParams
-from worldagent.io import pretty_json, replace_directory
+from worldagent.errors import InputError, RunError
+from worldagent.io import atomic_directory, iter_jsonl, pretty_json
 from worldagent.policy.device import resolve_dtype, seed_everything, select_device, trainer_precision
 from worldagent.policy.tokenizer import BOS, EOS, token_id, train_tokenizer
 
@@ -47,7 +46,7 @@ BASE_JSON = "base.json"
 PROBE_BLOCKS = 16
 
 
-class BaseModelUnavailable(OSError):
+class BaseModelUnavailable(RunError, OSError):
     """The configured base model cannot be loaded (offline without a cached copy, or not found)."""
 
 
@@ -66,21 +65,15 @@ def training_texts(trajectories_path: Path) -> list[str]:
         raise ValueError(f"{trajectories_path}: the base is built from the training split only, not the eval file")
     texts: list[str] = []
     seen: set[str] = set()
-    with trajectories_path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{trajectories_path}:{number}: invalid JSON: {error.msg}") from None
-            if row.get("split", "train") != "train":
-                raise ValueError(f"{trajectories_path}:{number}: row of split {row.get('split')!r}; expected the training split")
-            for message in row.get("messages", []):
-                content = message.get("content")
-                if isinstance(content, str) and content and content not in seen:
-                    seen.add(content)
-                    texts.append(content)
+    for number, row in enumerate(iter_jsonl(trajectories_path, "the training split"), start=1):
+        if row.get("split", "train") != "train":
+            split = row.get("split")
+            raise InputError(f"{trajectories_path}: row {number}: split {split!r}; expected the training split")
+        for message in row.get("messages", []):
+            content = message.get("content")
+            if isinstance(content, str) and content and content not in seen:
+                seen.add(content)
+                texts.append(content)
     if not texts:
         raise ValueError(f"{trajectories_path}: no message text to train on")
     return texts
@@ -361,41 +354,12 @@ def load_pretrained(base: str, revision: str | None = None, dtype: torch.dtype |
 # --------------------------------------------------------------------------- atomic output
 
 
-def _temp_sibling(out_dir: Path) -> Path:
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.parent.glob(f".{out_dir.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _publish(tmp: Path, out_dir: Path) -> None:
-    """Rename ``tmp`` over ``out_dir``; the old directory is removed only after the new one is in place."""
-    mask = _umask()  # mkdtemp made the directory 0700 (and some writers 0600 files): use ordinary modes
-    os.chmod(tmp, 0o777 & ~mask)
-    for item in tmp.iterdir():
-        if item.is_file():
-            os.chmod(item, 0o666 & ~mask)
-    replace_directory(tmp, out_dir)
-
-
 def save_base(model: Any, tokenizer: Any, metadata: dict[str, Any], out_dir: Path) -> None:
     """Write model, tokenizer and ``base.json`` to ``out_dir`` atomically (all or nothing)."""
-    out_dir = Path(out_dir)
-    tmp = _temp_sibling(out_dir)
-    try:
+    with atomic_directory(Path(out_dir)) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / BASE_JSON).write_text(pretty_json(metadata), encoding="utf-8")
-        _publish(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 # --------------------------------------------------------------------------- the stage

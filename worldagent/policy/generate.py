@@ -20,6 +20,7 @@ from typing import Any
 from tqdm import tqdm
 
 from worldagent.config import GenerateParams, RewardWeights
+from worldagent.errors import InputError
 from worldagent.io import atomic_write_text, jsonl, pretty_json, sha256_bytes
 from worldagent.policy.degrade import Solution, degrade
 from worldagent.policy.environment import AgentEnvironment, Episode, episode_sandbox
@@ -40,7 +41,7 @@ EVAL_PREFERENCES = "dpo-preferences.eval.jsonl"
 MANIFEST = "manifest.json"
 
 
-class GenerateError(ValueError):
+class GenerateError(InputError):
     """Invalid input to the generate stage; the message names the file, line or key."""
 
 

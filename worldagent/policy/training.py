@@ -20,20 +20,28 @@ Each adapter directory is self-contained on top of the base: the adapters it was
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
 import logging
 import math
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from worldagent.config import LoraParams, Params, TrainerParams
-from worldagent.io import atomic_write_text, canonical_json, pretty_json, replace_directory, sha256_file
+from worldagent.errors import InputError
+from worldagent.io import (
+    atomic_directory,
+    atomic_write_text,
+    canonical_json,
+    pretty_json,
+    read_json,
+    sha256_file,
+)
+from worldagent.io import read_jsonl as read_jsonl_file
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +56,7 @@ _CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
 GRADIENT_CHECKPOINTING_MIN_PARAMS = 100_000_000
 
 
-class TrainingError(ValueError):
+class TrainingError(InputError):
     """Invalid input to a training stage; the message names the file or key."""
 
 
@@ -204,7 +212,7 @@ def read_stage(adapter_dir: Path) -> dict[str, Any]:
     path = adapter_dir / STAGE_FILE
     if not path.is_file():
         raise TrainingError(f"{adapter_dir}: not a complete adapter (no {STAGE_FILE}); rerun its stage")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json(path, "the adapter's stage record", expect=dict, error=TrainingError)
 
 
 def adapter_chain(adapter_dir: Path) -> list[Path]:
@@ -236,11 +244,7 @@ def save_adapter(
     ``parents`` are the complete adapter directories this one was trained on top of, in merge
     order; each is copied into ``parents/<n>-<stage>/`` so that the out is self-contained.
     """
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    for stale in out_dir.parent.glob(f".{out_dir.name}.tmp-*"):
-        shutil.rmtree(stale, ignore_errors=True)  # left by a process killed mid-write
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as tmp:
         model.save_pretrained(str(tmp))
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp))
@@ -264,10 +268,6 @@ def save_adapter(
         adapter_hash = tree_hash(tmp)
         info["adapter_sha256"] = adapter_hash
         atomic_write_text(tmp / STAGE_FILE, pretty_json(info))
-        replace_directory(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _copy_adapter_files(source: Path, target: Path) -> None:
@@ -321,10 +321,8 @@ def summary_metrics(log_history: Sequence[Mapping[str, Any]], keys: Sequence[str
 def finish_checkpoints(directory: Path) -> None:
     """After the adapter is written: the checkpoints are no longer needed."""
     shutil.rmtree(directory, ignore_errors=True)
-    try:
+    with contextlib.suppress(OSError):
         directory.parent.rmdir()  # the shared checkpoints/ folder, once no stage has any left
-    except OSError:
-        pass
 
 
 def run_trainer(
@@ -380,19 +378,7 @@ def run_trainer(
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Rows of a JSONL dataset; a missing file, bad line or empty file is a TrainingError."""
-    if not path.is_file():
-        raise TrainingError(f"{path}: dataset not found (run the generate stage first)")
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise TrainingError(f"{path}:{number}: invalid JSON: {error}") from None
-        if not isinstance(row, dict):
-            raise TrainingError(f"{path}:{number}: expected a JSON object")
-        rows.append(row)
+    rows = read_jsonl_file(path, "dataset", hint="run the generate stage first", error=TrainingError)
     if not rows:
         raise TrainingError(f"{path}: the dataset is empty")
     return rows

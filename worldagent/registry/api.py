@@ -24,6 +24,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from worldagent.errors import InputError, RunError
 from worldagent.registry.db import (
     IMMEDIATE,
     AliasEventRow,
@@ -44,11 +45,11 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 T = TypeVar("T")
 
 
-class RegistryError(Exception):
+class RegistryError(RunError):
     """A registry operation that cannot be done (unknown family/version, no rollback target...)."""
 
 
-class NotFoundError(RegistryError, LookupError):
+class NotFoundError(RegistryError, InputError, LookupError):
     pass
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from worldagent.errors import InputError
 from worldagent.registry.api import CHAMPION, Registry, RegistryError, Version, open_registry
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -50,10 +51,6 @@ def add_models_commands(subparsers: Any) -> argparse.ArgumentParser:
     return models
 
 
-class _BadInput(Exception):
-    pass
-
-
 def _defaults(args: argparse.Namespace) -> tuple[str, str]:
     """(url, family) from the flags, else from params.yaml, else the built-in defaults."""
     from worldagent.config import RegistryParams, load_params
@@ -64,14 +61,14 @@ def _defaults(args: argparse.Namespace) -> tuple[str, str]:
         if path.exists():
             params = load_params(path).registry
         elif args.params != "params.yaml":
-            raise _BadInput(f"{path}: file not found")
+            raise InputError(f"{path}: file not found")
     return args.registry or params.url, args.family or params.family
 
 
 def _parse_version(text: str) -> int:
     digits = text[1:] if text[:1] in ("v", "V") else text
     if not digits.isdigit() or int(digits) < 1:
-        raise _BadInput(f"not a version number: {text!r} (expected 3 or v3)")
+        raise InputError(f"not a version number: {text!r} (expected 3 or v3)")
     return int(digits)
 
 
@@ -82,7 +79,7 @@ def _run(args: argparse.Namespace, action: Any) -> int:
         url, family = _defaults(args)
         with open_registry(url) as registry:
             return int(action(registry, family))
-    except (_BadInput, ParamsError) as error:
+    except (InputError, ParamsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except LookupError as error:

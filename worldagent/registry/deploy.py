@@ -1,10 +1,16 @@
-"""The deploy step's logic (no Prefect, no DVC): gate decision -> registry, publisher, champion alias.
+"""The one deploy step of every model family (no Prefect, no DVC): gate.json -> registry, publishers, champion.
 
+- The artifact must be the one the gate scored: its content hash
+  (:func:`worldagent.io.directory_hash`) must equal gate.json's ``artifact_hash``, or deploy
+  refuses with a message that says so. The registry version records the same hash.
 - Gate passed: register the candidate, publish it with its model card (always to the local store
   ``deploy.local_dir``, which the version's ``artifact_path`` then points at, so the champion
-  survives the next training run overwriting ``models/world_agent/<candidate>``; also to the Hub
-  when ``deploy.publisher`` is ``hub``), mark it published and make it the champion. The same
-  adapter published before is not published again.
+  survives the next training run overwriting the training output; also to the Hub when
+  ``deploy.publisher`` is ``hub``), mark it published and make it the champion. The same
+  artifact published before is not published again.
+- Publishing failed: every copy this attempt made is removed again, the version is marked
+  ``failed`` (one record), an alert is raised and the error re-raised; a retry of the same
+  artifact reuses that failed version instead of registering another.
 - Gate failed: register the candidate as ``rejected``, raise an alert, keep the champion.
   A failing gate never reaches a publisher.
 """
@@ -12,7 +18,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import os
 import subprocess
@@ -25,22 +30,20 @@ import yaml
 from sqlalchemy.engine import make_url
 
 from worldagent.config import Params
-from worldagent.io import canonical_json, sha256_file
+from worldagent.errors import InputError
+from worldagent.evaluation.family import Family
+from worldagent.evaluation.gate import read_gate
+from worldagent.io import canonical_json, directory_hash, read_json, sha256_file
 from worldagent.registry.api import CHAMPION, Registry, Version, open_registry
 from worldagent.registry.modelcard import render_model_card
-from worldagent.registry.publishers import HubPublisher, LocalPublisher, PublishedRef, PublishError, Publisher, artifact_files
-
-GATE_PATH = Path("reports/world_agent/gate.json")
-EVAL_PATH = Path("reports/world_agent/eval.json")
-MANIFEST_PATH = Path("data/generated/world_agent/manifest.json")
-ADAPTERS_DIR = Path("models/world_agent")
+from worldagent.registry.publishers import HubPublisher, LocalPublisher, PublishedRef, Publisher
 
 log = logging.getLogger("worldagent.deploy")
 Alert = Callable[[str], None]
 
 
-class DeployError(ValueError):
-    """Deploy inputs are missing or invalid (gate.json, adapter, publisher configuration)."""
+class DeployError(InputError):
+    """Deploy inputs are missing or invalid (gate.json, artifact, publisher configuration)."""
 
 
 def log_alert(message: str) -> None:
@@ -75,7 +78,9 @@ class DeployResult:
 def git_revision(root: Path) -> str | None:
     """``git rev-parse HEAD`` in ``root`` (None outside a repository or without git)."""
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -83,18 +88,6 @@ def git_revision(root: Path) -> str | None:
 
 def params_hash(params: Params) -> str:
     return hashlib.sha256(canonical_json(params.model_dump(mode="json")).encode("utf-8")).hexdigest()
-
-
-def directory_hash(directory: Path) -> str | None:
-    """sha256 over the published files of an adapter directory (paths and contents), or None."""
-    try:
-        files = artifact_files(directory)
-    except PublishError:
-        return None
-    digest = hashlib.sha256()
-    for rel in files:
-        digest.update(f"{rel}\0{sha256_file(directory / rel)}\n".encode())
-    return digest.hexdigest()
 
 
 def dvc_out_hash(root: Path, out_path: str) -> str | None:
@@ -122,121 +115,169 @@ def resolve_registry_url(url: str, root: Path) -> str:
     return parsed.set(database=str((root / parsed.database).resolve())).render_as_string(hide_password=False)
 
 
-def make_publishers(params: Params, root: Path, env: Mapping[str, str] | None = None) -> list[Publisher]:
+def make_publishers(params: Params, root: Path, family: str, env: Mapping[str, str] | None = None) -> list[Publisher]:
     """The local store (always: ``deploy.local_dir``, what the registry's champion loads from), plus
-    the Hugging Face Hub when ``deploy.publisher`` is ``hub`` (needs ``deploy.hub_repo`` and HF_TOKEN)."""
+    the Hugging Face Hub when ``deploy.publisher`` is ``hub`` (needs ``deploy.hub_repo`` and HF_TOKEN).
+    The Hub comes last, so a failure there can still be undone locally."""
     env = os.environ if env is None else env
-    publishers: list[Publisher] = [LocalPublisher(root=root / params.deploy.local_dir, family=params.registry.family)]
+    publishers: list[Publisher] = [LocalPublisher(root=root / params.deploy.local_dir, family=family)]
     if params.deploy.publisher == "hub":
         if not params.deploy.hub_repo:
             raise DeployError("deploy.publisher is 'hub' but deploy.hub_repo is not set in params.yaml")
         token = env.get("HF_TOKEN")
         if not token:
             raise DeployError("deploy.publisher is 'hub' but the HF_TOKEN environment variable is not set")
-        publishers.append(HubPublisher(repo_id=params.deploy.hub_repo, token=token, endpoint=env.get("HF_ENDPOINT") or None, private=params.deploy.private))
+        publishers.append(
+            HubPublisher(
+                repo_id=params.deploy.hub_repo,
+                token=token,
+                endpoint=env.get("HF_ENDPOINT") or None,
+                private=params.deploy.private,
+            )
+        )
     return publishers
-
-
-# -- inputs -------------------------------------------------------------------------------------
-
-
-def _read_json(path: Path, what: str) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DeployError(f"{path}: {what} not found (run the pipeline up to the gate stage first)") from None
-    except json.JSONDecodeError as error:
-        raise DeployError(f"{path}:{error.lineno}:{error.colno}: invalid JSON in {what}: {error.msg}") from None
-
-
-def read_gate(root: Path) -> dict[str, Any]:
-    gate = _read_json(root / GATE_PATH, "the gate decision")
-    if not isinstance(gate, dict) or not isinstance(gate.get("passed"), bool):
-        raise DeployError(f"{root / GATE_PATH}: expected an object with a boolean 'passed'")
-    reasons = gate.get("reasons", [])
-    if not isinstance(reasons, list):
-        raise DeployError(f"{root / GATE_PATH}: 'reasons' must be a list of strings")
-    return gate
-
-
-def read_eval_metrics(root: Path) -> dict[str, dict[str, Any]]:
-    path = root / EVAL_PATH
-    if not path.exists():
-        return {}
-    data = _read_json(path, "the evaluation metrics")
-    models = data.get("models") if isinstance(data, dict) else None
-    return {str(k): dict(v) for k, v in models.items() if isinstance(v, Mapping)} if isinstance(models, Mapping) else {}
-
-
-def _card_metrics(candidate: str, models: Mapping[str, Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
-    order = [candidate, "champion", "base", "reference"]
-    out = {name: models[name] for name in order if name in models}
-    return out if candidate in out else {}
 
 
 # -- deploy -------------------------------------------------------------------------------------
 
 
+def verify_artifact(gate: Mapping[str, Any], gate_json: Path, artifact_dir: Path) -> str | None:
+    """The artifact's content hash, refusing a passed gate whose scored artifact is not this one."""
+    actual = directory_hash(artifact_dir)
+    if not gate["passed"]:
+        return actual
+    scored = gate.get("artifact_hash")
+    if actual is None:
+        raise DeployError(f"{artifact_dir}: the gate passed but the candidate artifact directory is missing or empty")
+    if not scored:
+        raise DeployError(
+            f"{gate_json}: the gate decision records no artifact_hash, so it cannot prove it scored {artifact_dir};"
+            " rerun the gate stage on this artifact"
+        )
+    if scored != actual:
+        raise DeployError(
+            f"{artifact_dir}: its content (sha256 {actual[:12]}…) is not the artifact the gate scored"
+            f" (sha256 {str(scored)[:12]}… in {gate_json}); rerun evaluate and gate on it before deploying"
+        )
+    return actual
+
+
 def deploy(
+    family: Family,
     params: Params,
-    root: Path = Path("."),
     *,
+    gate_json: Path,
+    artifact_dir: Path,
+    metrics_json: Path | None = None,
+    data_manifest: Path | None = None,
+    root: Path = Path("."),
     publishers: Sequence[Publisher] | None = None,
     registry: Registry | None = None,
     alert: Alert = log_alert,
     env: Mapping[str, str] | None = None,
 ) -> DeployResult:
-    """Act on ``reports/world_agent/gate.json`` for the candidate adapter (see the module docstring)."""
-    root = Path(root)
-    gate = read_gate(root)
-    candidate = str(gate.get("candidate") or params.compare.candidate)
-    family = params.registry.family
-    adapter_rel = (ADAPTERS_DIR / candidate).as_posix()
-    adapter_dir = root / adapter_rel
-    models = read_eval_metrics(root)
-    metrics = dict(models.get(candidate, {}))
-    reasons = [str(r) for r in gate.get("reasons", [])]
-    manifest = root / MANIFEST_PATH
-    provenance = {
-        "artifact_hash": directory_hash(adapter_dir),
-        "git_revision": git_revision(root),
-        "dvc_hash": dvc_out_hash(root, adapter_rel),
-        "params_hash": params_hash(params),
-        "data_hash": sha256_file(manifest) if manifest.is_file() else None,
-    }
-    if gate["passed"] and provenance["artifact_hash"] is None:
-        raise DeployError(f"{adapter_dir}: the gate passed but the candidate adapter directory is missing or empty")
-    if gate["passed"] and publishers is None:
-        publishers = make_publishers(params, root, env)  # fail on bad configuration before registering anything
+    """Act on ``gate_json`` for the artifact in ``artifact_dir`` (see the module docstring).
 
+    ``metrics_json`` is the evaluation output whose metrics go on the model card and the registry
+    version (missing: none); ``data_manifest`` is hashed as the version's data hash.
+    """
+    root = Path(root)
+    gate = read_gate(gate_json, DeployError)
+    candidate = str(gate.get("candidate") or "candidate")
+    registry_family = family.registry_family(params)
+    artifact_hash = verify_artifact(gate, gate_json, artifact_dir)
+    metrics_file = (
+        read_json(metrics_json, "the evaluation metrics", expect=dict, error=DeployError)
+        if metrics_json and metrics_json.exists()
+        else {}
+    )
+    models = family.card_metrics(metrics_file, candidate)
+    artifact_rel = _relative(artifact_dir, root)
+    provenance = {
+        "artifact_hash": artifact_hash,
+        "git_revision": git_revision(root),
+        "dvc_hash": dvc_out_hash(root, artifact_rel),
+        "params_hash": params_hash(params),
+        "data_hash": sha256_file(data_manifest) if data_manifest and data_manifest.is_file() else None,
+    }
+    reasons = [str(r) for r in gate.get("reasons", [])]
+    if gate["passed"] and publishers is None:
+        publishers = make_publishers(params, root, registry_family, env)  # fail on bad configuration before registering
+    card = _CardInputs(family, params, candidate, models, metrics_file, provenance)
     own = registry is None
     reg = registry or open_registry(resolve_registry_url(params.registry.url, root))
     try:
-        champion = reg.get_alias(family, CHAMPION)
+        champion = reg.get_alias(registry_family, CHAMPION)
         champion_number = champion.number if champion else None
+        metrics = dict(models.get(candidate, {}))
         if not gate["passed"]:
-            return _reject(reg, family, adapter_rel, metrics, provenance, reasons, champion_number, alert)
+            return _reject(reg, registry_family, artifact_rel, metrics, provenance, reasons, champion_number, alert)
         assert publishers is not None
-        return _publish(reg, list(publishers), root, params, family, candidate, adapter_dir, adapter_rel, metrics, models, provenance, reasons, champion_number, alert)
+        return _publish(
+            reg,
+            list(publishers),
+            root,
+            registry_family,
+            artifact_dir,
+            artifact_rel,
+            metrics,
+            card,
+            reasons,
+            champion_number,
+            alert,
+        )
     finally:
         if own:
             reg.close()
 
 
+@dataclass(frozen=True)
+class _CardInputs:
+    family: Family
+    params: Params
+    candidate: str
+    models: Mapping[str, Mapping[str, Any]]
+    metrics_file: Mapping[str, Any]
+    provenance: Mapping[str, Any]
+
+    def render(self, registry_family: str, version: int) -> str:
+        return render_model_card(
+            family=registry_family,
+            version=version,
+            base_model=self.family.base_model(self.params, self.metrics_file),
+            metrics=self.models,
+            data_hash=self.provenance["data_hash"],
+            git_revision=self.provenance["git_revision"],
+            params=self.family.card_params(self.params),
+            params_hash=self.provenance["params_hash"],
+            artifact_hash=self.provenance["artifact_hash"],
+            dvc_hash=self.provenance["dvc_hash"],
+            candidate=self.candidate,
+            **({"tags": self.family.tags} if self.family.tags else {}),
+            **({"intended_use": self.family.intended_use} if self.family.intended_use else {}),
+        )
+
+
 def _reject(
     reg: Registry,
     family: str,
-    adapter_rel: str,
+    artifact_rel: str,
     metrics: dict[str, Any],
     provenance: dict[str, Any],
     reasons: list[str],
     champion: int | None,
     alert: Alert,
 ) -> DeployResult:
-    existing = reg.find_version(family, artifact_hash=provenance["artifact_hash"], statuses=("rejected",)) if provenance["artifact_hash"] else None
-    version = existing or reg.register_version(family, artifact_path=adapter_rel, metrics=metrics, status="rejected", notes=reasons, **provenance)
+    artifact_hash = provenance["artifact_hash"]
+    existing = reg.find_version(family, artifact_hash=artifact_hash, statuses=("rejected",)) if artifact_hash else None
+    version = existing or reg.register_version(
+        family, artifact_path=artifact_rel, metrics=metrics, status="rejected", notes=reasons, **provenance
+    )
     kept = f"the champion stays v{champion}" if champion is not None else "there is no champion yet"
-    alert(f"{family} v{version.number} failed the gate and was not deployed; {kept}. Reasons: " + ("; ".join(reasons) or "none given"))
+    alert(
+        f"{family} v{version.number} failed the gate and was not deployed; {kept}. Reasons: "
+        + ("; ".join(reasons) or "none given")
+    )
     return DeployResult("rejected", family, version.number, champion, champion, reasons)
 
 
@@ -244,48 +285,42 @@ def _publish(
     reg: Registry,
     publishers: list[Publisher],
     root: Path,
-    params: Params,
     family: str,
-    candidate: str,
-    adapter_dir: Path,
-    adapter_rel: str,
+    artifact_dir: Path,
+    artifact_rel: str,
     metrics: dict[str, Any],
-    models: Mapping[str, Mapping[str, Any]],
-    provenance: dict[str, Any],
+    card: _CardInputs,
     reasons: list[str],
     champion: int | None,
     alert: Alert,
 ) -> DeployResult:
-    existing = reg.find_version(family, artifact_hash=provenance["artifact_hash"], statuses=("published",))
-    if existing is not None:  # this exact adapter was published before: never publish it twice
+    artifact_hash = card.provenance["artifact_hash"]
+    existing = reg.find_version(family, artifact_hash=artifact_hash, statuses=("published",))
+    if existing is not None:  # this exact artifact was published before: never publish it twice
         if champion == existing.number:
             log.info("%s v%d is already the champion; nothing to deploy", family, existing.number)
             return DeployResult("unchanged", family, existing.number, champion, champion, reasons, _published(existing))
         move = reg.promote(family, existing.number)
-        return DeployResult("deployed", family, existing.number, move.version, move.previous, reasons, _published(existing))
+        return DeployResult(
+            "deployed", family, existing.number, move.version, move.previous, reasons, _published(existing)
+        )
 
-    version: Version = reg.register_version(family, artifact_path=adapter_rel, metrics=metrics, status="registered", notes=reasons, **provenance)
-    card = render_model_card(
-        family=family,
-        version=version.number,
-        base_model=params.model.base,
-        metrics=_card_metrics(candidate, models),
-        data_hash=provenance["data_hash"],
-        git_revision=provenance["git_revision"],
-        params=params.model_dump(mode="json"),
-        params_hash=provenance["params_hash"],
-        artifact_hash=provenance["artifact_hash"],
-        dvc_hash=provenance["dvc_hash"],
-        candidate=candidate,
-    )
+    failed = reg.find_version(family, artifact_hash=artifact_hash, statuses=("failed",))
+    if failed is not None:  # a retry after a failed publish: reuse that record, never add another
+        version = reg.update_version(family, failed.number, status="registered", notes=reasons)
+    else:
+        version = reg.register_version(
+            family, artifact_path=artifact_rel, metrics=metrics, status="registered", notes=reasons, **card.provenance
+        )
+    markdown = card.render(family, version.number)
     refs: list[PublishedRef] = []
     try:
         for publisher in publishers:
-            refs.append(publisher.publish(adapter_dir, card, version.label))
+            refs.append(publisher.publish(artifact_dir, markdown, version.label))
     except Exception as error:
-        done = ", ".join(ref.uri for ref in refs)
-        note = f"publish failed: {error}" + (f" (already published to {done})" if done else "")
-        reg.update_version(family, version.number, status="failed", notes=[*reasons, note])
+        for publisher, ref in reversed(list(zip(publishers, refs, strict=False))):
+            _retract(publisher, ref)
+        reg.update_version(family, version.number, status="failed", notes=[*reasons, f"publish failed: {error}"])
         alert(f"{family} v{version.number} passed the gate but publishing failed: {error}; the champion was not moved")
         raise
     local = next((ref for ref in refs if ref.kind == "local"), None)
@@ -300,11 +335,23 @@ def _publish(
     )
     move = reg.promote(family, version.number)
     where = ", ".join(ref.uri for ref in refs) or "nowhere"
-    log.info("%s v%d published to %s and promoted to champion (was %s)", family, version.number, where, f"v{move.previous}" if move.previous else "none")
+    previous = f"v{move.previous}" if move.previous else "none"
+    log.info("%s v%d published to %s and promoted to champion (was %s)", family, version.number, where, previous)
     published = main_ref.to_dict() if main_ref else None
     if published is not None:
         published["all"] = [ref.to_dict() for ref in refs]
     return DeployResult("deployed", family, version.number, move.version, move.previous, reasons, published)
+
+
+def _retract(publisher: Publisher, ref: PublishedRef) -> None:
+    retract = getattr(publisher, "retract", None)  # publishers written before retract existed have none
+    if retract is None:
+        log.warning("%s cannot undo its copy at %s after the failed deploy", publisher, ref.uri)
+        return
+    try:
+        retract(ref)
+    except Exception as error:  # noqa: BLE001 - the publish error is the one to report
+        log.warning("could not remove %s after the failed deploy: %s", ref.uri, error)
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -315,4 +362,13 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _published(version: Version) -> dict[str, Any]:
-    return {"kind": None, "uri": version.published_uri, "version_label": version.label, "revision": version.published_revision, "files": []}
+    return {
+        "kind": None,
+        "uri": version.published_uri,
+        "version_label": version.label,
+        "revision": version.published_revision,
+        "files": [],
+    }
+
+
+# -- each family's deploy with the project's default paths (what the stage entry points call) ----

@@ -8,25 +8,25 @@ Tokens are kept out of ``repr``, logs and error messages.
 
 from __future__ import annotations
 
-import fnmatch
 import logging
-import os
 import re
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
+from worldagent.errors import RunError
+from worldagent.io import ARTIFACT_IGNORE, atomic_directory, directory_files
+
 log = logging.getLogger("worldagent.publish")
 
-# Training leftovers that are not part of the published adapter.
-DEFAULT_IGNORE: tuple[str, ...] = ("checkpoint-*", ".*", "README.md", "runs", "*.tmp")
+# Training leftovers that are not part of the published adapter (the same list the artifact hash skips).
+DEFAULT_IGNORE: tuple[str, ...] = ARTIFACT_IGNORE
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
 
-class PublishError(Exception):
+class PublishError(RunError):
     """Publishing failed or would overwrite something already published."""
 
 
@@ -39,29 +39,32 @@ class PublishedRef:
     files: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "uri": self.uri, "version_label": self.version_label, "revision": self.revision, "files": list(self.files)}
+        return {
+            "kind": self.kind,
+            "uri": self.uri,
+            "version_label": self.version_label,
+            "revision": self.revision,
+            "files": list(self.files),
+        }
 
 
 @runtime_checkable
 class Publisher(Protocol):
     def publish(self, artifact_dir: Path, card_markdown: str, version_label: str) -> PublishedRef: ...
 
+    def retract(self, ref: PublishedRef) -> None:
+        """Undo ``publish`` after a later publisher failed, so a failed deploy leaves no copies."""
+
 
 def artifact_files(artifact_dir: Path, ignore: Sequence[str] = DEFAULT_IGNORE) -> list[str]:
-    """Relative posix paths of the files to publish, sorted; ignored names skip whole subtrees."""
+    """Relative posix paths of the files to publish, sorted (:func:`worldagent.io.directory_files`)."""
     artifact_dir = Path(artifact_dir)
     if not artifact_dir.is_dir():
         raise PublishError(f"{artifact_dir}: adapter directory not found")
-    files: list[str] = []
-    for current, dirs, names in os.walk(artifact_dir):
-        dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, pattern) for pattern in ignore))
-        for name in sorted(names):
-            if any(fnmatch.fnmatch(name, pattern) for pattern in ignore):
-                continue
-            files.append((Path(current) / name).relative_to(artifact_dir).as_posix())
+    files = directory_files(artifact_dir, tuple(ignore))
     if not files:
         raise PublishError(f"{artifact_dir}: adapter directory has no files to publish")
-    return sorted(files)
+    return files
 
 
 def _check_label(version_label: str) -> None:
@@ -84,30 +87,25 @@ class LocalPublisher:
         target = parent / version_label
         if target.exists():
             raise PublishError(f"{target} already exists: a published version is never overwritten")
-        parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{version_label}.", suffix=".tmp", dir=parent))
         try:
-            for rel in files:
-                destination = staging / rel
-                destination.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(Path(artifact_dir) / rel, destination)
-            (staging / "README.md").write_text(card_markdown, encoding="utf-8")
-            for path in staging.rglob("*"):
-                if path.is_file():
-                    with path.open("rb") as handle:
-                        os.fsync(handle.fileno())
-            staging.chmod(0o755)
-            if target.exists():  # re-check right before the rename (rename onto an empty dir would succeed)
-                raise PublishError(f"{target} already exists: a published version is never overwritten")
-            try:
-                os.rename(staging, target)
-            except OSError as error:
-                raise PublishError(f"{target} already exists: a published version is never overwritten ({error.strerror})") from None
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+            with atomic_directory(target, replace=False, durable=True) as staging:
+                for rel in files:
+                    destination = staging / rel
+                    destination.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(Path(artifact_dir) / rel, destination)
+                (staging / "README.md").write_text(card_markdown, encoding="utf-8")
+        except FileExistsError:
+            raise PublishError(f"{target} already exists: a published version is never overwritten") from None
         log.info("published %s to %s", version_label, target)
-        return PublishedRef(kind="local", uri=str(target), version_label=version_label, files=tuple(sorted([*files, "README.md"])))
+        return PublishedRef(
+            kind="local", uri=str(target), version_label=version_label, files=tuple(sorted([*files, "README.md"]))
+        )
+
+    def retract(self, ref: PublishedRef) -> None:
+        target = Path(self.root) / self.family / ref.version_label
+        if ref.kind == "local" and Path(ref.uri) == target:
+            shutil.rmtree(target, ignore_errors=True)
+            log.info("retracted %s from %s", ref.version_label, target)
 
 
 def _hf_api(endpoint: str | None, token: str) -> object:
@@ -131,7 +129,9 @@ class HubPublisher:
     ignore: tuple[str, ...] = DEFAULT_IGNORE
 
     def __repr__(self) -> str:  # never show the token, not even through dataclass machinery
-        return f"HubPublisher(repo_id={self.repo_id!r}, endpoint={self.endpoint!r}, private={self.private!r}, token=***)"
+        return (
+            f"HubPublisher(repo_id={self.repo_id!r}, endpoint={self.endpoint!r}, private={self.private!r}, token=***)"
+        )
 
     __str__ = __repr__
 
@@ -140,7 +140,9 @@ class HubPublisher:
         from huggingface_hub import CommitOperationAdd
 
         files = artifact_files(Path(artifact_dir), self.ignore)
-        operations = [CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(Path(artifact_dir) / rel)) for rel in files]
+        operations = [
+            CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(Path(artifact_dir) / rel)) for rel in files
+        ]
         operations.append(CommitOperationAdd(path_in_repo="README.md", path_or_fileobj=card_markdown.encode("utf-8")))
         api = _hf_api(self.endpoint, self.token)
         try:
@@ -151,14 +153,31 @@ class HubPublisher:
                 self.repo_id,
                 operations,
                 commit_message=f"Publish {version_label}",
-                commit_description=f"Adapter {version_label} with its model card, published by the world-agent pipeline.",
+                commit_description=f"Adapter {version_label} with its model card, published by the pipeline.",
                 repo_type="model",
             )
-            api.create_tag(self.repo_id, tag=version_label, revision=commit.oid, tag_message=f"Release {version_label}", repo_type="model")  # type: ignore[attr-defined]
+            api.create_tag(
+                self.repo_id,
+                tag=version_label,
+                revision=commit.oid,
+                tag_message=f"Release {version_label}",
+                repo_type="model",
+            )  # type: ignore[attr-defined]
         except Exception as error:  # noqa: BLE001 - re-raised with the token scrubbed
-            raise PublishError(f"publishing {version_label} to the Hub repo {self.repo_id} failed: {_scrub(str(error), self.token)}") from None
+            raise PublishError(
+                f"publishing {version_label} to the Hub repo {self.repo_id} failed: {_scrub(str(error), self.token)}"
+            ) from None
         log.info("published %s to %s at commit %s", version_label, self.repo_id, commit.oid)
-        return PublishedRef(kind="hub", uri=str(url), version_label=version_label, revision=commit.oid, files=tuple(sorted([*files, "README.md"])))
+        return PublishedRef(
+            kind="hub",
+            uri=str(url),
+            version_label=version_label,
+            revision=commit.oid,
+            files=tuple(sorted([*files, "README.md"])),
+        )
+
+    def retract(self, ref: PublishedRef) -> None:
+        """Nothing to undo: deploy publishes to the Hub last, so no later publisher can fail after it."""
 
 
 def upload_datasets(
@@ -185,6 +204,10 @@ def upload_datasets(
         url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)  # type: ignore[attr-defined]
         commit = api.create_commit(repo_id, operations, commit_message=commit_message, repo_type="dataset")  # type: ignore[attr-defined]
     except Exception as error:  # noqa: BLE001
-        raise PublishError(f"uploading datasets to the Hub dataset repo {repo_id} failed: {_scrub(str(error), token)}") from None
+        raise PublishError(
+            f"uploading datasets to the Hub dataset repo {repo_id} failed: {_scrub(str(error), token)}"
+        ) from None
     log.info("uploaded %d dataset files to %s at commit %s", len(paths), repo_id, commit.oid)
-    return PublishedRef(kind="hub", uri=str(url), version_label=commit.oid, revision=commit.oid, files=tuple(p.name for p in paths))
+    return PublishedRef(
+        kind="hub", uri=str(url), version_label=commit.oid, revision=commit.oid, files=tuple(p.name for p in paths)
+    )

@@ -16,8 +16,10 @@ from typing import Any
 
 import httpx
 
+from worldagent.errors import RunError
 
-class SpecialistsError(RuntimeError):
+
+class SpecialistsError(RunError):
     def __init__(self, status: int, detail: str) -> None:
         super().__init__(f"{status}: {detail}")
         self.status = status

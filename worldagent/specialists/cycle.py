@@ -9,6 +9,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from worldagent.config import Params
+from worldagent.evaluation.family import SPECIALISTS, gate_decision
+from worldagent.evaluation.gate import GateDecision
 from worldagent.specialists.service import SpecialistsService
 from worldagent.specialists.store import parse_time
 
@@ -24,8 +27,15 @@ def agents_due(service: SpecialistsService, min_new_feedback: int | None = None)
     return due
 
 
-def wait_for_run(service: SpecialistsService, run_id: str, timeout_s: float = 600.0, poll_s: float = 1.0, sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
-    """Poll ``get_training_status`` until completed or failed; a run still active after ``timeout_s`` is returned as is."""
+def wait_for_run(
+    service: SpecialistsService,
+    run_id: str,
+    timeout_s: float = 600.0,
+    poll_s: float = 1.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> dict[str, Any]:
+    """Poll ``get_training_status`` until completed or failed; a run still active after ``timeout_s``
+    is returned as is."""
     deadline = time.monotonic() + timeout_s
     while True:
         run = service.get_training_status(run_id)
@@ -34,27 +44,43 @@ def wait_for_run(service: SpecialistsService, run_id: str, timeout_s: float = 60
         sleep(poll_s)
 
 
-def gate(metrics: Mapping[str, Any], min_action_accuracy: float) -> tuple[bool, str]:
-    """Register when held-out action accuracy reaches the threshold (no held-out rows: only a 0 threshold passes)."""
-    accuracy = metrics.get("action_accuracy")
-    if accuracy is None:
-        ok = min_action_accuracy <= 0
-        return ok, f"no held-out browser decisions to evaluate; threshold {min_action_accuracy}"
-    ok = accuracy >= min_action_accuracy
-    return ok, f"action accuracy {accuracy:.3f} {'>=' if ok else '<'} {min_action_accuracy} on {metrics.get('n')} held-out rows"
+def registration_gate(metrics: Mapping[str, Any], params: Params) -> GateDecision:
+    """The shared gate with the specialists' rules: held-out action accuracy at least
+    ``specialists.min_action_accuracy`` (no held-out rows: only a 0 threshold passes)."""
+    return gate_decision(SPECIALISTS, params, metrics)
 
 
-def improve_agent(service: SpecialistsService, job: Mapping[str, Any], *, timeout_s: float = 600.0, poll_s: float = 1.0) -> dict[str, Any]:
+def improve_agent(
+    service: SpecialistsService, job: Mapping[str, Any], *, timeout_s: float = 600.0, poll_s: float = 1.0
+) -> dict[str, Any]:
     data = service.generate_training_data(int(job["id"]))
     run = service.trigger_training(int(job["id"]), datasetRef=data["datasetRef"])
     run = wait_for_run(service, run["id"], timeout_s, poll_s)
-    result: dict[str, Any] = {"jobId": job["id"], "agentId": job["scopeId"], "datasetRef": data["datasetRef"], "runId": run["id"], "status": run["status"]}
+    result: dict[str, Any] = {
+        "jobId": job["id"],
+        "agentId": job["scopeId"],
+        "datasetRef": data["datasetRef"],
+        "runId": run["id"],
+        "status": run["status"],
+    }
     if run["status"] != "completed":
-        return {**result, "registered": False, "reason": run.get("error") or f"run still {run['status']} after {timeout_s}s"}
+        return {
+            **result,
+            "registered": False,
+            "reason": run.get("error") or f"run still {run['status']} after {timeout_s}s",
+        }
     metrics = service.evaluate_model(modelRef=run["outputModelRef"], jobId=int(job["id"]))
-    passed, reason = gate(metrics, service.params.specialists.min_action_accuracy)
-    result.update(metrics={k: v for k, v in metrics.items() if k != "examples"}, gate=passed, reason=reason, registered=False)
-    if passed:
-        registered = service.register_trained_model(outputModelRef=run["outputModelRef"], name=f"{job['name']}-{run['id']}", jobId=int(job["id"]))
+    decision = registration_gate(metrics, service.params)
+    reason = " ".join(decision.reasons[1:])
+    result.update(
+        metrics={k: v for k, v in metrics.items() if k != "examples"},
+        gate=decision.passed,
+        reason=reason,
+        registered=False,
+    )
+    if decision.passed:
+        registered = service.register_trained_model(
+            outputModelRef=run["outputModelRef"], name=f"{job['name']}-{run['id']}", jobId=int(job["id"])
+        )
         result.update(registered=True, family=registered["family"], version=registered["version"])
     return result

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from worldagent.config import Params
+from worldagent.errors import RunError
 from worldagent.io import canonical_json, jsonl
 from worldagent.specialists.decisions import (
     ACTIONS,
@@ -37,7 +37,7 @@ BUILTIN_TINY = "builtin:tiny"
 BASE_CACHE = "base-cache"
 
 
-class SpecialistBaseUnavailable(FileNotFoundError):
+class SpecialistBaseUnavailable(RunError, FileNotFoundError):
     """The configured base model is missing and cannot be built here."""
 
 
@@ -186,11 +186,8 @@ def evaluate_adapter(adapter_dir: Path, rows: Sequence[Mapping[str, Any]], max_n
     usable = [r for r in rows if r.get("label") == "good" and as_browser_input(r.get("input")) is not None and as_browser_action(r.get("output")) is not None]
     started = time.perf_counter()
     answers = generate_answers(Path(adapter_dir), [r["input"] for r in usable], max_new_tokens) if usable else []
-    metrics = action_metrics([(r["output"], a) for r, a in zip(usable, answers)])
+    metrics = action_metrics([(r["output"], a) for r, a in zip(usable, answers, strict=True)])
     metrics["seconds"] = round(time.perf_counter() - started, 3)
-    metrics["examples"] = [{"expected": r["output"], "answer": a} for r, a in list(zip(usable, answers))[:5]]
+    pairs = list(zip(usable, answers, strict=True))
+    metrics["examples"] = [{"expected": r["output"], "answer": a} for r, a in pairs[:5]]
     return metrics
-
-
-def read_json(path: Path) -> Any:
-    return json.loads(Path(path).read_text(encoding="utf-8"))

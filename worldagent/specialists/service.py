@@ -18,6 +18,8 @@ from typing import Any
 from sqlalchemy.engine import make_url
 
 from worldagent.config import Params
+from worldagent.errors import InputError
+from worldagent.io import directory_hash
 from worldagent.registry.api import open_registry
 from worldagent.registry.db import utcnow
 from worldagent.specialists.decisions import BrowserAction
@@ -27,7 +29,7 @@ from worldagent.specialists.strategies import generate_training_data, is_held_ou
 ACTIVE = ("pending", "running")
 
 
-class ServiceError(ValueError):
+class ServiceError(InputError):
     """Bad input to an operation (a 400); the message names the field."""
 
 
@@ -227,8 +229,6 @@ class SpecialistsService:
 
     def register_trained_model(self, *, outputModelRef: str, name: str, jobId: int) -> dict[str, Any]:
         """Register the adapter in the shared model registry (family ``<prefix>-<agentId>``) and make it the job's current model."""
-        from worldagent.policy.training import read_stage
-
         if not name or not name.strip():
             raise ServiceError("name: must not be empty")
         job = self.store.get_job(jobId)
@@ -240,7 +240,7 @@ class SpecialistsService:
                 family,
                 artifact_path=str(adapter),
                 metrics={k: v for k, v in metrics.items() if k != "examples"},
-                artifact_hash=read_stage(adapter).get("adapter_sha256"),
+                artifact_hash=directory_hash(adapter),  # the content hash, as every family records it
                 notes=[f"name: {name}", f"job: {jobId}", f"{job['scopeType']}: {job['scopeId']}"],
             )
         link = self.store.add_specialist(agent_id=job["scopeId"], job_id=jobId, name=name, model_ref=str(adapter), family=family, version=version.number)

@@ -13,6 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from worldagent.errors import InputError
 from worldagent.registry.db import IMMEDIATE, Database, make_engine, utcnow
 from worldagent.specialists.db import (
     EvalResultRow,
@@ -31,11 +32,11 @@ LABELS = ("good", "bad")
 RUN_STATUSES = ("pending", "running", "completed", "failed")
 
 
-class StoreError(ValueError):
+class StoreError(InputError):
     """Invalid input to the store; the message names the field."""
 
 
-class NotFound(LookupError):
+class NotFound(InputError, LookupError):
     pass
 
 

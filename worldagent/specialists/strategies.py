@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from worldagent.io import canonical_json, jsonl, pretty_json, replace_directory
+from worldagent.errors import InputError
+from worldagent.io import atomic_directory, canonical_json, jsonl, pretty_json, read_jsonl
 from worldagent.registry.db import utcnow
 from worldagent.specialists.decisions import (
     as_browser_action,
@@ -41,7 +40,7 @@ SFT_FILE, PREFERENCES_FILE, RAW_FILE, MANIFEST_FILE = "sft.jsonl", "preferences.
 RAW_KEYS = ("targetType", "targetId", "executionId", "input", "output", "label", "notes", "createdAt")
 
 
-class TrainingDataError(ValueError):
+class TrainingDataError(InputError):
     """No dataset can be made (unknown strategy, nothing to train on, a bad dataset file)."""
 
 
@@ -174,9 +173,7 @@ def write_dataset(rows: Sequence[Mapping[str, Any]], out_dir: Path, manifest: Ma
     prefs = preference_rows(rows)
     raw = raw_rows(rows)
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
-    try:
+    with atomic_directory(out_dir) as tmp:
         files = {"sft": SFT_FILE, "preferences": PREFERENCES_FILE, "raw": RAW_FILE}
         (tmp / SFT_FILE).write_text(jsonl(sft), encoding="utf-8")
         (tmp / PREFERENCES_FILE).write_text(jsonl(prefs), encoding="utf-8")
@@ -189,10 +186,6 @@ def write_dataset(rows: Sequence[Mapping[str, Any]], out_dir: Path, manifest: Ma
             "datasetRef": str(out_dir / SFT_FILE),
         }
         (tmp / MANIFEST_FILE).write_text(pretty_json(info), encoding="utf-8")
-        replace_directory(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return info
 
 
@@ -272,18 +265,7 @@ def read_dataset_file(path: Path) -> list[dict[str, Any]]:
         raise TrainingDataError(f"datasetRef: cannot read {path}: {error.strerror}") from None
     if not is_file:
         raise TrainingDataError(f"datasetRef: {path} is not a file")
-    rows = []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise TrainingDataError(f"datasetRef: cannot read {path}: {error}") from None
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as error:
-            raise TrainingDataError(f"datasetRef: {path}:{number}: invalid JSON: {error.msg}") from None
+    rows = read_jsonl(path, "datasetRef", expect=None, error=TrainingDataError)
     if not rows:
         raise TrainingDataError(f"datasetRef: {path} is empty")
     return conversations_from_rows(rows, source=f"datasetRef {path}")

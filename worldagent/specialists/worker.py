@@ -12,7 +12,6 @@ its parent (the trainer service) goes away, so an orphaned worker never trains o
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import threading
@@ -22,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from worldagent.config import Params, load_params
+from worldagent.io import read_jsonl
 
 
 def _watch_parent(parent: int) -> None:
@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 0  # the service stopped before it needed this spare
         state = RunState(args.db_url)
         work = Path(args.runs_dir) / run_id
-        rows = [json.loads(line) for line in (work / TRAIN_FILE).read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = read_jsonl(work / TRAIN_FILE, "the run's training conversations")
         out_dir = (Path(args.adapters_dir) / run_id).resolve()
         metrics = train_specialist(params, base_dir, rows, out_dir, work)
         metrics = {k: v for k, v in metrics.items() if isinstance(v, (int, float, str, bool)) or v is None}

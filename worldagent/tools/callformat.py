@@ -29,7 +29,9 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
+
+from worldagent.errors import InputError
 
 CALL_START = "<start_function_call>"
 CALL_END = "<end_function_call>"
@@ -48,8 +50,8 @@ MAX_STREAK = 256
 # Errors reported one by one; beyond this, a single summary error counts the rest.
 MAX_REPORTED_ERRORS = 1000
 
-Scalar = Union[str, int, float, bool]
-Value = Union[str, int, float, bool, None, list[Any], dict[str, Any]]
+Scalar = str | int | float | bool
+Value = str | int | float | bool | None | list[Any] | dict[str, Any]
 
 _WS_CHARS = (" ", "\t", "\r", "\n")
 _WS = re.compile(r"[ \t\r\n]*")
@@ -71,7 +73,7 @@ class ToolResponse:
     response: dict[str, Value] = field(default_factory=dict)
 
 
-class CallParseError(ValueError):
+class CallParseError(InputError):
     """A malformed call/response block (or JSON call); ``offset`` indexes the input text."""
 
     def __init__(self, offset: int, message: str) -> None:

@@ -10,13 +10,14 @@ from typing import Any
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.exceptions import SchemaError
 
+from worldagent.errors import WorldAgentError
 from worldagent.tools.callformat import ToolCall
 from worldagent.tools.sandbox import Sandbox, SandboxError
 
 Handler = Callable[..., Any]
 
 
-class ToolError(Exception):
+class ToolError(WorldAgentError):
     """An expected failure inside a handler; its message is the tool's error text."""
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path, PurePosixPath, PureWindowsPath
+
+from worldagent.errors import InputError
+from worldagent.io import atomic_write_bytes
 
 DEFAULT_MAX_BYTES = 256 * 1024
 
 
-class SandboxError(ValueError):
+class SandboxError(InputError):
     """A path or write the sandbox refuses; the message names the path and the reason."""
 
     def __init__(self, path: object, reason: str) -> None:
@@ -46,7 +47,7 @@ class Sandbox:
         target.parent.mkdir(parents=True, exist_ok=True)
         # The parents just created may not change containment, but re-check after mkdir anyway.
         self._contained(path, target.parent)
-        _atomic_write(target, data)
+        atomic_write_bytes(target, data)
         return len(data)
 
     def read_text(self, path: str) -> str:
@@ -112,40 +113,3 @@ def _is_absolute(path: str) -> bool:
     windows = PureWindowsPath(path)
     # Drive-relative "C:foo" is refused too: it names another drive's working directory.
     return PurePosixPath(path).is_absolute() or bool(windows.drive) or bool(windows.root)
-
-
-def _atomic_write(target: Path, data: bytes) -> None:
-    """Temp file in the same directory + fsync + os.replace: readers see old or new, never half."""
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, 0o644)  # mkstemp creates 0600
-        os.replace(tmp_name, target)
-    except BaseException:
-        _unlink_quietly(tmp_name)
-        raise
-    _fsync_dir(target.parent)
-
-
-def _unlink_quietly(name: str) -> None:
-    try:
-        os.unlink(name)
-    except FileNotFoundError:
-        pass
-
-
-def _fsync_dir(directory: Path) -> None:
-    # Makes the rename durable; some platforms/filesystems cannot open directories.
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

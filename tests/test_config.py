@@ -1,0 +1,49 @@
+"""Defaults are written once, in worldagent/config.py; params.yaml repeats them (DVC tracks each key)
+and may differ only where a reason is stated here and next to the value in params.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from worldagent.config import Params, load_params
+
+PARAMS_YAML = Path(__file__).resolve().parents[1] / "params.yaml"
+
+# dotted key -> why params.yaml deliberately differs from the model default (empty: they agree).
+INTENTIONAL_OVERRIDES: dict[str, str] = {}
+
+
+def leaves(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, child in value.items():
+            out.update(leaves(child, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def key_lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
+    """Dotted key -> the 0-based line of its value in params.yaml."""
+    out: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
+            out[key] = key_node.start_mark.line
+            out.update(key_lines(value_node, key))
+    return out
+
+
+def test_params_yaml_loads_and_every_value_is_the_default_or_an_explained_override() -> None:
+    load_params(PARAMS_YAML)  # valid: no unknown key
+    given = leaves(yaml.safe_load(PARAMS_YAML.read_text(encoding="utf-8")))
+    defaults = leaves(Params().model_dump(mode="json"))
+    differing = {key for key, value in given.items() if defaults.get(key) != value}
+    assert differing == set(INTENTIONAL_OVERRIDES), {key: (given[key], defaults.get(key)) for key in differing}
+    text = PARAMS_YAML.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    where = key_lines(yaml.compose(text))
+    for key in INTENTIONAL_OVERRIDES:
+        assert "#" in lines[where[key]], f"params.yaml: {key} differs from its default but says nowhere why"
