@@ -77,7 +77,9 @@ def _read_json(path: Path, what: str) -> Any:
 def simulate(params: Params, root: Path) -> dict[str, Any]:
     """Episodes → a fresh SQLite experience store and screenshots, both replaced atomically."""
     p, ip = params.intervention.simulate, params.intervention
-    db = _sqlite_path(ip.store_url, root)
+    from worldagent.registry.db import require_sqlite_file
+
+    db = require_sqlite_file(ip.store_url, root, "intervention.store_url")
     shots = root / ip.screenshots_dir
     tmp_shots = shots.with_name(f".{shots.name}.tmp")
     shutil.rmtree(tmp_shots, ignore_errors=True)

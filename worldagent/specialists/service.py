@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.engine import make_url
 
 from worldagent.config import Params
 from worldagent.registry.api import open_registry
-from worldagent.registry.db import utcnow
+from worldagent.registry.db import database_url, utcnow
 from worldagent.specialists.decisions import BrowserAction
 from worldagent.specialists.store import FeedbackStore, NotFound, StoreError, open_store, parse_time
 from worldagent.specialists.strategies import generate_training_data, is_held_out
@@ -29,16 +28,6 @@ ACTIVE = ("pending", "running")
 
 class ServiceError(ValueError):
     """Bad input to an operation (a 400); the message names the field."""
-
-
-def absolute_sqlite(url: str, root: Path) -> str:
-    """A relative SQLite path in ``url`` made absolute against ``root`` (other URLs unchanged)."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
-        path = Path(parsed.database)
-        if not path.is_absolute():
-            return f"sqlite:///{(root / path).resolve()}"
-    return url
 
 
 def family_for(prefix: str, agent_id: str) -> str:
@@ -61,10 +50,10 @@ class SpecialistsService:
         root = Path(root).resolve()
         spec = params.specialists
         return cls(
-            store=open_store(absolute_sqlite(spec.store_url, root)),
+            store=open_store(database_url(spec.store_url, root)),
             params=params,
             root=root,
-            registry_url=absolute_sqlite(params.registry.url, root),
+            registry_url=database_url(params.registry.url, root),
             trainer_url=os.environ.get("LOCAL_TRAINER_URL") or spec.trainer.url,
             trainer_token=os.environ.get("WORLDAGENT_TRAINER_TOKEN") or spec.trainer.token,
         )
@@ -289,4 +278,4 @@ def _detail(response: Any) -> str:
     return str(body.get("detail", body)) if isinstance(body, dict) else str(body)
 
 
-__all__ = ["NotFound", "ServiceError", "SpecialistsService", "StoreError", "absolute_sqlite", "family_for"]
+__all__ = ["NotFound", "ServiceError", "SpecialistsService", "StoreError", "family_for"]

@@ -10,10 +10,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from worldagent.registry.db import IMMEDIATE, Database, make_engine, utcnow
+from worldagent.registry.db import Database, create_tables, make_engine, utcnow
 from worldagent.specialists.db import (
     EvalResultRow,
     ExecutionRow,
@@ -397,9 +396,5 @@ class FeedbackStore(Database):
 def open_store(url: str, *, busy_timeout: float = 30.0) -> FeedbackStore:
     """Open (and create: tables and the SQLite file's directory) the feedback store at ``url``."""
     engine = make_engine(url, busy_timeout=busy_timeout)
-    try:
-        StoreBase.metadata.create_all(engine.execution_options(**{IMMEDIATE: True}))
-    except OperationalError as error:
-        engine.dispose()
-        raise StoreError(f"cannot open feedback store {url}: {error.orig}") from None
+    create_tables(engine, StoreBase.metadata, "feedback store", url)
     return FeedbackStore(engine, url)

@@ -40,7 +40,7 @@ from sqlalchemy import JSON, DateTime, Integer, String, Text, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from worldagent.io import atomic_write_text, jsonl
-from worldagent.registry.db import Database, make_engine, utcnow
+from worldagent.registry.db import Database, create_tables, make_engine, utcnow
 from worldagent.specialists.http import install_error_handlers
 from worldagent.specialists.strategies import TrainingDataError, read_dataset_file
 
@@ -97,7 +97,7 @@ class RunState(Database):
 
     def __init__(self, url: str) -> None:
         super().__init__(make_engine(url), url)
-        TrainerBase.metadata.create_all(self._writer)
+        create_tables(self.engine, TrainerBase.metadata, "trainer run state", url)
 
     def create(self, run_id: str, job_id: str, dataset_ref: str, rows: int) -> dict[str, Any] | None:
         """A new pending run; None when ``run_id`` exists already."""
