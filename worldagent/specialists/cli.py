@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from worldagent.errors import clean_errors
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_SERVICE_URL = "http://127.0.0.1:8766"
 
@@ -25,6 +27,7 @@ def _print(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
+@clean_errors  # a database that cannot be opened: one line, not a traceback
 def cmd_trainer_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -46,6 +49,7 @@ def cmd_trainer_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@clean_errors
 def cmd_specialists_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
