@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from worldagent import safejson
 from worldagent.intervention.dataset import PAGE_DEFAULTS
 from worldagent.intervention.store import REASONS, ExperienceStore, TaskRow, add_task, task_to_dict
 from worldagent.io import atomic_write_text, pretty_json
@@ -37,7 +38,7 @@ class ImportError_(ValueError):
 
 def _read_list(path: Path, required: bool) -> list[dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = safejson.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         if required:
             raise ImportError_(f"{path}: not found (expected interventions.json and successes.json)") from None

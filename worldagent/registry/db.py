@@ -23,6 +23,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
+from worldagent import safejson
 from worldagent.errors import InputError, RunError
 
 IMMEDIATE = "worldagent_immediate"  # execution option: a write transaction (serialised per database)
@@ -146,6 +147,20 @@ def require_sqlite_file(url: str, root: Path, field: str) -> Path:
     return path
 
 
+UNREADABLE_JSON = {"error": f"stored value nested deeper than {safejson.MAX_DEPTH} levels; not shown"}
+
+
+def stored_json(text: Any) -> Any:
+    """How every store reads its JSON columns: a value nested too deep (stored before the stores refused
+    such values) reads as a small placeholder, so listing it never fails with RecursionError."""
+    if not isinstance(text, str | bytes | bytearray):
+        return text  # SQLite's NUMERIC affinity hands a stored JSON number back as a number
+    try:
+        return safejson.loads(text)
+    except safejson.JSONDepthError:
+        return dict(UNREADABLE_JSON)
+
+
 def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
     """An engine for ``url`` (through ``database_url``); writes serialised per database (see the module doc).
 
@@ -155,7 +170,7 @@ def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
     parsed = _parse(url)
     if parsed.get_backend_name() != "sqlite":
         try:
-            engine = create_engine(url, pool_pre_ping=True)
+            engine = create_engine(url, pool_pre_ping=True, json_deserializer=stored_json)
         except (NoSuchModuleError, ModuleNotFoundError) as error:
             raise InputError(f"database URL {parsed.render_as_string()}: no driver for it here ({error})") from None
         if parsed.get_backend_name() == "postgresql":
@@ -169,7 +184,7 @@ def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
     path = sqlite_path(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": busy_timeout})
+    engine = create_engine(url, connect_args={"timeout": busy_timeout}, json_deserializer=stored_json)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:

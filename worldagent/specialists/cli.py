@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from worldagent import safejson
 from worldagent.errors import clean_errors
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -58,21 +59,23 @@ def cmd_specialists_serve(args: argparse.Namespace) -> int:
 
     params = _params(args.params)
     service = SpecialistsService.from_params(params, root=Path(args.root or "."))
-    uvicorn.run(create_app(service), host=args.host, port=args.port, log_level=args.log_level)
+    token = args.token or os.environ.get("WORLDAGENT_SPECIALISTS_TOKEN")
+    uvicorn.run(create_app(service, token=token), host=args.host, port=args.port, log_level=args.log_level)
     return EXIT_OK
 
 
 def _client(args: argparse.Namespace) -> Any:
     from worldagent.specialists.client import SpecialistsClient
 
-    return SpecialistsClient(args.url or os.environ.get("WORLDAGENT_SPECIALISTS_URL") or DEFAULT_SERVICE_URL)
+    url = args.url or os.environ.get("WORLDAGENT_SPECIALISTS_URL") or DEFAULT_SERVICE_URL
+    return SpecialistsClient(url, token=os.environ.get("WORLDAGENT_SPECIALISTS_TOKEN"))
 
 
 def _json_arg(text: str | None, name: str) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return safejson.loads(text)
     except json.JSONDecodeError:
         return text  # a plain string value
 
@@ -112,6 +115,7 @@ def add_specialists_commands(commands: Any) -> None:
     serve.add_argument("--port", type=int, default=8766)
     serve.add_argument("--params", default=None)
     serve.add_argument("--root", default=None, help="project root (default: .)")
+    serve.add_argument("--token", default=None, help="require 'Authorization: Bearer TOKEN' (or WORLDAGENT_SPECIALISTS_TOKEN)")
     serve.add_argument("--log-level", default="warning")
     serve.set_defaults(handler=cmd_specialists_serve)
 

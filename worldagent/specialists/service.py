@@ -7,6 +7,8 @@ the tests call it; it imports neither Prefect nor DVC.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import re
 import uuid
@@ -116,9 +118,13 @@ class SpecialistsService:
     # -- improvement jobs -----------------------------------------------------------------------
 
     def create_improvement_job(self, *, name: str, scopeType: str, scopeId: str, instanceRefs: Sequence[str] = (), architectureSpec: Mapping[str, Any] | None = None, strategy: str = "from_feedback", currentModelRef: str | None = None) -> dict[str, Any]:
+        if currentModelRef is not None:
+            currentModelRef = str(self._confined(currentModelRef, "currentModelRef"))
         return self.store.create_job(name=name, scope_type=scopeType, scope_id=scopeId, instance_refs=instanceRefs, architecture_spec=architectureSpec, strategy=strategy, current_model_ref=currentModelRef)
 
     def update_improvement_job(self, job_id: int, **changes: Any) -> dict[str, Any]:
+        if changes.get("currentModelRef") is not None:
+            changes["currentModelRef"] = str(self._confined(changes["currentModelRef"], "currentModelRef"))
         names = {"name": "name", "instanceRefs": "instance_refs", "architectureSpec": "architecture_spec", "strategy": "strategy", "currentModelRef": "current_model_ref", "lastTrainedAt": "last_trained_at"}
         unknown = sorted(set(changes) - set(names))
         if unknown:
@@ -203,16 +209,33 @@ class SpecialistsService:
 
     # -- registry -------------------------------------------------------------------------------
 
+    @property
+    def model_roots(self) -> list[Path]:
+        """Where model references may point: the project's models and the specialists' data (trainer outputs)."""
+        return [(self.root / "models").resolve(), self.data_dir.resolve()]
+
+    def _confined(self, model_ref: str, field: str) -> Path:
+        """``model_ref`` resolved (symlinks followed); refused unless it lies inside ``model_roots``."""
+        path = Path(model_ref)
+        resolved = (path if path.is_absolute() else self.root / path).resolve()
+        if not any(resolved.is_relative_to(root) for root in self.model_roots):
+            roots = ", ".join(str(root) for root in self.model_roots)
+            raise ServiceError(f"{field}: {model_ref} is outside the model directories ({roots})")
+        return resolved
+
     def _adapter(self, model_ref: str, field: str) -> Path:
+        """A trained adapter inside ``model_roots`` whose files hash to what its stage.json records."""
         from worldagent.policy.training import TrainingError, read_stage
 
-        path = Path(model_ref)
-        path = path if path.is_absolute() else self.root / path
+        path = self._confined(model_ref, field)
         try:
-            read_stage(path)
+            claimed = read_stage(path).get("adapter_sha256")
+            actual = adapter_files_hash(path)
         except (TrainingError, OSError, ValueError) as error:
             raise ServiceError(f"{field}: {model_ref} is not a complete trained adapter ({error})") from None
-        return path.resolve()
+        if not isinstance(claimed, str) or not hmac.compare_digest(claimed, actual):
+            raise ServiceError(f"{field}: {model_ref}: its files do not hash to the adapter_sha256 in its stage.json")
+        return path
 
     def register_trained_model(self, *, outputModelRef: str, name: str, jobId: int) -> dict[str, Any]:
         """Register the adapter in the shared model registry (family ``<prefix>-<agentId>``) and make it the job's current model."""
@@ -241,7 +264,7 @@ class SpecialistsService:
         if not links:
             return []
         with open_registry(self.registry_url) as registry:
-            versions = {(v.family, v.number): v for family in {l["family"] for l in links} for v in registry.list_versions(family)}
+            versions = {(v.family, v.number): v for family in {link["family"] for link in links} for v in registry.list_versions(family)}
         out = []
         for link in links:
             version = versions.get((link["family"], link["version"]))
@@ -261,6 +284,7 @@ class SpecialistsService:
         spec = self.params.specialists
         feedback = self.store.list_feedback(target_id=job["scopeId"], limit=spec.max_rows)
         chosen = feedback if rows == "all" else [r for r in feedback if is_held_out(r["id"], spec.eval_fraction)]
+        chosen = [_bounded_row(r) for r in chosen[:EVAL_MAX_ROWS]]  # the cost of one request is bounded
         try:
             metrics = evaluate_adapter(adapter, chosen, spec.eval_max_new_tokens)
         except (OSError, ValueError, RuntimeError) as error:
@@ -268,6 +292,40 @@ class SpecialistsService:
         metrics["rows"] = rows
         self.store.add_eval_result(model_ref=str(adapter), metrics=metrics, job_id=jobId)
         return {"modelRef": str(adapter), "jobId": jobId, **metrics}
+
+
+# One evaluate_model request generates for at most this many rows, each prompt's page snapshot cut to
+# EVAL_MAX_SNAPSHOT_CHARS (generation cost grows with both; a caller wanting more asks again per job).
+EVAL_MAX_ROWS = 200
+EVAL_MAX_SNAPSHOT_CHARS = 8_000
+
+
+def _bounded_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    value = row.get("input")
+    if isinstance(value, Mapping) and isinstance(value.get("pageSnapshot"), str):
+        value = {**value, "pageSnapshot": value["pageSnapshot"][:EVAL_MAX_SNAPSHOT_CHARS]}
+    return {**row, "input": value}
+
+
+def adapter_files_hash(adapter_dir: Path) -> str:
+    """``tree_hash`` of an adapter as training computed it (every file but its own stage.json).
+
+    A symlink anywhere inside is refused: the hash would vouch for a file outside the directory.
+    """
+    from worldagent.policy.training import STAGE_FILE
+    from worldagent.io import sha256_file
+
+    files = []
+    for path in adapter_dir.rglob("*"):
+        if path.is_symlink():
+            raise ValueError(f"{path} is a symbolic link")
+        if path.is_file() and path != adapter_dir / STAGE_FILE:
+            files.append(path)
+    digest = hashlib.sha256()
+    for path in sorted(files):
+        digest.update(path.relative_to(adapter_dir).as_posix().encode("utf-8") + b"\0")
+        digest.update(sha256_file(path).encode("ascii"))
+    return digest.hexdigest()
 
 
 def _detail(response: Any) -> str:

@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from worldagent import safejson
+from worldagent.io import canonical_json
 from worldagent.registry.db import Database, create_tables, make_engine, utcnow
 from worldagent.specialists.db import (
     EvalResultRow,
@@ -36,6 +38,25 @@ class StoreError(ValueError):
 
 class NotFound(LookupError):
     pass
+
+
+# A feedback row's input or output: a page snapshot with its task and previous actions fits easily.
+MAX_VALUE_BYTES = 1_000_000
+
+
+def feedback_value(value: Any, field: str) -> Any:
+    """``value`` as it will be stored (JSON-encoded strings decoded), refused BEFORE it is stored when it
+    nests deeper than ``safejson.MAX_DEPTH`` levels or is over ``MAX_VALUE_BYTES``: such a row would break
+    every later listing and training run that reads it."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "[") and safejson.depth_exceeded_at(value) is not None:
+        raise StoreError(f"{field}: JSON nested deeper than {safejson.MAX_DEPTH} levels")
+    decoded = decode_json_value(value)
+    if safejson.value_depth(decoded) > safejson.MAX_DEPTH:
+        raise StoreError(f"{field}: nested deeper than {safejson.MAX_DEPTH} levels")
+    size = len(decoded.encode("utf-8")) if isinstance(decoded, str) else len(canonical_json(decoded).encode("utf-8"))
+    if size > MAX_VALUE_BYTES:
+        raise StoreError(f"{field}: {size} bytes; the limit is {MAX_VALUE_BYTES}")
+    return decoded
 
 
 def iso(value: datetime | None) -> str | None:
@@ -128,14 +149,15 @@ class FeedbackStore(Database):
             raise StoreError(f"label: expected good or bad, got {label!r}")
         if not target_id:
             raise StoreError("targetId: must not be empty")
+        input, output = feedback_value(input, "input"), feedback_value(output, "output")
 
         def do(session: Session) -> dict[str, Any]:
             row = FeedbackRow(
                 target_type=target_type,
                 target_id=target_id,
                 execution_id=execution_id,
-                input=decode_json_value(input),
-                output=decode_json_value(output),
+                input=input,
+                output=output,
                 label=label,
                 notes=notes,
                 source=source,

@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from worldagent import safejson
 from worldagent.io import canonical_json, jsonl, pretty_json, replace_directory
 from worldagent.registry.db import utcnow
 from worldagent.specialists.decisions import (
@@ -281,7 +282,7 @@ def read_dataset_file(path: Path) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
+            rows.append(safejson.loads(line))  # 100,000 nested brackets: a parse error, not a 500
         except json.JSONDecodeError as error:
             raise TrainingDataError(f"datasetRef: {path}:{number}: invalid JSON: {error.msg}") from None
     if not rows:
