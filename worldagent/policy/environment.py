@@ -41,7 +41,7 @@ def _colour_violations(arguments: Mapping[str, Any]) -> list[str]:
 
 
 # One blocked call needs a few examples, not every one: bounds the check on hostile content.
-MAX_REPORTED_INLINE_STYLES = 20
+MAX_REPORTED_INLINE_STYLES = 5
 
 
 def _inline_style_violations(arguments: Mapping[str, Any]) -> list[str]:
