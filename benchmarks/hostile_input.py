@@ -16,12 +16,13 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 MAX_SECONDS = 5.0
 MAX_PEAK_MB = 600.0  # the process as a whole: Python, FastAPI, SQLAlchemy and the input itself
 
 
-def _constraints() -> object:
+def _constraints() -> Any:
     from worldagent.behavioral import AgentConstraints
     from worldagent.policy.environment import content_checks
 
@@ -32,9 +33,10 @@ def _write_template(unit: str, size: int) -> Callable[[], str]:
     def run() -> str:
         constraints = _constraints()
         content = (unit * (size // len(unit) + 1))[:size]
-        decision = constraints.propose("writeTemplate", {"path": "a/a.tsx", "content": content})  # type: ignore[attr-defined]
+        decision = constraints.propose("writeTemplate", {"path": "a/a.tsx", "content": content})
         rules = sorted({v.rule for v in decision.violations})
-        return f"allowed={decision.allowed} rules={','.join(rules) or '-'} message={len(' '.join(decision.messages))} chars"
+        message = len(" ".join(decision.messages))
+        return f"allowed={decision.allowed} rules={','.join(rules) or '-'} message={message} chars"
 
     return run
 
@@ -49,7 +51,7 @@ def _tool_call_json() -> str:
     return "parsed (unexpected)"
 
 
-def _platform(tmp: Path) -> object:
+def _platform(tmp: Path) -> Any:
     from fastapi.testclient import TestClient
 
     from worldagent.config import Params
@@ -58,7 +60,9 @@ def _platform(tmp: Path) -> object:
     from worldagent.specialists.store import open_store
 
     params = Params()
-    params = params.model_copy(update={"specialists": params.specialists.model_copy(update={"data_dir": str(tmp / "data")})})
+    params = params.model_copy(
+        update={"specialists": params.specialists.model_copy(update={"data_dir": str(tmp / "data")})}
+    )
     service = SpecialistsService(
         store=open_store(f"sqlite:///{tmp / 'feedback.db'}"),
         params=params,
@@ -77,17 +81,22 @@ def _feedback_50mb() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         client = _platform(Path(tmp))
         body = json.dumps(_row("x" * (50 * 1024 * 1024)))
-        response = client.post("/feedback", content=body, headers={"content-type": "application/json"})  # type: ignore[attr-defined]
+        response = client.post("/feedback", content=body, headers={"content-type": "application/json"})
         return f"POST {response.status_code}: {response.json()['detail'][:50]}"
 
 
 def _feedback_deep() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         client = _platform(Path(tmp))
-        inside = client.post("/feedback", json=_row("[" * 256 + "]" * 256))  # type: ignore[attr-defined]
-        body = '{"targetType": "agent", "targetId": "a", "input": ' + "[" * 100_000 + "]" * 100_000 + ', "output": 1, "label": "good"}'
-        raw = client.post("/feedback", content=body, headers={"content-type": "application/json"})  # type: ignore[attr-defined]
-        listing = client.get("/feedback")  # type: ignore[attr-defined]
+        inside = client.post("/feedback", json=_row("[" * 256 + "]" * 256))
+        body = (
+            '{"targetType": "agent", "targetId": "a", "input": '
+            + "[" * 100_000
+            + "]" * 100_000
+            + ', "output": 1, "label": "good"}'
+        )
+        raw = client.post("/feedback", content=body, headers={"content-type": "application/json"})
+        listing = client.get("/feedback")
         return f"string 256 deep: {inside.status_code}; body 100,000 deep: {raw.status_code}; GET {listing.status_code}"
 
 
@@ -96,18 +105,18 @@ def _feedback_listing_after_old_deep_row() -> str:
 
     with tempfile.TemporaryDirectory() as tmp:
         client = _platform(Path(tmp))
-        client.post("/feedback", json=_row({"ok": 1}))  # type: ignore[attr-defined]
+        client.post("/feedback", json=_row({"ok": 1}))
         with sqlite3.connect(Path(tmp) / "feedback.db") as connection:
             connection.execute("UPDATE feedback SET input = ?", ("[" * 100_000 + "]" * 100_000,))
-        listing = client.get("/feedback")  # type: ignore[attr-defined]
+        listing = client.get("/feedback")
         return f"GET {listing.status_code}"
 
 
 def _current_model_passwd() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         client = _platform(Path(tmp))
-        job = client.post("/jobs", json={"name": "j", "scopeType": "agent", "scopeId": "a"}).json()  # type: ignore[attr-defined]
-        response = client.patch(f"/jobs/{job['id']}", json={"currentModelRef": "/etc/passwd"})  # type: ignore[attr-defined]
+        job = client.post("/jobs", json={"name": "j", "scopeType": "agent", "scopeId": "a"}).json()
+        response = client.patch(f"/jobs/{job['id']}", json={"currentModelRef": "/etc/passwd"})
         return f"PATCH {response.status_code}: {response.json()['detail'][:45]}"
 
 
@@ -182,14 +191,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = []
     for name in CASES:
-        done = subprocess.run([sys.executable, "-m", "benchmarks.hostile_input", "--case", name], capture_output=True, text=True, timeout=600)
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.hostile_input", "--case", name],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         if done.returncode != 0:
-            results.append({"case": name, "seconds": None, "peak_mb": None, "outcome": f"crashed: {done.stderr.strip()[-200:]}"})
+            results.append(
+                {"case": name, "seconds": None, "peak_mb": None, "outcome": f"crashed: {done.stderr.strip()[-200:]}"}
+            )
             continue
         results.append(json.loads(done.stdout.strip().splitlines()[-1]))
     ok = all(r["seconds"] is not None and r["seconds"] <= MAX_SECONDS and r["peak_mb"] <= MAX_PEAK_MB for r in results)
     if args.json:
-        print(json.dumps({"max_seconds": MAX_SECONDS, "max_peak_mb": MAX_PEAK_MB, "ok": ok, "cases": results}, indent=2))
+        print(
+            json.dumps({"max_seconds": MAX_SECONDS, "max_peak_mb": MAX_PEAK_MB, "ok": ok, "cases": results}, indent=2)
+        )
     else:
         print(f"{'case':46} {'seconds':>8} {'peak MB':>8}  outcome   (bounds: {MAX_SECONDS} s, {MAX_PEAK_MB} MB)")
         for r in results:

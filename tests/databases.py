@@ -68,7 +68,9 @@ class PostgresServer:
         self._run(initdb, "-D", str(self.data), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--no-sync")
         # -F: no fsync (a throwaway cluster); the socket in our directory, TCP on loopback only.
         options = f"-h 127.0.0.1 -p {self.port} -k {self.home} -F -c max_connections=200"
-        self._run(pg_ctl, "-D", str(self.data), "-l", str(self.home / "server.log"), "-w", "-t", "120", "-o", options, "start")
+        self._run(
+            pg_ctl, "-D", str(self.data), "-l", str(self.home / "server.log"), "-w", "-t", "120", "-o", options, "start"
+        )
         return self
 
     def url(self, database: str = "postgres") -> str:

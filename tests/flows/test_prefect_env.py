@@ -57,7 +57,10 @@ def test_prefects_timeout_becomes_one_clear_run_error() -> None:
 
 def test_other_errors_pass_through_unchanged() -> None:
     assert start_failure_message(RuntimeError("CUDA out of memory")) is None
-    assert start_failure_message(ValueError("Timed out while attempting to connect to ephemeral Prefect API server")) is None
+    assert (
+        start_failure_message(ValueError("Timed out while attempting to connect to ephemeral Prefect API server"))
+        is None
+    )
 
     @explain_prefect_start
     def main() -> int:
@@ -99,9 +102,7 @@ def test_a_flow_completes_while_every_core_is_busy(tmp_path: Path) -> None:
     load_seconds = 240
     cores = os.cpu_count() or 2
     # Twice as many spinners as cores, so the server competes for every core.
-    load = [
-        subprocess.Popen([sys.executable, "-c", LOAD.format(seconds=load_seconds)]) for _ in range(2 * cores)
-    ]
+    load = [subprocess.Popen([sys.executable, "-c", LOAD.format(seconds=load_seconds)]) for _ in range(2 * cores)]
     try:
         done = subprocess.run(
             [sys.executable, "-c", FLOW.format(root=str(ROOT))],

@@ -27,9 +27,13 @@ def s3_endpoint() -> Iterator[str]:
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
-    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", aws_access_key_id="testing", aws_secret_access_key="testing").create_bucket(
-        Bucket=BUCKET
-    )
+    boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).create_bucket(Bucket=BUCKET)
     yield endpoint
     server.stop()
 
@@ -52,20 +56,32 @@ def run(cwd: Path, *args: str) -> str:
     return done.stdout + done.stderr
 
 
+def configure_remote(clone: Path, endpoint: str) -> None:
+    """As docs/production.md and train.yml do: per clone (.dvc/config.local), credentials in the environment."""
+    run(clone, DVC, "remote", "add", "--local", "-d", "storage", f"s3://{BUCKET}/cache")
+    run(clone, DVC, "remote", "modify", "--local", "storage", "endpointurl", endpoint)
+
+
 def test_push_from_one_clone_and_pull_into_a_fresh_one(tmp_path: Path, s3_endpoint: str) -> None:
     origin, first, fresh = tmp_path / "origin.git", tmp_path / "first", tmp_path / "fresh"
     run(tmp_path, "git", "init", "-q", "--bare", str(origin))
     run(tmp_path, "git", "clone", "-q", str(origin), str(first))
     run(first, "git", "checkout", "-q", "-b", "main")
     run(first, DVC, "init", "-q")
-    # The remote as docs/production.md sets it up: URL and endpoint in .dvc/config, credentials in the environment.
-    run(first, DVC, "remote", "add", "-d", "storage", f"s3://{BUCKET}/cache")
-    run(first, DVC, "remote", "modify", "storage", "endpointurl", s3_endpoint)
+    configure_remote(first, s3_endpoint)
     (first / "raw.txt").write_text("stories\n")
     counter = first / "runs.log"  # outside DVC: how many times the stage really ran in this clone
-    command = f"{sys.executable} -c \"import pathlib; pathlib.Path('out.txt').write_text(pathlib.Path('raw.txt').read_text().upper()); open('runs.log', 'a').write('ran\\\\n')\""
+    (first / "make_out.py").write_text(
+        "import pathlib\n"
+        "pathlib.Path('out.txt').write_text(pathlib.Path('raw.txt').read_text().upper())\n"
+        "with open('runs.log', 'a') as log:\n"
+        "    log.write('ran\\n')\n"
+    )
+    command = f"{sys.executable} make_out.py"
     run(first, DVC, "stage", "add", "-q", "-n", "train", "-d", "raw.txt", "-o", "out.txt", command)
-    (first / ".gitignore").write_text((first / ".gitignore").read_text() + "runs.log\n" if (first / ".gitignore").exists() else "runs.log\n")
+    (first / ".gitignore").write_text(
+        (first / ".gitignore").read_text() + "runs.log\n" if (first / ".gitignore").exists() else "runs.log\n"
+    )
     run(first, DVC, "repro", "-q")
     assert (first / "out.txt").read_text() == "STORIES\n" and counter.read_text().count("ran") == 1
     run(first, "git", "add", "-A")
@@ -75,6 +91,8 @@ def test_push_from_one_clone_and_pull_into_a_fresh_one(tmp_path: Path, s3_endpoi
 
     run(tmp_path, "git", "clone", "-q", "-b", "main", str(origin), str(fresh))
     assert not (fresh / "out.txt").exists()
+    assert "storage" not in run(fresh, DVC, "remote", "list")  # nothing about the remote is committed
+    configure_remote(fresh, s3_endpoint)
     run(fresh, DVC, "pull", "--run-cache")
     assert (fresh / "out.txt").read_text() == "STORIES\n"
     status = run(fresh, DVC, "status")

@@ -21,11 +21,15 @@ def test_the_environment_overrides_registry_url(tmp_path: Path, monkeypatch: pyt
     assert with_environment(params, {REGISTRY_URL_ENV: "  "}) is params  # blank: unchanged
 
 
-def test_last_weeks_champion_is_read_from_the_shared_database(db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_last_weeks_champion_is_read_from_the_shared_database(
+    db_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What the weekly run relies on: a fresh runner (no models/registry.db) sees the champion that the
     previous run promoted, through WORLDAGENT_REGISTRY_URL (SQLite file and real PostgreSQL)."""
     with open_registry(db_url) as last_week:
-        version = last_week.register_version("world-agent", artifact_path="models/published/v1", metrics={"mean_reward": 0.7})
+        version = last_week.register_version(
+            "world-agent", artifact_path="models/published/v1", metrics={"mean_reward": 0.7}
+        )
         last_week.promote("world-agent", version.number)
     params_file = tmp_path / "params.yaml"
     params_file.write_text("registry:\n  url: sqlite:///models/registry.db\n  family: world-agent\n")

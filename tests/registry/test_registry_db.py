@@ -18,7 +18,9 @@ def test_postgresql_urls_without_a_driver_use_psycopg_3() -> None:
 
 
 def test_relative_sqlite_paths_are_relative_to_the_root(tmp_path: Path) -> None:
-    assert database_url("sqlite:///models/registry.db", tmp_path) == f"sqlite:///{tmp_path.resolve()}/models/registry.db"
+    assert (
+        database_url("sqlite:///models/registry.db", tmp_path) == f"sqlite:///{tmp_path.resolve()}/models/registry.db"
+    )
     assert database_url("sqlite:////abs/registry.db", tmp_path) == "sqlite:////abs/registry.db"
     assert database_url("sqlite:///models/registry.db") == "sqlite:///models/registry.db"  # no root: unchanged
     assert database_url("sqlite://", tmp_path) == "sqlite://"  # in memory

@@ -33,7 +33,13 @@ def service(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def feedback(input_value: object) -> dict[str, object]:
-    return {"targetType": "agent", "targetId": "a", "input": input_value, "output": {"action": "click"}, "label": "good"}
+    return {
+        "targetType": "agent",
+        "targetId": "a",
+        "input": input_value,
+        "output": {"action": "click"},
+        "label": "good",
+    }
 
 
 def nested(depth: int) -> str:
@@ -71,7 +77,9 @@ def test_a_50_mb_feedback_row_is_refused_by_the_default_limits(service: Speciali
 
 def test_deep_json_bodies_are_400_and_nothing_is_stored(service: SpecialistsService) -> None:
     with TestClient(create_app(service)) as client:
-        deep_body = '{"targetType": "agent", "targetId": "a", "input": ' + nested(100_000) + ', "output": 1, "label": "good"}'
+        deep_body = (
+            '{"targetType": "agent", "targetId": "a", "input": ' + nested(100_000) + ', "output": 1, "label": "good"}'
+        )
         response = client.post("/feedback", content=deep_body, headers={"content-type": "application/json"})
         assert response.status_code == 400 and "nested deeper than" in response.json()["detail"]
         # 256 deep inside a JSON-encoded string: passes the body check, refused by the store before it is stored
@@ -126,7 +134,9 @@ def _fake_adapter(directory: Path, claimed: str | None) -> Path:
     return directory
 
 
-def test_registering_requires_an_adapter_whose_files_match_its_hash(service: SpecialistsService, tmp_path: Path) -> None:
+def test_registering_requires_an_adapter_whose_files_match_its_hash(
+    service: SpecialistsService, tmp_path: Path
+) -> None:
     from worldagent.specialists.service import adapter_files_hash
 
     job = service.create_improvement_job(name="j", scopeType="agent", scopeId="a")
@@ -148,7 +158,9 @@ def test_registering_requires_an_adapter_whose_files_match_its_hash(service: Spe
     with pytest.raises(ServiceError, match="symbolic link"):
         service.register_trained_model(outputModelRef=str(linked), name="x", jobId=job["id"])
     honest = _fake_adapter(models / "honest", claimed=None)
-    (honest / "stage.json").write_text(json.dumps({"stage": "specialist", "chain": [], "adapter_sha256": adapter_files_hash(honest)}))
+    (honest / "stage.json").write_text(
+        json.dumps({"stage": "specialist", "chain": [], "adapter_sha256": adapter_files_hash(honest)})
+    )
     registered = service.register_trained_model(outputModelRef=str(honest), name="ok", jobId=job["id"])
     assert registered["version"] == 1 and registered["registry"]["artifact_hash"] == adapter_files_hash(honest)
 
@@ -159,7 +171,9 @@ def test_one_evaluation_request_generates_for_a_bounded_number_of_short_prompts(
     import worldagent.specialists.modeling as modeling
 
     seen: list[list[dict]] = []  # type: ignore[type-arg]
-    monkeypatch.setattr(modeling, "evaluate_adapter", lambda _adapter, rows, _tokens: seen.append(list(rows)) or {"n": len(rows)})
+    monkeypatch.setattr(
+        modeling, "evaluate_adapter", lambda _adapter, rows, _tokens: seen.append(list(rows)) or {"n": len(rows)}
+    )
     monkeypatch.setattr(SpecialistsService, "_adapter", lambda self, ref, field: Path(ref))
     job = service.create_improvement_job(name="j", scopeType="agent", scopeId="a")
     snapshot = "s" * 200_000

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +17,10 @@ try:
 except BrowserUnavailableError:
     CHROMIUM = None
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)"),
+]
 
 PAGES = {
     "/": """<!doctype html><html><head><title>Shop</title></head><body>
@@ -88,13 +92,19 @@ def search_snapshot(steps: list) -> str:  # type: ignore[type-arg]
     return steps[1].pageSnapshot
 
 
-def test_recorded_steps_are_posted_as_good_feedback_rows(site: str, tmp_path, servers) -> None:  # type: ignore[no-untyped-def]
+def test_recorded_steps_are_posted_as_good_feedback_rows(site: str, tmp_path: Path, servers: list) -> None:  # type: ignore[type-arg]
     from specialists_helpers import Server, free_port, write_params
     from worldagent.specialists.client import SpecialistsClient
     from worldagent.specialists.record import record_actions, record_session
 
     steps = record_session(f"{site}/", headless=True, drive=drive(site), chromium_path=CHROMIUM)
-    params = write_params(tmp_path / "params.yaml", tmp_path / "base", tmp_path / "feedback.db", tmp_path / "registry.db", "http://127.0.0.1:9")
+    params = write_params(
+        tmp_path / "params.yaml",
+        tmp_path / "base",
+        tmp_path / "feedback.db",
+        tmp_path / "registry.db",
+        "http://127.0.0.1:9",
+    )
     args = ["specialists", "serve", "--params", str(params), "--root", str(tmp_path), "--token", "s3cret"]
     service = Server(args, tmp_path, free_port(), tmp_path / "service.log").start()
     servers.append(service)

@@ -114,7 +114,8 @@ def _parse(url: str) -> URL:
 
 def _is_sqlite_file(parsed: URL) -> bool:
     database = parsed.database or ""
-    return parsed.get_backend_name() == "sqlite" and database not in ("", ":memory:") and not database.startswith("file:")
+    not_a_plain_file = database in ("", ":memory:") or database.startswith("file:")  # in memory, or a URI
+    return parsed.get_backend_name() == "sqlite" and not not_a_plain_file
 
 
 def database_url(url: str, root: Path | None = None) -> str:

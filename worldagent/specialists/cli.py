@@ -112,7 +112,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     try:
         result = record_actions(_client(args), agent_id=args.agent, task=args.task, steps=steps)
     except SpecialistsError as error:
-        raise (InputError if 400 <= error.status < 500 else RunError)(f"the service refused the recording: {error}") from None
+        kind = InputError if 400 <= error.status < 500 else RunError
+        raise kind(f"the service refused the recording: {error}") from None
     _print({"executionId": result["executionId"], "recorded": [row["output"] for row in result["feedback"]]})
     return EXIT_OK
 
@@ -139,17 +140,25 @@ def add_specialists_commands(commands: Any) -> None:
     serve.add_argument("--port", type=int, default=8766)
     serve.add_argument("--params", default=None)
     serve.add_argument("--root", default=None, help="project root (default: .)")
-    serve.add_argument("--token", default=None, help="require 'Authorization: Bearer TOKEN' (or WORLDAGENT_SPECIALISTS_TOKEN)")
+    serve.add_argument(
+        "--token", default=None, help="require 'Authorization: Bearer TOKEN' (or WORLDAGENT_SPECIALISTS_TOKEN)"
+    )
     serve.add_argument("--log-level", default="warning")
     serve.set_defaults(handler=cmd_specialists_serve)
 
-    record = sub.add_parser("record", help="record mode: your clicks, fills and navigations in Chromium become good feedback")
+    record = sub.add_parser(
+        "record", help="record mode: your clicks, fills and navigations in Chromium become good feedback"
+    )
     record.add_argument("url", help="the page to start on")
     record.add_argument("--agent", required=True, help="the agent (targetId) the rows are for")
     record.add_argument("--task", required=True, help="what you are doing, as the agent would be told")
     record.add_argument("--headless", action="store_true", help="no window (scripts); default: a window for a person")
     record.add_argument("--timeout", type=float, default=None, help="stop recording after this many seconds")
-    record.add_argument("--service", dest="service", default=None, help=f"specialists service (default $WORLDAGENT_SPECIALISTS_URL or {DEFAULT_SERVICE_URL})")
+    record.add_argument(
+        "--service",
+        default=None,
+        help=f"specialists service (default $WORLDAGENT_SPECIALISTS_URL or {DEFAULT_SERVICE_URL})",
+    )
     record.set_defaults(handler=cmd_record)
 
     def op(name: str, help: str, call: Any) -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 from worldagent import safejson
@@ -29,7 +29,7 @@ DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a recorded session with page snapsh
 OPEN_PATHS = frozenset({"/health"})
 
 
-async def _answer(send: Send, status: int, detail: str, headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+async def _answer(send: Send, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
     body = json.dumps({"detail": detail}).encode("utf-8")
     await send(
         {
@@ -67,9 +67,16 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
-        if self.token and scope.get("path") not in OPEN_PATHS and not token_matches(headers.get("authorization", ""), self.token):
+        if (
+            self.token
+            and scope.get("path") not in OPEN_PATHS
+            and not token_matches(headers.get("authorization", ""), self.token)
+        ):
             await _answer(
-                send, 401, "missing or wrong bearer token (Authorization: Bearer <token>)", [(b"www-authenticate", b"Bearer")]
+                send,
+                401,
+                "missing or wrong bearer token (Authorization: Bearer <token>)",
+                [(b"www-authenticate", b"Bearer")],
             )
             return
         declared = headers.get("content-length", "")

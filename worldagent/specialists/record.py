@@ -50,7 +50,9 @@ _CAPTURE_SCRIPT = r"""
     }
     const wrapping = el.closest("label");
     if (wrapping && wrapping !== el) return wrapping.textContent.trim();
-    if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") return (el.getAttribute("placeholder") || el.name || "").trim();
+    if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") {
+      return (el.getAttribute("placeholder") || el.name || "").trim();
+    }
     return (el.textContent || "").replace(/\s+/g, " ").trim().slice(0, 100);
   }
   function visible(el) {
@@ -68,7 +70,8 @@ _CAPTURE_SCRIPT = r"""
       if (!role || !visible(el) || el.type === "hidden") continue;
       let line = `- ${role} ${JSON.stringify(nameOf(el))}`;
       if (role === "heading") line += ` [level=${el.tagName.slice(1) || 2}]`;
-      if ((el.tagName === "INPUT" || el.tagName === "TEXTAREA") && el.value && el.type !== "password") line += `: ${el.value}`;
+      const typed = (el.tagName === "INPUT" || el.tagName === "TEXTAREA") && el.value && el.type !== "password";
+      if (typed) line += `: ${el.value}`;
       lines.push(`${line} [ref=${refOf(el)}]`);
     }
     return `- document ${JSON.stringify(document.title)} (${location.href})\n` + lines.join("\n");
@@ -91,7 +94,8 @@ _CAPTURE_SCRIPT = r"""
   const focusShots = new WeakMap();
   let pending = null;  // a field being typed into: sent as one fill before whatever the person does next
   function isField(el) {
-    return ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName) && !["checkbox", "radio", "submit", "button", "reset"].includes(el.type);
+    const buttons = ["checkbox", "radio", "submit", "button", "reset"];
+    return ["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName) && !buttons.includes(el.type);
   }
   function flush() {
     if (!pending) return;
@@ -101,7 +105,10 @@ _CAPTURE_SCRIPT = r"""
   }
   document.addEventListener("input", (event) => {
     const el = target(event.target);
-    if (el && isField(el) && (!pending || pending.el !== el)) { flush(); pending = {el, shot: focusShots.get(el) || snapshot()}; }
+    if (el && isField(el) && (!pending || pending.el !== el)) {
+      flush();
+      pending = {el, shot: focusShots.get(el) || snapshot()};
+    }
   }, true);
   document.addEventListener("keydown", (event) => { if (event.key === "Enter") flush(); }, true);
   document.addEventListener("pointerdown", (event) => {
@@ -141,7 +148,12 @@ class RecordedStep:
     pageSnapshot: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"action": self.action, "selectorOrRef": self.selectorOrRef, "value": self.value, "pageSnapshot": self.pageSnapshot}
+        return {
+            "action": self.action,
+            "selectorOrRef": self.selectorOrRef,
+            "value": self.value,
+            "pageSnapshot": self.pageSnapshot,
+        }
 
 
 @dataclass
@@ -167,7 +179,9 @@ class BrowserRecorder:
         executable = find_chromium(self.chromium_path)
         self._pw = sync_playwright().start()
         try:
-            self._browser = self._pw.chromium.launch(executable_path=executable, headless=self.headless, args=list(CHROMIUM_ARGS))
+            self._browser = self._pw.chromium.launch(
+                executable_path=executable, headless=self.headless, args=list(CHROMIUM_ARGS)
+            )
             context = self._browser.new_context()
             context.expose_binding("__worldagentRecord", self._on_record)
             context.expose_binding("__worldagentSnapshot", self._on_snapshot)
@@ -254,7 +268,9 @@ def record_actions(
     """Post the recorded steps as good feedback rows (one execution trail); the service's answer."""
     if not steps:
         raise ValueError("nothing was recorded: no click, fill or navigation happened on the page")
-    return client.record_browser_actions(targetId=agent_id, task=task, actions=[s.to_dict() for s in steps], targetType=target_type)
+    return client.record_browser_actions(
+        targetId=agent_id, task=task, actions=[s.to_dict() for s in steps], targetType=target_type
+    )
 
 
 def record_session(

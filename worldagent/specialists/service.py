@@ -264,7 +264,8 @@ class SpecialistsService:
         if not links:
             return []
         with open_registry(self.registry_url) as registry:
-            versions = {(v.family, v.number): v for family in {link["family"] for link in links} for v in registry.list_versions(family)}
+            families = {link["family"] for link in links}
+            versions = {(v.family, v.number): v for family in families for v in registry.list_versions(family)}
         out = []
         for link in links:
             version = versions.get((link["family"], link["version"]))

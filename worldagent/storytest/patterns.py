@@ -358,7 +358,9 @@ def find_inline_styles(source: str, limit: int | None = None) -> list[str]:
     after that many attributes (a caller that only blocks needs a few examples).
     """
     out: list[str] = []
-    matches = [m for m in _STYLE_ATTR.finditer(source) if not _DECL_KEYWORD.search(source, max(0, m.start() - 12), m.start())]
+    matches = [
+        m for m in _STYLE_ATTR.finditer(source) if not _DECL_KEYWORD.search(source, max(0, m.start() - 12), m.start())
+    ]
     for m, inside in zip(matches, _tag_states(source, [m.start() for m in matches]), strict=True):
         if not inside:
             continue
