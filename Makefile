@@ -13,11 +13,14 @@ help:  ## list the targets
 
 setup: $(STAMP)  ## create .venv and install the project with its dev extras
 
-$(STAMP): pyproject.toml
+# Every package comes from the lock (requirements/constraints.txt, see "Updating the dependency lock" in README.md).
+CONSTRAINTS := requirements/constraints.txt
+
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet $(TORCH)
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) $(TORCH)
+	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev]'
 	touch $(STAMP)
 
 pipeline: $(STAMP)  ## run the whole DAG under Prefect; each stage through DVC (reruns only what changed), then deploy

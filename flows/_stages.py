@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
-from prefect.cache_policies import NONE
 from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NONE
 from prefect.context import get_run_context
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -28,7 +28,7 @@ from worldagent.config import load_params
 from worldagent.errors import RunError
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
 from worldagent.registry.champion import read_champion_reference, refresh_champion_reference
-from worldagent.registry.deploy import resolve_registry_url
+from worldagent.registry.db import database_url
 
 log = logging.getLogger("flows")
 ALERT_EVENT = "worldagent.deploy.alert"
@@ -123,7 +123,7 @@ def pin_champion(champion: str, registry_family: str, root: Path) -> dict[str, A
     params = load_params(root / "params.yaml")
     section, _, key = registry_family.partition(".")
     family = getattr(getattr(params, section), key)
-    url = resolve_registry_url(params.registry.url, root)
+    url = database_url(params.registry.url, root)
     moved = refresh_champion_reference(url, family, root / champion)
     reference = read_champion_reference(root / champion)
     get_run_logger().info("champion reference %s: %s", "moved" if moved else "unchanged", reference)

@@ -29,3 +29,24 @@ def generated_datasets() -> Path:
         for stage in (PIPELINE.stage("discover"), PIPELINE.stage("generate")):
             importlib.import_module(stage.entry).run(params, **stage_paths(stage, PROJECT, params))
     return GENERATED
+
+
+@pytest.fixture(scope="session")
+def postgres_server():  # type: ignore[no-untyped-def]
+    """A real PostgreSQL server for the session (skipped, with the reason, when it cannot start here)."""
+    from tests.databases import PostgresServer, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    server = PostgresServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A fresh database URL: a SQLite file under tmp_path, then a new database on the PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'db' / 'store.db'}"
+    return request.getfixturevalue("postgres_server").create_database()

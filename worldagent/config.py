@@ -6,6 +6,8 @@ loudly with the key's dotted path instead of silently using a default.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,7 +15,6 @@ import yaml
 from worldagent.errors import InputError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from worldagent.errors import InputError
 
 
 class Section(BaseModel):
@@ -362,4 +363,17 @@ def load_params(path: Path | str = "params.yaml") -> Params:
         mark = getattr(error, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
         raise ParamsError(f"{path}{where}: invalid YAML: {error}") from None
-    return parse_params(raw, path)
+    return with_environment(parse_params(raw, path))
+
+
+# The production registry's URL carries a password, so it comes from the environment (a CI secret),
+# never from params.yaml: docs/production.md.
+REGISTRY_URL_ENV = "WORLDAGENT_REGISTRY_URL"
+
+
+def with_environment(params: Params, environ: Mapping[str, str] | None = None) -> Params:
+    """``params`` with the settings the environment overrides: ``registry.url`` from WORLDAGENT_REGISTRY_URL."""
+    url = (os.environ if environ is None else environ).get(REGISTRY_URL_ENV, "").strip()
+    if not url:
+        return params
+    return params.model_copy(update={"registry": params.registry.model_copy(update={"url": url})})

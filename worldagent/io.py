@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from worldagent import safejson
 from worldagent.errors import InputError
 
 FILE_MODE = 0o666  # before the umask, as open() would create it
@@ -55,12 +56,10 @@ def _read_text(path: Path, what: str, hint: str | None, error: type[InputError],
 def _parse(text: str, where: str, error: type[InputError], line: int | None = None) -> Any:
     """Parse ``text``; ``line`` is its line number in ``where`` when it is one line of a JSONL file."""
     try:
-        return json.loads(text)
+        return safejson.loads(text)  # nesting past safejson.MAX_DEPTH is a parse error, not a RecursionError
     except json.JSONDecodeError as problem:
         at = problem.lineno if line is None else line
         raise error(f"{where}:{at}:{problem.colno}: invalid JSON: {problem.msg}") from None
-    except RecursionError:
-        raise error(f"{where}{'' if line is None else f':{line}'}: JSON nested too deeply") from None
 
 
 def parse_json(text: str, where: str, error: type[InputError] = InputError) -> Any:
@@ -297,6 +296,9 @@ def directory_files(directory: Path, ignore: tuple[str, ...] | list[str] = ARTIF
     files: list[str] = []
     for current, dirs, names in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not any(fnmatch.fnmatch(d, pattern) for pattern in ignore))
+        for name in dirs:
+            if (Path(current) / name).is_symlink():
+                raise InputError(f"{Path(current) / name}: a symbolic link inside an artifact directory is not allowed")
         for name in sorted(names):
             if any(fnmatch.fnmatch(name, pattern) for pattern in ignore):
                 continue

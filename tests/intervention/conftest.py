@@ -15,7 +15,7 @@ from worldagent.config import Params, parse_params
 from worldagent.pipeline.intervention import PIPELINE
 from worldagent.pipeline.table import stage_paths
 from worldagent.registry.champion import refresh_champion_reference
-from worldagent.registry.deploy import resolve_registry_url as database_url
+from worldagent.registry.db import database_url
 
 PROJECT = Path(__file__).resolve().parents[2]
 SMALL: dict[str, Any] = {

@@ -24,8 +24,8 @@ def record_two(store_url: str, tmp_path: Path) -> Recorder:
     return rec
 
 
-def test_recorder_writes_tasks_steps_and_interventions(tmp_path: Path) -> None:
-    rec = record_two(f"sqlite:///{tmp_path / 'x.db'}", tmp_path)
+def test_recorder_writes_tasks_steps_and_interventions(db_url: str, tmp_path: Path) -> None:
+    rec = record_two(db_url, tmp_path)  # SQLite and a real PostgreSQL server (tests/conftest.py)
     stats = rec.store.stats()
     assert stats["tasks"] == 2 and stats["steps"] == 3
     assert stats["by_status"] == {"complete": 1, "intervention": 1}
@@ -116,3 +116,13 @@ def test_importer_names_the_file_and_entry_on_bad_logs(tmp_path: Path, content: 
     with pytest.raises(ImportError_, match=message) as info:
         read_reference_logs(tmp_path)
     assert "interventions.json" in str(info.value)
+
+
+def test_a_corrupt_experience_store_is_one_clear_line(tmp_path: Path) -> None:
+    from worldagent.registry.db import CorruptDatabaseError
+
+    db = tmp_path / "experience.db"
+    db.write_bytes(b"not sqlite" * 500)
+    for create in (True, False):
+        with pytest.raises(CorruptDatabaseError, match="experience store is not a readable SQLite database"):
+            open_store(f"sqlite:///{db}", create=create)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.harness import copy_project, dvc
+from tests.harness import copy_project, dvc, run
 
 pytestmark = pytest.mark.slow
 
@@ -73,8 +74,7 @@ def test_strict_discovery_fails_the_stage_and_the_last_good_outputs_can_be_check
         broken.write_text(original + "\nexport const broken = story({ intent: 'x', template: () => <div>\n")
         params = project / "params.yaml"
         params.write_text(params.read_text().replace("strict: false", "strict: true"))
-        env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-        failed = subprocess.run([str(Path(sys.executable).parent / "dvc"), "repro", "generate"], cwd=project, env=env, capture_output=True, text=True, timeout=600)
+        failed = run(project, str(Path(sys.executable).parent / "dvc"), "repro", "generate", check=False)
         assert failed.returncode != 0
         assert "tabs/tabs.stories.tsx:" in failed.stderr + failed.stdout
         # DVC clears a stage's outs before running it; the last good ones stay in its cache.

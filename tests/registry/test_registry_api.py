@@ -1,4 +1,6 @@
-"""The registry API: numbering, aliases, promote/rollback, concurrency and lock errors."""
+"""The registry API: numbering, aliases, promote/rollback, concurrency and lock errors.
+
+Tests taking ``db_url`` run twice: on a SQLite file and on a real PostgreSQL server (tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -11,19 +13,25 @@ from pathlib import Path
 import pytest
 
 from worldagent.registry.api import CHAMPION, NotFoundError, RegistryBusyError, RegistryError, open_registry
+from worldagent.registry.db import CorruptDatabaseError, DatabaseError, sqlite_path
 
 
 def url_for(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
-def test_creates_parent_directory_and_numbers_versions_per_family(tmp_path: Path) -> None:
+def test_creates_the_sqlite_files_parent_directory(tmp_path: Path) -> None:
     db = tmp_path / "deep" / "models" / "registry.db"
     with open_registry(url_for(db)) as registry:
+        registry.register_version("alpha", artifact_path="m/a1")
+    assert db.is_file()
+
+
+def test_numbers_versions_per_family_and_persists(db_url: str) -> None:
+    with open_registry(db_url) as registry:
         a1 = registry.register_version("alpha", artifact_path="m/a1", metrics={"mean_reward": 0.5}, git_revision="abc", data_hash="d1")
         a2 = registry.register_version("alpha", artifact_path="m/a2")
         b1 = registry.register_version("beta", artifact_path="m/b1")
-        assert db.is_file()
         assert (a1.number, a2.number, b1.number) == (1, 2, 1)
         assert a1.status == "registered" and a1.metrics == {"mean_reward": 0.5} and a1.git_revision == "abc"
         got = registry.get_version("alpha", 1)
@@ -32,12 +40,12 @@ def test_creates_parent_directory_and_numbers_versions_per_family(tmp_path: Path
         assert registry.list_versions("nobody") == []
         assert registry.list_families() == ["alpha", "beta"]
     # persisted: a new connection sees the same data
-    with open_registry(url_for(db)) as again:
+    with open_registry(db_url) as again:
         assert again.get_version("alpha", 2).artifact_path == "m/a2"
 
 
-def test_unknown_family_or_version_and_bad_names_are_clear_errors(tmp_path: Path) -> None:
-    with open_registry(url_for(tmp_path / "r.db")) as registry:
+def test_unknown_family_or_version_and_bad_names_are_clear_errors(db_url: str) -> None:
+    with open_registry(db_url) as registry:
         registry.register_version("fam", artifact_path="x")
         with pytest.raises(NotFoundError, match="fam has no version 7"):
             registry.get_version("fam", 7)
@@ -50,8 +58,8 @@ def test_unknown_family_or_version_and_bad_names_are_clear_errors(tmp_path: Path
         assert registry.get_alias("fam", CHAMPION) is None
 
 
-def test_aliases_promote_and_rollback_walk_the_history(tmp_path: Path) -> None:
-    with open_registry(url_for(tmp_path / "r.db")) as registry:
+def test_aliases_promote_and_rollback_walk_the_history(db_url: str) -> None:
+    with open_registry(db_url) as registry:
         for _ in range(4):
             registry.register_version("fam", artifact_path="x")
         with pytest.raises(RegistryError, match="no champion"):
@@ -79,8 +87,8 @@ def test_aliases_promote_and_rollback_walk_the_history(tmp_path: Path) -> None:
         assert history == [(1, None), (2, 1), (3, 2), (2, 3), (1, 2)]
 
 
-def test_rejected_versions_are_not_promoted_unless_forced(tmp_path: Path) -> None:
-    with open_registry(url_for(tmp_path / "r.db")) as registry:
+def test_rejected_versions_are_not_promoted_unless_forced(db_url: str) -> None:
+    with open_registry(db_url) as registry:
         registry.register_version("fam", artifact_path="x", status="rejected", notes=["story pass rate 0.1 < 0.5"])
         with pytest.raises(RegistryError, match="rejected"):
             registry.promote("fam", 1)
@@ -96,9 +104,8 @@ def _register_many(url: str, count: int, tag: str, start: multiprocessing.synchr
     registry.close()
 
 
-def test_two_processes_registering_at_once_get_consecutive_unique_numbers(tmp_path: Path) -> None:
-    db = tmp_path / "race" / "registry.db"
-    url = url_for(db)
+def test_two_processes_registering_at_once_get_consecutive_unique_numbers(db_url: str) -> None:
+    url = db_url
     open_registry(url).close()
     ctx = multiprocessing.get_context("spawn")
     start = ctx.Event()
@@ -114,8 +121,10 @@ def test_two_processes_registering_at_once_get_consecutive_unique_numbers(tmp_pa
     assert [v.number for v in versions] == list(range(1, 31))
     by_writer = {tag: [v.metrics["i"] for v in versions if v.metrics["writer"] == tag] for tag in ("a", "b")}
     assert by_writer == {"a": list(range(15)), "b": list(range(15))}  # each writer's order kept, none lost
-    with sqlite3.connect(db) as connection:
-        assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    db = sqlite_path(url)
+    if db is not None:
+        with sqlite3.connect(db) as connection:
+            assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
 def test_a_second_writer_waits_for_the_lock_then_succeeds(tmp_path: Path) -> None:
@@ -149,3 +158,25 @@ def test_a_writer_that_cannot_get_the_lock_fails_naming_the_database(tmp_path: P
         holder.close()
     assert registry.register_version("fam", artifact_path="x").number == 1  # nothing half-written
     registry.close()
+
+
+def test_a_corrupt_registry_file_is_one_clear_line(tmp_path: Path) -> None:
+    db = tmp_path / "registry.db"
+    db.write_bytes(b"this is not a database" * 300)
+    with pytest.raises(CorruptDatabaseError) as raised:
+        open_registry(url_for(db))
+    message = str(raised.value)
+    assert "\n" not in message and str(db) in message and "not a readable SQLite database" in message
+
+
+def test_an_unreachable_postgresql_server_is_a_run_error_naming_it_without_the_password() -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(DatabaseError) as raised:
+        open_registry(f"postgresql://user:secret@127.0.0.1:{port}/registry?connect_timeout=2")
+    message = str(raised.value)
+    assert "\n" not in message and f"127.0.0.1:{port}" in message and "secret" not in message
+    assert not isinstance(raised.value, CorruptDatabaseError)

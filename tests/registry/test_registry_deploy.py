@@ -11,10 +11,10 @@ import pytest
 from fake_hub import TOKEN, FakeHub
 
 from tasks import deploy as deploy_stage
+from tasks.deploy import deploy_world_agent
 from worldagent.config import Params, parse_params
 from worldagent.io import directory_hash
 from worldagent.registry.api import CHAMPION, open_registry
-from tasks.deploy import deploy_world_agent
 from worldagent.registry.deploy import DeployError, params_hash
 from worldagent.registry.publishers import PublishedRef, PublishError
 
@@ -189,14 +189,6 @@ def test_stage_command_exit_codes(tmp_path: Path, adapter_dir: Path, monkeypatch
     assert deploy_stage.main(argv) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert (result["action"], result["version"], result["champion"]) == ("deployed", 2, 2)  # v1 stays the rejected record
-
-
-def test_relative_sqlite_urls_resolve_against_the_project_root(tmp_path: Path) -> None:
-    from worldagent.registry.deploy import resolve_registry_url
-
-    assert resolve_registry_url("sqlite:///models/registry.db", tmp_path) == f"sqlite:///{tmp_path.resolve()}/models/registry.db"
-    assert resolve_registry_url("sqlite:////abs/r.db", tmp_path) == "sqlite:////abs/r.db"
-    assert resolve_registry_url("postgresql://h/db", tmp_path) == "postgresql://h/db"
 
 
 def test_a_different_adapter_next_to_an_old_passing_gate_is_refused(tmp_path: Path, adapter_dir: Path) -> None:

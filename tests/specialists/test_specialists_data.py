@@ -26,8 +26,8 @@ FILL = {"action": "fill", "selectorOrRef": "[ref=s1]", "value": "shoes"}
 
 
 @pytest.fixture
-def store(tmp_path: Path):
-    store = open_store(f"sqlite:///{tmp_path / 'db' / 'feedback.db'}")
+def store(db_url: str):  # SQLite and a real PostgreSQL server (tests/conftest.py)
+    store = open_store(db_url)
     yield store
     store.close()
 

@@ -10,6 +10,10 @@ by the engine and its reasons are read back from the blocking threads.
 Content checks are supplied by the caller (e.g. built from ``worldagent.storytest``
 helpers) so that this package stays independent of the story tooling.
 
+Size first: a call whose string arguments exceed ``max_content_bytes`` (the sandbox's limit by
+default) is blocked by ``content-too-large`` and no content check reads it, so a check's cost is
+bounded by the size limit, never by what a model or an attacker sends.
+
 Decisions: a rule whose own code raises blocks the call (fail closed) and reports
 the exception as its message; a rule reports one :class:`Violation` per blocked
 call, joining several messages with ``"; "``, so ``violation_count`` equals the
@@ -37,6 +41,8 @@ __all__ = [
     "HARDCODED_COLOR",
     "INLINE_STYLE",
     "A11Y",
+    "CONTENT_TOO_LARGE",
+    "DEFAULT_MAX_CONTENT_BYTES",
 ]
 
 TOOL_EVENT_PREFIX = "tool:"
@@ -45,6 +51,8 @@ PATH_OUTSIDE_SANDBOX = "path-outside-sandbox"
 HARDCODED_COLOR = "hardcoded-color"
 INLINE_STYLE = "inline-style"
 A11Y = "a11y"
+CONTENT_TOO_LARGE = "content-too-large"
+DEFAULT_MAX_CONTENT_BYTES = 256 * 1024  # the sandbox's write limit (worldagent.tools.sandbox)
 
 Arguments = dict[str, Any]
 Evaluate = Callable[[str, Arguments], list[str]]
@@ -53,7 +61,7 @@ Evaluate = Callable[[str, Arguments], list[str]]
 def default_constraint_rules() -> dict[str, str]:
     """Rule ids used by the agent's constraints, with what each one blocks.
 
-    ``unknown-tool`` and ``path-outside-sandbox`` are built in; the others are the
+    ``unknown-tool``, ``path-outside-sandbox`` and ``content-too-large`` are built in; the others are the
     conventional ids for the caller-supplied :class:`ContentCheck` objects.
     """
     return {
@@ -62,6 +70,7 @@ def default_constraint_rules() -> dict[str, str]:
         HARDCODED_COLOR: "styles or templates with colour literals instead of tokens",
         INLINE_STYLE: "templates with an inline style attribute instead of createStyles",
         A11Y: "templates whose rendered markup fails accessibility rules",
+        CONTENT_TOO_LARGE: "a string argument larger than the sandbox accepts (checked before any content check)",
     }
 
 
@@ -166,8 +175,30 @@ def _path_outside(path_allowed: Callable[[str], bool]) -> Evaluate:
     return evaluate
 
 
-def _content(check: ContentCheck) -> Evaluate:
+def _utf8_size_over(text: str, limit: int) -> bool:
+    """Whether ``text`` encodes to more than ``limit`` UTF-8 bytes (O(1) unless it is close)."""
+    if len(text) > limit:
+        return True  # at least one byte per character
+    if 4 * len(text) <= limit:
+        return False  # at most four bytes per character
+    return len(text.encode("utf-8", "surrogatepass")) > limit
+
+
+def _oversized(arguments: Arguments, limit: int) -> list[str]:
+    return [key for key, value in arguments.items() if isinstance(value, str) and _utf8_size_over(value, limit)]
+
+
+def _too_large(limit: int) -> Evaluate:
+    def evaluate(_name: str, arguments: Arguments) -> list[str]:
+        return [f"argument {key!r} is larger than {limit} bytes" for key in _oversized(arguments, limit)]
+
+    return evaluate
+
+
+def _content(check: ContentCheck, limit: int) -> Evaluate:
     def evaluate(name: str, arguments: Arguments) -> list[str]:
+        if _oversized(arguments, limit):
+            return []  # blocked by content-too-large; never scan what is over the limit
         if not check.applies_to(name, arguments):
             return []
         found = list(check.violations_of(arguments))
@@ -184,13 +215,15 @@ class AgentConstraints:
         known_tools: Collection[str],
         path_allowed: Callable[[str], bool],
         checks: Sequence[ContentCheck] = (),
+        max_content_bytes: int = DEFAULT_MAX_CONTENT_BYTES,
     ) -> None:
         if isinstance(known_tools, str):
             raise TypeError("known_tools must be a collection of names, not a string")
         rules = [
             _Rule(UNKNOWN_TOOL, _unknown_tool(frozenset(known_tools))),
             _Rule(PATH_OUTSIDE_SANDBOX, _path_outside(path_allowed)),
-            *(_Rule(c.rule, _content(ContentCheck(*c))) for c in checks),
+            _Rule(CONTENT_TOO_LARGE, _too_large(max_content_bytes)),
+            *(_Rule(c.rule, _content(ContentCheck(*c), max_content_bytes)) for c in checks),
         ]
         self._rules = _unique(rules)
         self._known = frozenset(known_tools)

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from worldagent import safejson
+
 DEFAULT_STORE = "sqlite:///data/experience/experience.db"
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -56,7 +58,7 @@ def _predict(args: argparse.Namespace) -> int:
 
     try:
         text = sys.stdin.read() if args.state == "-" else Path(args.state).read_text(encoding="utf-8")
-        states = json.loads(text)
+        states = safejson.loads(text)
     except FileNotFoundError:
         print(f"error: {args.state}: no such file", file=sys.stderr)
         return EXIT_BAD_INPUT

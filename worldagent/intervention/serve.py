@@ -181,14 +181,14 @@ _REF = re.compile(r"^(?:(?P<family>[A-Za-z0-9][A-Za-z0-9._-]*)@)?(?P<which>v\d+|
 
 def resolve_registry_ref(ref: str, registry_url: str, family: str, root: Path) -> Path:
     from worldagent.registry.api import open_registry
-    from worldagent.registry.deploy import resolve_registry_url
+    from worldagent.registry.db import database_url
 
     match = _REF.match(ref)
     if match is None:
         raise BundleError(f"{ref!r}: neither a bundle directory nor a registry reference (champion, v3, FAMILY@champion)")
     fam = match.group("family") or family
     which = match.group("which")
-    with open_registry(resolve_registry_url(registry_url, root)) as registry:
+    with open_registry(database_url(registry_url, root)) as registry:
         try:
             version = registry.get_version(fam, int(which[1:])) if re.fullmatch(r"v\d+", which) else registry.get_alias(fam, which)
         except Exception as error:  # noqa: BLE001 - NotFoundError and friends

@@ -14,15 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Engine, ForeignKey, Integer, String, Text, create_engine, event, func, select
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy import JSON, Boolean, Engine, ForeignKey, Integer, String, Text, func, select
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 from worldagent.errors import InputError
+from worldagent.registry.db import create_tables, location_of, make_engine, open_failure, sqlite_path
 
 STATUSES: tuple[str, ...] = ("running", "complete", "intervention", "failed")
 REASONS: tuple[str, ...] = ("agent_stuck", "repeated_failures", "blocking_overlay", "login_wall", "captcha", "max_steps", "other")
@@ -113,42 +112,25 @@ class ExperienceStore:
         }
 
 
-def _sqlite_file(url: str) -> Path | None:
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
-        return None
-    return Path(parsed.database)
-
-
 def open_store(url: str, create: bool = True) -> ExperienceStore:
     """Open (and with ``create`` initialise) the store. A missing SQLite file without ``create`` is an error."""
     try:
-        path = _sqlite_file(url)
-    except Exception as error:  # noqa: BLE001 - sqlalchemy's ArgumentError
-        raise StoreError(f"invalid experience store URL {url!r}: {error}") from None
-    if path is not None:
-        if not create and not path.is_file():
-            raise StoreError(f"{path}: experience store not found (run `worldagent experience init` or the simulate stage)")
-        path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, future=True)
-    if engine.dialect.name == "sqlite":
-
-        @event.listens_for(engine, "connect")
-        def _pragmas(dbapi_connection: Any, _record: Any) -> None:
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA busy_timeout=30000")
-            cursor.close()
-
-    try:
-        if create:
-            Base.metadata.create_all(engine)
-        else:
+        path = sqlite_path(url)
+    except InputError as error:
+        raise StoreError(f"invalid experience store URL: {error}") from None
+    if path is not None and not create and not path.is_file():
+        raise StoreError(f"{path}: experience store not found (run `worldagent experience init` or the simulate stage)")
+    engine = make_engine(url)  # the SQLite file's directory, busy timeout and foreign keys
+    if create:
+        create_tables(engine, Base.metadata, "experience store", url)
+    else:
+        try:
             with engine.connect() as conn:
                 if not engine.dialect.has_table(conn, "tasks"):
                     raise StoreError(f"{url}: not an experience store (no 'tasks' table; run `worldagent experience init`)")
-    except OperationalError as error:
-        raise StoreError(f"{url}: cannot open the experience store: {error.orig}") from None
+        except DBAPIError as error:
+            engine.dispose()
+            raise open_failure(error, "experience store", location_of(url)) from None
     return ExperienceStore(engine=engine, url=url)
 
 

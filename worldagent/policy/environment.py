@@ -40,8 +40,18 @@ def _colour_violations(arguments: Mapping[str, Any]) -> list[str]:
     return [f"hard-coded colour {colour} in {path} (use a design token)" for colour in find_hardcoded_colors(arguments["content"])]
 
 
+# One blocked call needs a few examples, not every one: bounds the check on hostile content.
+MAX_REPORTED_INLINE_STYLES = 5
+
+
 def _inline_style_violations(arguments: Mapping[str, Any]) -> list[str]:
-    return [f"inline style {style} in {arguments.get('path', '')} (use createStyles)" for style in find_inline_styles(arguments["content"])]
+    styles = find_inline_styles(arguments["content"], limit=MAX_REPORTED_INLINE_STYLES)
+    return [f"inline style {_excerpt(style)} in {arguments.get('path', '')} (use createStyles)" for style in styles]
+
+
+def _excerpt(text: str, limit: int = 120) -> str:
+    """At most ``limit`` characters of ``text`` (an unclosed ``style={`` would quote the rest of the file)."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def content_checks() -> list[ContentCheck]:
@@ -96,6 +106,7 @@ class AgentEnvironment:
             known_tools=[schema["function"]["name"] for schema in self.registry.schemas()],
             path_allowed=self._path_allowed,
             checks=checks,
+            max_content_bytes=self.sandbox.max_bytes,  # size first: no check reads what the sandbox refuses
         )
         # Allowed calls are executed by the program's feedback handler, as b-threads intend.
         self._executed: ToolResult | None = None

@@ -37,6 +37,7 @@ from worldagent.io import (
     atomic_directory,
     atomic_write_text,
     canonical_json,
+    directory_hash,
     pretty_json,
     read_json,
     sha256_file,
@@ -188,12 +189,8 @@ def file_hash(path: Path) -> str:
 
 
 def tree_hash(directory: Path) -> str:
-    """sha256 over the relative paths and bytes of every file under ``directory`` (sorted)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(directory).as_posix().encode("utf-8") + b"\0")
-        digest.update(sha256_file(path).encode("ascii"))
-    return digest.hexdigest()
+    """The content hash of every file under ``directory`` (:func:`worldagent.io.directory_hash`, nothing ignored)."""
+    return directory_hash(directory, ignore=()) or hashlib.sha256(b"").hexdigest()
 
 
 def stage_params(params: Params, stage: str) -> dict[str, Any]:

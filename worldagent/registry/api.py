@@ -26,13 +26,13 @@ from sqlalchemy.orm import Session
 
 from worldagent.errors import InputError, RunError
 from worldagent.registry.db import (
-    IMMEDIATE,
     AliasEventRow,
     AliasRow,
     Base,
     Database,
     FamilyRow,
     VersionRow,
+    create_tables,
     make_engine,
     utcnow,
 )
@@ -428,12 +428,10 @@ class Registry(Database):
 
 
 def open_registry(url: str, *, busy_timeout: float = 30.0) -> Registry:
-    """Open (and create when missing: tables and the SQLite file's directory) the registry at ``url``."""
+    """Open (and create when missing: tables and the SQLite file's directory) the registry at ``url``.
+
+    A database that cannot be opened raises ``DatabaseError`` (``CorruptDatabaseError`` for a bad file).
+    """
     engine = make_engine(url, busy_timeout=busy_timeout)
-    registry = Registry(engine, url)
-    try:
-        Base.metadata.create_all(engine.execution_options(**{IMMEDIATE: True}))
-    except OperationalError as error:
-        engine.dispose()
-        raise RegistryError(f"cannot open registry database {registry.location}: {error.orig}") from None
-    return registry
+    create_tables(engine, Base.metadata, "model registry", url)
+    return Registry(engine, url)

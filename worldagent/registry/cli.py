@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from worldagent.errors import InputError
+from worldagent.errors import InputError, RunError
 from worldagent.registry.api import CHAMPION, Registry, RegistryError, Version, open_registry
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -79,13 +79,13 @@ def _run(args: argparse.Namespace, action: Any) -> int:
         url, family = _defaults(args)
         with open_registry(url) as registry:
             return int(action(registry, family))
-    except (InputError, ParamsError) as error:
+    except (ParamsError, InputError) as error:  # InputError: a bad URL, a corrupt database file
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except LookupError as error:
         print(f"error: {error.args[0] if error.args else error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except RegistryError as error:
+    except (RegistryError, RunError) as error:  # RunError: a database that cannot be reached
         print(f"error: {error}", file=sys.stderr)
         return EXIT_FAILED
 

@@ -1,9 +1,11 @@
-"""Registry schema (SQLAlchemy 2.0 ORM) and engine setup.
+"""Registry schema (SQLAlchemy 2.0 ORM), the project's one database-URL rule, and engine setup.
 
-SQLite is the embedded default; any SQLAlchemy URL works (PostgreSQL in production).
-For SQLite every write runs in ``BEGIN IMMEDIATE`` under a busy timeout, so a second
-pipeline run that writes at the same time waits for the first instead of interleaving
-(or fails after the timeout with a message naming the database).
+SQLite is the embedded default; any SQLAlchemy URL works (PostgreSQL in production, through
+psycopg 3: a plain ``postgresql://`` URL is mapped to it). Every store (registry, feedback store,
+trainer run state, experience store) opens its database through ``database_url``/``make_engine``.
+Writes are serialised per database, so a second pipeline run that writes at the same time waits
+for the first instead of interleaving: SQLite runs them in ``BEGIN IMMEDIATE`` under a busy
+timeout, PostgreSQL takes a transaction-level advisory lock first.
 """
 
 from __future__ import annotations
@@ -16,10 +18,20 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from sqlalchemy import JSON, DateTime, Engine, ForeignKey, Integer, String, Text, UniqueConstraint, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy import MetaData
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-IMMEDIATE = "worldagent_immediate"  # execution option: begin the transaction with BEGIN IMMEDIATE
+from worldagent import safejson
+from worldagent.errors import InputError, RunError
+
+IMMEDIATE = "worldagent_immediate"  # execution option: a write transaction (serialised per database)
+# PostgreSQL advisory-lock key every writer takes (the project's writes are short; one lock is enough).
+_WRITE_LOCK_KEY = 0x57A6E1
+
+# A URL without a driver gets the one the project installs (SQLAlchemy would pick psycopg2).
+_DEFAULT_DRIVERS = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg"}
 
 
 def utcnow() -> datetime:
@@ -85,25 +97,95 @@ class AliasEventRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
 
 
-def sqlite_path(url: str) -> Path | None:
-    """The database file of a SQLite URL (None for in-memory or non-SQLite URLs)."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
-        return None
-    if parsed.database.startswith("file:"):
-        return None
-    return Path(parsed.database)
+class DatabaseError(RunError):
+    """A database could not be opened or reached; the message names it and says why, in one line."""
+
+
+class CorruptDatabaseError(DatabaseError, InputError):
+    """The database file is not a (readable) database; the message names the file."""
+
+
+def _parse(url: str) -> URL:
+    try:
+        return make_url(url)
+    except ArgumentError as error:
+        raise InputError(f"invalid database URL {url!r}: {error}") from None
+
+
+def _is_sqlite_file(parsed: URL) -> bool:
+    database = parsed.database or ""
+    not_a_plain_file = database in ("", ":memory:") or database.startswith("file:")  # in memory, or a URI
+    return parsed.get_backend_name() == "sqlite" and not not_a_plain_file
+
+
+def database_url(url: str, root: Path | None = None) -> str:
+    """The project's one database-URL rule: the URL every store opens.
+
+    - ``postgresql://`` and ``postgres://`` without a driver use psycopg 3 (``postgresql+psycopg://``);
+    - a relative SQLite file path is relative to ``root`` (the project root) when given, made absolute;
+    - anything else is returned as written (passwords kept, so the result still connects).
+    """
+    parsed = _parse(url)
+    driver = _DEFAULT_DRIVERS.get(parsed.drivername)
+    if driver is not None:
+        parsed = parsed.set(drivername=driver)
+    if root is not None and _is_sqlite_file(parsed) and not Path(str(parsed.database)).is_absolute():
+        parsed = parsed.set(database=str((root / str(parsed.database)).resolve()))
+    return parsed.render_as_string(hide_password=False)
+
+
+def sqlite_path(url: str, root: Path | None = None) -> Path | None:
+    """The database file of a SQLite URL, resolved like ``database_url`` (None for in-memory or other URLs)."""
+    parsed = _parse(database_url(url, root))
+    return Path(str(parsed.database)) if _is_sqlite_file(parsed) else None
+
+
+def require_sqlite_file(url: str, root: Path, field: str) -> Path:
+    """The SQLite file of ``url`` for a stage that writes a database file; ``field`` names the params key."""
+    path = sqlite_path(url, root)
+    if path is None:
+        raise InputError(f"{field}: this stage writes a SQLite database file, got {url!r}")
+    return path
+
+
+UNREADABLE_JSON = {"error": f"stored value nested deeper than {safejson.MAX_DEPTH} levels; not shown"}
+
+
+def stored_json(text: Any) -> Any:
+    """How every store reads its JSON columns: a value nested too deep (stored before the stores refused
+    such values) reads as a small placeholder, so listing it never fails with RecursionError."""
+    if not isinstance(text, str | bytes | bytearray):
+        return text  # SQLite's NUMERIC affinity hands a stored JSON number back as a number
+    try:
+        return safejson.loads(text)
+    except safejson.JSONDepthError:
+        return dict(UNREADABLE_JSON)
 
 
 def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
-    """An engine for ``url``; SQLite gets a busy timeout, IMMEDIATE writes and its parent directory."""
-    parsed = make_url(url)
+    """An engine for ``url`` (through ``database_url``); writes serialised per database (see the module doc).
+
+    SQLite also gets a busy timeout and its file's parent directory.
+    """
+    url = database_url(url)
+    parsed = _parse(url)
     if parsed.get_backend_name() != "sqlite":
-        return create_engine(url, pool_pre_ping=True)
+        try:
+            engine = create_engine(url, pool_pre_ping=True, json_deserializer=stored_json)
+        except (NoSuchModuleError, ModuleNotFoundError) as error:
+            raise InputError(f"database URL {parsed.render_as_string()}: no driver for it here ({error})") from None
+        if parsed.get_backend_name() == "postgresql":
+
+            @event.listens_for(engine, "begin")
+            def _serialise_writes(connection: Any) -> None:
+                if connection.get_execution_options().get(IMMEDIATE):
+                    connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK_KEY})")
+
+        return engine
     path = sqlite_path(url)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args={"timeout": busy_timeout})
+    engine = create_engine(url, connect_args={"timeout": busy_timeout}, json_deserializer=stored_json)
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection: sqlite3.Connection, _record: Any) -> None:
@@ -124,6 +206,30 @@ def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
     return engine
 
 
+def location_of(url: str) -> str:
+    """How messages name a database: its SQLite file, or its URL without the password."""
+    path = sqlite_path(url)
+    return str(path) if path is not None else _parse(url).render_as_string(hide_password=True)
+
+
+def open_failure(error: DBAPIError, what: str, location: str) -> DatabaseError:
+    """One clear line for a database that cannot be opened: corrupt file (input) or unreachable (run)."""
+    reason = str(error.orig).strip().splitlines()[0] if error.orig is not None else type(error).__name__
+    if not isinstance(error, OperationalError) and isinstance(error.orig, sqlite3.DatabaseError):
+        # "file is not a database", "database disk image is malformed": the file itself is bad.
+        return CorruptDatabaseError(f"{location}: the {what} is not a readable SQLite database ({reason})")
+    return DatabaseError(f"cannot open the {what} at {location}: {reason}")
+
+
+def create_tables(engine: Engine, metadata: MetaData, what: str, url: str) -> None:
+    """Create ``metadata``'s missing tables (a serialised write); a bad database raises one clear line."""
+    try:
+        metadata.create_all(engine.execution_options(**{IMMEDIATE: True}))
+    except DBAPIError as error:
+        engine.dispose()
+        raise open_failure(error, what, location_of(url)) from None
+
+
 T = TypeVar("T")
 
 
@@ -138,8 +244,7 @@ class Database:
         self.engine = engine
         self.url = url
         self._writer = engine.execution_options(**{IMMEDIATE: True})
-        where = sqlite_path(url)
-        self.location = str(where) if where is not None else engine.url.render_as_string(hide_password=True)
+        self.location = location_of(url)
 
     def close(self) -> None:
         self.engine.dispose()

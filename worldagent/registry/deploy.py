@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from sqlalchemy.engine import make_url
 
 from worldagent.config import Params
 from worldagent.errors import InputError
@@ -35,6 +34,7 @@ from worldagent.evaluation.family import Family
 from worldagent.evaluation.gate import read_gate
 from worldagent.io import canonical_json, directory_hash, read_json, sha256_file
 from worldagent.registry.api import CHAMPION, Registry, Version, open_registry
+from worldagent.registry.db import database_url
 from worldagent.registry.modelcard import render_model_card
 from worldagent.registry.publishers import HubPublisher, LocalPublisher, PublishedRef, Publisher
 
@@ -103,16 +103,6 @@ def dvc_out_hash(root: Path, out_path: str) -> str | None:
                 value = out.get("md5") or out.get("hash") or out.get("etag")
                 return str(value) if value else None
     return None
-
-
-def resolve_registry_url(url: str, root: Path) -> str:
-    """A relative SQLite path in params is relative to the project root, not the current directory."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
-        return url
-    if Path(parsed.database).is_absolute() or parsed.database.startswith("file:"):
-        return url
-    return parsed.set(database=str((root / parsed.database).resolve())).render_as_string(hide_password=False)
 
 
 def make_publishers(params: Params, root: Path, family: str, env: Mapping[str, str] | None = None) -> list[Publisher]:
@@ -205,7 +195,7 @@ def deploy(
         publishers = make_publishers(params, root, registry_family, env)  # fail on bad configuration before registering
     card = _CardInputs(family, params, candidate, models, metrics_file, provenance)
     own = registry is None
-    reg = registry or open_registry(resolve_registry_url(params.registry.url, root))
+    reg = registry or open_registry(database_url(params.registry.url, root))
     try:
         champion = reg.get_alias(registry_family, CHAMPION)
         champion_number = champion.number if champion else None

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from worldagent.registry.api import NotFoundError, RegistryBusyError, RegistryError
+from worldagent.specialists.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from worldagent.specialists.http import describe_validation_errors, install_error_handlers
 from worldagent.specialists.service import ServiceError, SpecialistsService
 from worldagent.specialists.store import NotFound, StoreError
@@ -114,8 +115,13 @@ class EvaluateIn(Model):
 ERRORS: dict[int | str, dict[str, Any]] = {400: {"description": "bad input (names the field)"}, 404: {"description": "unknown id"}}
 
 
-def create_app(service: SpecialistsService) -> FastAPI:
+def create_app(
+    service: SpecialistsService, *, token: str | None = None, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+) -> FastAPI:
+    """The app; ``token`` requires ``Authorization: Bearer <token>`` on every route but /health."""
     app = FastAPI(title="worldagent specialists", version="1", description=__doc__)
+    # Before any route or body parsing: token, body size, JSON depth (worldagent/specialists/guard.py).
+    app.add_middleware(RequestGuard, token=token, max_body_bytes=max_body_bytes)
     install_error_handlers(app)
     app.state.service = service
 

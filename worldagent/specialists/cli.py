@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from worldagent import safejson
+from worldagent.errors import clean_errors
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 DEFAULT_SERVICE_URL = "http://127.0.0.1:8766"
 
@@ -25,6 +28,7 @@ def _print(value: Any) -> None:
     print(json.dumps(value, ensure_ascii=False, indent=2))
 
 
+@clean_errors  # a database that cannot be opened: one line, not a traceback
 def cmd_trainer_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -46,6 +50,7 @@ def cmd_trainer_serve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@clean_errors
 def cmd_specialists_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
@@ -54,21 +59,25 @@ def cmd_specialists_serve(args: argparse.Namespace) -> int:
 
     params = _params(args.params)
     service = SpecialistsService.from_params(params, root=Path(args.root or "."))
-    uvicorn.run(create_app(service), host=args.host, port=args.port, log_level=args.log_level)
+    token = args.token or os.environ.get("WORLDAGENT_SPECIALISTS_TOKEN")
+    uvicorn.run(create_app(service, token=token), host=args.host, port=args.port, log_level=args.log_level)
     return EXIT_OK
 
 
 def _client(args: argparse.Namespace) -> Any:
     from worldagent.specialists.client import SpecialistsClient
 
-    return SpecialistsClient(args.url or os.environ.get("WORLDAGENT_SPECIALISTS_URL") or DEFAULT_SERVICE_URL)
+    # `record` takes the page as its positional URL, so its service is --service
+    explicit = getattr(args, "service", None) if getattr(args, "handler", None) is cmd_record else args.url
+    url = explicit or os.environ.get("WORLDAGENT_SPECIALISTS_URL") or DEFAULT_SERVICE_URL
+    return SpecialistsClient(url, token=os.environ.get("WORLDAGENT_SPECIALISTS_TOKEN"))
 
 
 def _json_arg(text: str | None, name: str) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
+        return safejson.loads(text)
     except json.JSONDecodeError:
         return text  # a plain string value
 
@@ -83,6 +92,29 @@ def cmd_call(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT if 400 <= error.status < 500 else EXIT_FAILED
     _print(result)
+    return EXIT_OK
+
+
+@clean_errors
+def cmd_record(args: argparse.Namespace) -> int:
+    """Open the page, record what the person does until they close it, post the rows as good feedback."""
+    from worldagent.errors import InputError, RunError
+    from worldagent.specialists.client import SpecialistsError
+    from worldagent.specialists.record import record_actions, record_session
+    from worldagent.storytest.runner import BrowserUnavailableError
+
+    try:
+        steps = record_session(args.url, headless=args.headless, timeout_s=args.timeout)
+    except BrowserUnavailableError as error:
+        raise RunError(str(error)) from None
+    if not steps:
+        raise InputError(f"nothing was recorded on {args.url}: no click, fill or navigation")
+    try:
+        result = record_actions(_client(args), agent_id=args.agent, task=args.task, steps=steps)
+    except SpecialistsError as error:
+        kind = InputError if 400 <= error.status < 500 else RunError
+        raise kind(f"the service refused the recording: {error}") from None
+    _print({"executionId": result["executionId"], "recorded": [row["output"] for row in result["feedback"]]})
     return EXIT_OK
 
 
@@ -108,8 +140,26 @@ def add_specialists_commands(commands: Any) -> None:
     serve.add_argument("--port", type=int, default=8766)
     serve.add_argument("--params", default=None)
     serve.add_argument("--root", default=None, help="project root (default: .)")
+    serve.add_argument(
+        "--token", default=None, help="require 'Authorization: Bearer TOKEN' (or WORLDAGENT_SPECIALISTS_TOKEN)"
+    )
     serve.add_argument("--log-level", default="warning")
     serve.set_defaults(handler=cmd_specialists_serve)
+
+    record = sub.add_parser(
+        "record", help="record mode: your clicks, fills and navigations in Chromium become good feedback"
+    )
+    record.add_argument("url", help="the page to start on")
+    record.add_argument("--agent", required=True, help="the agent (targetId) the rows are for")
+    record.add_argument("--task", required=True, help="what you are doing, as the agent would be told")
+    record.add_argument("--headless", action="store_true", help="no window (scripts); default: a window for a person")
+    record.add_argument("--timeout", type=float, default=None, help="stop recording after this many seconds")
+    record.add_argument(
+        "--service",
+        default=None,
+        help=f"specialists service (default $WORLDAGENT_SPECIALISTS_URL or {DEFAULT_SERVICE_URL})",
+    )
+    record.set_defaults(handler=cmd_record)
 
     def op(name: str, help: str, call: Any) -> argparse.ArgumentParser:
         parser = sub.add_parser(name, help=help)

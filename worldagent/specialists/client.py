@@ -27,8 +27,10 @@ class SpecialistsError(RunError):
 
 
 class SpecialistsClient:
-    def __init__(self, base_url: str, timeout: float = 120.0, transport: Any = None) -> None:
-        self.http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
+    def __init__(self, base_url: str, timeout: float = 120.0, transport: Any = None, token: str | None = None) -> None:
+        """``token``: the service's bearer token, when it was started with one."""
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport, headers=headers)
 
     def close(self) -> None:
         self.http.close()

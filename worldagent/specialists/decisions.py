@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from worldagent import safejson
+
 ACTIONS: tuple[str, ...] = ("click", "fill", "navigate")
 SYSTEM_PROMPT = (
     "You are a browser agent specialist. Given the task, the page snapshot and the previous actions, "
@@ -46,7 +48,7 @@ def decode_json_value(value: Any) -> Any:
         text = value.strip()
         if text[:1] in ("{", "[", '"'):
             try:
-                return json.loads(text)
+                return safejson.loads(text)  # a depth limit: the row must stay storable and listable
             except json.JSONDecodeError:
                 return value
     return value

@@ -7,6 +7,8 @@ the tests call it; it imports neither Prefect nor DVC.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import os
 import re
 import uuid
@@ -15,13 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy.engine import make_url
 
 from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.io import directory_hash
 from worldagent.registry.api import open_registry
-from worldagent.registry.db import utcnow
+from worldagent.registry.db import database_url, utcnow
 from worldagent.specialists.decisions import BrowserAction
 from worldagent.specialists.store import FeedbackStore, NotFound, StoreError, open_store, parse_time
 from worldagent.specialists.strategies import generate_training_data, is_held_out
@@ -31,16 +32,6 @@ ACTIVE = ("pending", "running")
 
 class ServiceError(InputError):
     """Bad input to an operation (a 400); the message names the field."""
-
-
-def absolute_sqlite(url: str, root: Path) -> str:
-    """A relative SQLite path in ``url`` made absolute against ``root`` (other URLs unchanged)."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
-        path = Path(parsed.database)
-        if not path.is_absolute():
-            return f"sqlite:///{(root / path).resolve()}"
-    return url
 
 
 def family_for(prefix: str, agent_id: str) -> str:
@@ -63,10 +54,10 @@ class SpecialistsService:
         root = Path(root).resolve()
         spec = params.specialists
         return cls(
-            store=open_store(absolute_sqlite(spec.store_url, root)),
+            store=open_store(database_url(spec.store_url, root)),
             params=params,
             root=root,
-            registry_url=absolute_sqlite(params.registry.url, root),
+            registry_url=database_url(params.registry.url, root),
             trainer_url=os.environ.get("LOCAL_TRAINER_URL") or spec.trainer.url,
             trainer_token=os.environ.get("WORLDAGENT_TRAINER_TOKEN") or spec.trainer.token,
         )
@@ -129,9 +120,13 @@ class SpecialistsService:
     # -- improvement jobs -----------------------------------------------------------------------
 
     def create_improvement_job(self, *, name: str, scopeType: str, scopeId: str, instanceRefs: Sequence[str] = (), architectureSpec: Mapping[str, Any] | None = None, strategy: str = "from_feedback", currentModelRef: str | None = None) -> dict[str, Any]:
+        if currentModelRef is not None:
+            currentModelRef = str(self._confined(currentModelRef, "currentModelRef"))
         return self.store.create_job(name=name, scope_type=scopeType, scope_id=scopeId, instance_refs=instanceRefs, architecture_spec=architectureSpec, strategy=strategy, current_model_ref=currentModelRef)
 
     def update_improvement_job(self, job_id: int, **changes: Any) -> dict[str, Any]:
+        if changes.get("currentModelRef") is not None:
+            changes["currentModelRef"] = str(self._confined(changes["currentModelRef"], "currentModelRef"))
         names = {"name": "name", "instanceRefs": "instance_refs", "architectureSpec": "architecture_spec", "strategy": "strategy", "currentModelRef": "current_model_ref", "lastTrainedAt": "last_trained_at"}
         unknown = sorted(set(changes) - set(names))
         if unknown:
@@ -216,16 +211,33 @@ class SpecialistsService:
 
     # -- registry -------------------------------------------------------------------------------
 
+    @property
+    def model_roots(self) -> list[Path]:
+        """Where model references may point: the project's models and the specialists' data (trainer outputs)."""
+        return [(self.root / "models").resolve(), self.data_dir.resolve()]
+
+    def _confined(self, model_ref: str, field: str) -> Path:
+        """``model_ref`` resolved (symlinks followed); refused unless it lies inside ``model_roots``."""
+        path = Path(model_ref)
+        resolved = (path if path.is_absolute() else self.root / path).resolve()
+        if not any(resolved.is_relative_to(root) for root in self.model_roots):
+            roots = ", ".join(str(root) for root in self.model_roots)
+            raise ServiceError(f"{field}: {model_ref} is outside the model directories ({roots})")
+        return resolved
+
     def _adapter(self, model_ref: str, field: str) -> Path:
+        """A trained adapter inside ``model_roots`` whose files hash to what its stage.json records."""
         from worldagent.policy.training import TrainingError, read_stage
 
-        path = Path(model_ref)
-        path = path if path.is_absolute() else self.root / path
+        path = self._confined(model_ref, field)
         try:
-            read_stage(path)
+            claimed = read_stage(path).get("adapter_sha256")
+            actual = adapter_files_hash(path)
         except (TrainingError, OSError, ValueError) as error:
             raise ServiceError(f"{field}: {model_ref} is not a complete trained adapter ({error})") from None
-        return path.resolve()
+        if not isinstance(claimed, str) or not hmac.compare_digest(claimed, actual):
+            raise ServiceError(f"{field}: {model_ref}: its files do not hash to the adapter_sha256 in its stage.json")
+        return path
 
     def register_trained_model(self, *, outputModelRef: str, name: str, jobId: int) -> dict[str, Any]:
         """Register the adapter in the shared model registry (family ``<prefix>-<agentId>``) and make it the job's current model."""
@@ -252,7 +264,8 @@ class SpecialistsService:
         if not links:
             return []
         with open_registry(self.registry_url) as registry:
-            versions = {(v.family, v.number): v for family in {l["family"] for l in links} for v in registry.list_versions(family)}
+            families = {link["family"] for link in links}
+            versions = {(v.family, v.number): v for family in families for v in registry.list_versions(family)}
         out = []
         for link in links:
             version = versions.get((link["family"], link["version"]))
@@ -272,6 +285,7 @@ class SpecialistsService:
         spec = self.params.specialists
         feedback = self.store.list_feedback(target_id=job["scopeId"], limit=spec.max_rows)
         chosen = feedback if rows == "all" else [r for r in feedback if is_held_out(r["id"], spec.eval_fraction)]
+        chosen = [_bounded_row(r) for r in chosen[:EVAL_MAX_ROWS]]  # the cost of one request is bounded
         try:
             metrics = evaluate_adapter(adapter, chosen, spec.eval_max_new_tokens)
         except (OSError, ValueError, RuntimeError) as error:
@@ -281,6 +295,29 @@ class SpecialistsService:
         return {"modelRef": str(adapter), "jobId": jobId, **metrics}
 
 
+# One evaluate_model request generates for at most this many rows, each prompt's page snapshot cut to
+# EVAL_MAX_SNAPSHOT_CHARS (generation cost grows with both; a caller wanting more asks again per job).
+EVAL_MAX_ROWS = 200
+EVAL_MAX_SNAPSHOT_CHARS = 8_000
+
+
+def _bounded_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    value = row.get("input")
+    if isinstance(value, Mapping) and isinstance(value.get("pageSnapshot"), str):
+        value = {**value, "pageSnapshot": value["pageSnapshot"][:EVAL_MAX_SNAPSHOT_CHARS]}
+    return {**row, "input": value}
+
+
+def adapter_files_hash(adapter_dir: Path) -> str:
+    """``tree_hash`` of an adapter as training computed it: every file but its own stage.json.
+
+    A symlink anywhere inside is refused (:func:`worldagent.io.directory_files`): the hash would
+    vouch for a file outside the directory.
+    """
+    from worldagent.policy.training import STAGE_FILE
+
+    return directory_hash(adapter_dir, ignore=(STAGE_FILE,)) or hashlib.sha256(b"").hexdigest()
+
 def _detail(response: Any) -> str:
     try:
         body = response.json()
@@ -289,4 +326,4 @@ def _detail(response: Any) -> str:
     return str(body.get("detail", body)) if isinstance(body, dict) else str(body)
 
 
-__all__ = ["NotFound", "ServiceError", "SpecialistsService", "StoreError", "absolute_sqlite", "family_for"]
+__all__ = ["NotFound", "ServiceError", "SpecialistsService", "StoreError", "family_for"]

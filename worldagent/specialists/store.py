@@ -10,11 +10,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from worldagent import safejson
 from worldagent.errors import InputError
-from worldagent.registry.db import IMMEDIATE, Database, make_engine, utcnow
+from worldagent.io import canonical_json
+from worldagent.registry.db import Database, create_tables, make_engine, utcnow
 from worldagent.specialists.db import (
     EvalResultRow,
     ExecutionRow,
@@ -38,6 +39,25 @@ class StoreError(InputError):
 
 class NotFound(InputError, LookupError):
     pass
+
+
+# A feedback row's input or output: a page snapshot with its task and previous actions fits easily.
+MAX_VALUE_BYTES = 1_000_000
+
+
+def feedback_value(value: Any, field: str) -> Any:
+    """``value`` as it will be stored (JSON-encoded strings decoded), refused BEFORE it is stored when it
+    nests deeper than ``safejson.MAX_DEPTH`` levels or is over ``MAX_VALUE_BYTES``: such a row would break
+    every later listing and training run that reads it."""
+    if isinstance(value, str) and value.lstrip()[:1] in ("{", "[") and safejson.depth_exceeded_at(value) is not None:
+        raise StoreError(f"{field}: JSON nested deeper than {safejson.MAX_DEPTH} levels")
+    decoded = decode_json_value(value)
+    if safejson.value_depth(decoded) > safejson.MAX_DEPTH:
+        raise StoreError(f"{field}: nested deeper than {safejson.MAX_DEPTH} levels")
+    size = len(decoded.encode("utf-8")) if isinstance(decoded, str) else len(canonical_json(decoded).encode("utf-8"))
+    if size > MAX_VALUE_BYTES:
+        raise StoreError(f"{field}: {size} bytes; the limit is {MAX_VALUE_BYTES}")
+    return decoded
 
 
 def iso(value: datetime | None) -> str | None:
@@ -130,14 +150,15 @@ class FeedbackStore(Database):
             raise StoreError(f"label: expected good or bad, got {label!r}")
         if not target_id:
             raise StoreError("targetId: must not be empty")
+        input, output = feedback_value(input, "input"), feedback_value(output, "output")
 
         def do(session: Session) -> dict[str, Any]:
             row = FeedbackRow(
                 target_type=target_type,
                 target_id=target_id,
                 execution_id=execution_id,
-                input=decode_json_value(input),
-                output=decode_json_value(output),
+                input=input,
+                output=output,
                 label=label,
                 notes=notes,
                 source=source,
@@ -398,9 +419,5 @@ class FeedbackStore(Database):
 def open_store(url: str, *, busy_timeout: float = 30.0) -> FeedbackStore:
     """Open (and create: tables and the SQLite file's directory) the feedback store at ``url``."""
     engine = make_engine(url, busy_timeout=busy_timeout)
-    try:
-        StoreBase.metadata.create_all(engine.execution_options(**{IMMEDIATE: True}))
-    except OperationalError as error:
-        engine.dispose()
-        raise StoreError(f"cannot open feedback store {url}: {error.orig}") from None
+    create_tables(engine, StoreBase.metadata, "feedback store", url)
     return FeedbackStore(engine, url)

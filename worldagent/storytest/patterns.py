@@ -320,18 +320,53 @@ def _balanced(src: str, start: int) -> int:
     return len(src)
 
 
-def find_inline_styles(source: str) -> list[str]:
+def _tag_states(src: str, positions: list[int]) -> list[bool]:
+    """``_inside_tag(src, pos)`` for every position in ascending ``positions``, in one forward pass.
+
+    ``_inside_tag`` scans backwards from each position (quadratic over many positions); this keeps,
+    per brace level, the verdict of the nearest deciding character instead: ``<letter`` opens a tag
+    (True); ``>`` (not ``=>``), ``;`` or the level's own ``{`` end it (False); a closed ``{...}``
+    block leaves its level's verdict as it was; a ``}`` with no open ``{`` hides everything before it.
+    """
+    verdicts: list[bool] = []
+    outer: list[bool] = []  # the verdicts of the enclosing brace levels
+    inside = False
+    i = 0
+    for pos in positions:
+        while i < pos:
+            c = src[i]
+            if c == "{":
+                outer.append(inside)
+                inside = False
+            elif c == "}":
+                inside = outer.pop() if outer else False
+            elif c == "<":
+                if i + 1 < len(src) and src[i + 1].isalpha():
+                    inside = True
+            elif c == ";" or (c == ">" and not (i > 0 and src[i - 1] == "=")):
+                inside = False
+            i += 1
+        verdicts.append(inside)
+    return verdicts
+
+
+def find_inline_styles(source: str, limit: int | None = None) -> list[str]:
     """``style=...`` attributes in JSX/HTML ``source`` (e.g. ``style={{ color: 'red' }}``),
-    as they appear in the text. ``const style = {...}`` and ``el.style = ...`` do not count."""
+    as they appear in the text. ``const style = {...}`` and ``el.style = ...`` do not count.
+
+    Linear in ``source`` (plus, per attribute found, the length of its value); ``limit`` stops
+    after that many attributes (a caller that only blocks needs a few examples).
+    """
     out: list[str] = []
-    for m in _STYLE_ATTR.finditer(source):
-        start = m.start()
-        if _DECL_KEYWORD.search(source, max(0, start - 12), start):
+    matches = [
+        m for m in _STYLE_ATTR.finditer(source) if not _DECL_KEYWORD.search(source, max(0, m.start() - 12), m.start())
+    ]
+    for m, inside in zip(matches, _tag_states(source, [m.start() for m in matches]), strict=True):
+        if not inside:
             continue
-        if not _inside_tag(source, start):
-            continue
-        end = _balanced(source, m.end())
-        out.append(source[start:end])
+        out.append(source[m.start() : _balanced(source, m.end())])
+        if limit is not None and len(out) >= limit:
+            break
     return out
 
 

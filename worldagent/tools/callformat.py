@@ -33,6 +33,8 @@ from typing import Any
 
 from worldagent.errors import InputError
 
+from worldagent import safejson
+
 CALL_START = "<start_function_call>"
 CALL_END = "<end_function_call>"
 RESPONSE_START = "<start_function_response>"
@@ -555,8 +557,8 @@ def parse_json_call(text: str) -> ToolCall:
 
 def _load_json(text: str, what: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
+        return safejson.loads(text, MAX_DEPTH)  # the same depth limit as the call syntax
+    except json.JSONDecodeError as exc:  # JSONDepthError included
         raise CallParseError(
             exc.pos, f"invalid JSON in {what} at line {exc.lineno} col {exc.colno}: {exc.msg}"
         ) from None

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import JSON, DateTime, Integer, String, Text, select, update
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
-from worldagent.registry.db import Database, make_engine, utcnow
+from worldagent.registry.db import Database, create_tables, make_engine, utcnow
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 TRAIN_FILE = "train.jsonl"
@@ -68,7 +68,7 @@ class RunState(Database):
 
     def __init__(self, url: str) -> None:
         super().__init__(make_engine(url), url)
-        TrainerBase.metadata.create_all(self._writer)
+        create_tables(self.engine, TrainerBase.metadata, "trainer run state", url)
 
     def create(self, run_id: str, job_id: str, dataset_ref: str, rows: int) -> dict[str, Any] | None:
         """A new pending run; None when ``run_id`` exists already."""
