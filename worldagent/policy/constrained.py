@@ -391,19 +391,22 @@ class ToolCallProcessor:
                 self.states[row] = constraint.next_state(self.states[row], token, scores.device)
             self.seen = length
         remaining = None if self.max_new_tokens is None else self.max_new_tokens - (length - self.prompt_width)
-        masked = torch.full_like(scores, float("-inf"))
+        masks = []
         for row in range(rows):
-            if self.finished[row]:
-                masked[row] = scores[row]
-                continue
             state = self.states[row]
-            if remaining is not None and remaining <= constraint.budget_window:
-                allowed = constraint.budget_mask(state, remaining, scores.device)
+            if self.finished[row]:  # generate pads finished rows itself; leave their scores alone
+                masks.append(self._everything(scores))
+            elif remaining is not None and remaining <= constraint.budget_window:
+                masks.append(constraint.budget_mask(state, remaining, scores.device))
             else:
-                allowed = constraint.table(state, scores.device).allowed
-            width = min(allowed.shape[0], scores.shape[1])  # the model may pad its vocabulary
-            masked[row, :width] = torch.where(allowed[:width], scores[row, :width], masked[row, :width])
-        return masked
+                masks.append(constraint.table(state, scores.device).allowed)
+        allowed = torch.stack(masks)
+        if allowed.shape[1] < scores.shape[1]:  # the model pads its vocabulary beyond the tokenizer's
+            allowed = torch.nn.functional.pad(allowed, (0, scores.shape[1] - allowed.shape[1]), value=False)
+        return scores.masked_fill(~allowed[:, : scores.shape[1]], float("-inf"))
+
+    def _everything(self, scores: torch.Tensor) -> torch.Tensor:
+        return torch.ones(self.constraint.tokens.vocab_size, dtype=torch.bool, device=scores.device)
 
 
 def tool_call_processor_factory(
