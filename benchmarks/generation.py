@@ -9,8 +9,9 @@ Gemma-3 (``--tiny``, the default; today's built-in architecture) and/or a conver
     python -m benchmarks.generation [--prompts 8] [--new-tokens 64] [--batch-size 8] [--base DIR] [--json]
 
 Figures: new tokens per second for (1) one prompt at a time, (2) batched, (3) batched under the
-tool-call constraint; with ``--parse-rate``, the share of answers whose tool calls parse with no
-error and the number of calls found, with and without the constraint (greedy).
+tool-call constraint and (4) under the calls-only constraint; for each, how many greedy answers parse with no error, how many hold at least
+one call and parse (the parse rate of a zero-shot base), and how many calls name a known tool with
+its required arguments only. ``--skip-plain`` leaves out (1) when only the parse rates matter.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def tiny_model(prompts: list[list[dict[str, str]]]) -> tuple[Any, Any]:
     return build_tiny_model(TinyModelParams(), tokenizer, seed=0), tokenizer
 
 
-def measure(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int, constrained: bool) -> dict[str, Any]:
+def measure(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int, constrained: str = "") -> dict[str, Any]:
+    """``constrained``: "" (free), "calls" (well-formed calls, free text around) or "calls-only"."""
     from worldagent.policy.constrained import tool_call_processor_factory
     from worldagent.policy.rollout import GenerationStats, SamplingConfig, generate_batched
     from worldagent.tools.callformat import parse_calls
@@ -63,7 +65,7 @@ def measure(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_si
     setup = 0.0
     if constrained:
         started = time.perf_counter()
-        factory = tool_call_processor_factory(tokenizer, tool_schemas(), new_tokens, model)
+        factory = tool_call_processor_factory(tokenizer, tool_schemas(), new_tokens, model, constrained == "calls-only")
         setup = time.perf_counter() - started
     stats = GenerationStats()
     started = time.perf_counter()
@@ -72,7 +74,7 @@ def measure(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_si
     parsed = [parse_calls(group[0].text) for group in groups]
     return {
         "batch_size": batch_size,
-        "constrained": constrained,
+        "constrained": constrained or "no",
         "new_tokens": stats.new_tokens,
         "seconds": round(wall, 3),
         "tokens_per_second": round(stats.new_tokens / wall, 2),
@@ -80,19 +82,34 @@ def measure(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_si
         "parse_ok": sum(not p.errors for p in parsed),
         "answers_with_calls": sum(bool(p.calls) and not p.errors for p in parsed),
         "calls": sum(len(p.calls) for p in parsed),
+        "known_calls": sum(_known(call, tool_schemas()) for p in parsed for call in p.calls),
         "answers": len(parsed),
         "first_answer": groups[0][0].text[:300] if groups else "",
     }
 
 
+def _known(call: Any, schemas: list[dict[str, Any]]) -> bool:
+    """The call names a registry tool, with known argument names and every required one."""
+    for schema in schemas:
+        function = schema["function"]
+        if function["name"] == call.name:
+            parameters = function["parameters"]
+            names = set(call.arguments)
+            return names <= set(parameters["properties"]) and set(parameters.get("required", [])) <= names
+    return False
+
+
 def run(name: str, model: Any, tokenizer: Any, prompts: list, args: argparse.Namespace) -> dict[str, Any]:
     model.eval()
+    plain = [] if args.skip_plain else [measure(model, tokenizer, prompts, args.new_tokens, 1)]
     rows = [
-        measure(model, tokenizer, prompts, args.new_tokens, 1, False),
-        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size, False),
-        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size, True),
+        *plain,
+        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size),
+        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size, "calls"),
+        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size, "calls-only"),
     ]
-    return {"model": name, "prompts": len(prompts), "rows": rows, "speedup_batched": round(rows[1]["tokens_per_second"] / rows[0]["tokens_per_second"], 2)}
+    speedup = round(rows[1]["tokens_per_second"] / rows[0]["tokens_per_second"], 2) if plain else None
+    return {"model": name, "prompts": len(prompts), "rows": rows, "speedup_batched": speedup}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--base", type=Path, default=None, help="a converted base directory (e.g. SmolLM2) to measure too")
     parser.add_argument("--no-tiny", action="store_true")
+    parser.add_argument("--skip-plain", action="store_true", help="leave out the one-prompt-at-a-time run")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -127,9 +145,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{result['model']}: {result['prompts']} prompts, batched speed-up {result['speedup_batched']}x")
         for row in result["rows"]:
             print(
-                f"  batch {row['batch_size']}{' constrained' if row['constrained'] else ''}: {row['tokens_per_second']} tokens/s"
+                f"  batch {row['batch_size']}, constrained {row['constrained']}: {row['tokens_per_second']} tokens/s"
                 f" ({row['new_tokens']} tokens in {row['seconds']} s), calls parse in {row['parse_ok']}/{row['answers']}"
-                f" answers, {row['calls']} calls"
+                f" answers, {row['answers_with_calls']} answers with calls, {row['calls']} calls ({row['known_calls']} known)"
             )
     return 0
 

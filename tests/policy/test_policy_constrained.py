@@ -123,3 +123,24 @@ def test_tiny_model_sampling_under_the_processor_gives_parseable_calls():
     for group in groups:
         for completion in group:
             assert_well_formed(completion.text)
+
+
+def test_calls_only_refuses_text_outside_calls_and_an_empty_answer():
+    automaton = CallAutomaton(GRAMMAR, calls_only=True)
+    assert automaton.run(automaton.start, "Sure! " + CALL_START) == DEAD
+    call = render_calls([ToolCall("runStory", {"path": "a.stories.tsx"})])
+    assert not automaton.may_stop(automaton.start)
+    assert automaton.may_stop(automaton.run(automaton.start, "\n" + call + "\n" + call))
+
+
+@pytest.mark.parametrize("steps", [30, 150])
+def test_calls_only_answers_are_calls_and_always_hold_one(steps: int):
+    _, tokenizer = tiny_model_and_tokenizer()
+    factory = tool_call_processor_factory(tokenizer, tool_schemas(), max_new_tokens=steps, calls_only=True)
+    for seed in range(8):
+        text = _simulate(factory, tokenizer, steps, seed)
+        for stop in ("<end_of_turn>", "<eos>"):
+            text = text.replace(stop, "")
+        calls = assert_well_formed(text)
+        assert calls, text
+        assert parse_calls(text).text.strip() == ""  # nothing but calls

@@ -8,7 +8,8 @@ schemas::
             <end_function_call> text* )*
 
 Outside a call anything goes (the automaton only watches for the start marker, also when it is
-written in pieces). Inside one, only ``call:`` + a known tool, then its argument names (each at
+written in pieces); with ``calls_only`` nothing but calls (and whitespace between them) is allowed,
+and the answer cannot stop before its first call. Inside one, only ``call:`` + a known tool, then its argument names (each at
 most once; ``}`` only once every required argument is there), string values between ``<escape>``
 markers (anything but the marker itself) and the end marker. Stop tokens are allowed only outside a
 call, and pad/bos (which decoding drops) never, so a finished answer always parses. When the token
@@ -37,6 +38,7 @@ from worldagent.tools.callformat import CALL_END, CALL_START, ESCAPE
 
 DEAD = -1
 _EMPTY = np.array([], dtype=np.int64)
+_WHITESPACE = frozenset(" \n")
 HEAD = "call:"
 CLOSE = "}" + CALL_END
 
@@ -79,6 +81,7 @@ def _kmp_step(pattern: str, matched: int, char: str) -> int:
 
 # States (interned to ints by CallAutomaton):
 #   ("out", k)                    outside a call; k chars of CALL_START matched
+#   ("begin", k)                  calls-only mode, before the first call (no stop yet)
 #   ("head", prefix)              after CALL_START; prefix of "call:NAME{"
 #   ("key", tool, used, prefix)   at an argument; prefix of "KEY:<escape>"
 #   ("val", tool, used, k)        inside a string value; k chars of ESCAPE matched
@@ -88,12 +91,13 @@ def _kmp_step(pattern: str, matched: int, char: str) -> int:
 class CallAutomaton:
     """The character automaton; states are interned to small ints (``state_id``/``state_of``)."""
 
-    def __init__(self, grammar: ToolGrammar) -> None:
+    def __init__(self, grammar: ToolGrammar, calls_only: bool = False) -> None:
         self.grammar = grammar
+        self.calls_only = calls_only  # the answer is calls only: no text outside them (whitespace aside)
         self.heads = [f"{HEAD}{name}{{" for name in grammar.arguments]
         self._ids: dict[tuple[Any, ...], int] = {}
         self._states: list[tuple[Any, ...]] = []
-        self.start = self.state_id(("out", 0))
+        self.start = self.state_id(("begin" if calls_only else "out", 0))
         self._memo: dict[tuple[int, str], int] = {}
         self._kmp: dict[tuple[str, int, str], int] = {}
 
@@ -107,7 +111,11 @@ class CallAutomaton:
         return self._states[state_id]
 
     def is_outside(self, state_id: int) -> bool:
-        return self._states[state_id][0] == "out"
+        return self._states[state_id][0] in ("out", "begin")
+
+    def may_stop(self, state_id: int) -> bool:
+        state = self._states[state_id]
+        return state[0] == "out" and not (self.calls_only and state[1])
 
     def _match(self, pattern: str, matched: int, char: str) -> int:
         key = (pattern, matched, char)
@@ -136,9 +144,16 @@ class CallAutomaton:
 
     def _step(self, state: tuple[Any, ...], char: str) -> tuple[Any, ...] | None:
         kind = state[0]
-        if kind == "out":
-            matched = self._match(CALL_START, state[1], char)
-            return ("head", "") if matched == len(CALL_START) else ("out", matched)
+        if kind in ("out", "begin"):
+            if self.calls_only:
+                if state[1] == 0 and char in _WHITESPACE:
+                    return state
+                if char != CALL_START[state[1]]:
+                    return None
+                matched = state[1] + 1
+            else:
+                matched = self._match(CALL_START, state[1], char)
+            return ("head", "") if matched == len(CALL_START) else (kind, matched)
         if kind == "head":
             prefix = state[1] + char
             for head, tool in zip(self.heads, self.grammar.arguments):
@@ -173,17 +188,21 @@ class CallAutomaton:
         return ("out", 0) if text == CLOSE else ("after", tool, used, text)
 
     def closing(self, state_id: int) -> str:
-        """The shortest text that ends the current call (empty outside a call)."""
+        """The shortest text that ends the current call (empty outside one; before the first call in
+        calls-only mode, the shortest whole call)."""
         state = self._states[state_id]
         kind = state[0]
+        if kind == "begin" or (kind == "out" and self.calls_only and state[1]):  # a call is owed
+            return CALL_START[state[1] :] + self.closing(self.state_id(("head", "")))
         if kind == "out":
             return ""
-        if kind == "head":
-            position = next(i for i, h in enumerate(self.heads) if h.startswith(state[1]))
-            head, tool = self.heads[position], list(self.grammar.arguments)[position]
-            rest = head[len(state[1]) :]
-            inner = self.closing(self.state_id(("key", tool, frozenset(), ""))) if self.grammar.arguments[tool] else CLOSE
-            return rest + inner
+        if kind == "head":  # the shortest of the calls this prefix can still become
+            options = []
+            for head, tool in zip(self.heads, self.grammar.arguments):
+                if head.startswith(state[1]):
+                    inner = self.closing(self.state_id(("key", tool, frozenset(), ""))) if self.grammar.arguments[tool] else CLOSE
+                    options.append(head[len(state[1]) :] + inner)
+            return min(options, key=len)
         if kind == "key":
             _, tool, used, prefix = state
             if prefix == "" and not self._missing(tool, used) and not used:
@@ -245,20 +264,31 @@ class _StateTable:
 class ToolCallConstraint:
     """Per-tokenizer constraint data shared by every batch: the automaton and per-state token tables."""
 
-    def __init__(self, tokenizer: Any, schemas: Sequence[Mapping[str, Any]], stop_ids: Sequence[int], forbidden_ids: Sequence[int] = ()):
-        self.automaton = CallAutomaton(ToolGrammar.from_schemas(schemas))
+    def __init__(
+        self,
+        tokenizer: Any,
+        schemas: Sequence[Mapping[str, Any]],
+        stop_ids: Sequence[int],
+        forbidden_ids: Sequence[int] = (),
+        calls_only: bool = False,
+    ):
+        self.automaton = CallAutomaton(ToolGrammar.from_schemas(schemas), calls_only)
         self.tokens = TokenTable(tokenizer, stop_ids, forbidden_ids)
         self._tables: dict[tuple[int, str], _StateTable] = {}
         self._closing: dict[int, tuple[int, int]] = {}
         self._changers: dict[int, list[tuple[int, int]]] = {}
-        # Budget checks start this many tokens before the end: enough to close the longest fresh call.
-        self.budget_window = self.closing_plan(self.automaton.state_id(("head", "")))[0] + 2
+        # Budget checks start this many tokens before the end: enough to write and close any call.
+        # An upper bound: the longest argument list, plus the start marker and a head written one
+        # character at a time (every token holds at least one character).
+        automaton = self.automaton
+        arguments = max(self.closing_plan(automaton.state_id(("key", tool, frozenset(), "")))[0] for tool in automaton.grammar.arguments)
+        self.budget_window = arguments + max(len(head) for head in automaton.heads) + len(CALL_START) + 2
 
     def _successors(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """(allowed token ids, their next states) for ``state``, stop tokens excluded."""
         automaton, tokens = self.automaton, self.tokens
         described = automaton.state_of(state)
-        if described in (("out", 0),) or (described[0] == "val" and described[3] == 0):
+        if (described == ("out", 0) and not automaton.calls_only) or (described[0] == "val" and described[3] == 0):
             # A token without '<' cannot touch a marker: it leaves such a plain state where it was.
             ids_array = tokens.candidates
             next_array = np.full(len(ids_array), state, dtype=np.int64)
@@ -286,7 +316,7 @@ class ToolCallConstraint:
         ids, nexts = self._successors(state)
         allowed = np.zeros(self.tokens.vocab_size, dtype=bool)
         allowed[ids] = True
-        if self.automaton.is_outside(state):
+        if self.automaton.may_stop(state) or not ids.size:  # never leave a row with nothing to pick
             allowed[self.tokens.stop_ids] = True
         if len(ids) > self.tokens.vocab_size // 4:
             dense = np.full(self.tokens.vocab_size, DEAD, dtype=np.int64)
@@ -321,7 +351,7 @@ class ToolCallConstraint:
         return count, first
 
     def changers(self, state: int, device: torch.device) -> list[tuple[int, int]]:
-        """(token, next state) for the allowed tokens that leave ``state`` for a state inside a call."""
+        """(token, next state) for the allowed tokens that leave ``state`` for one that owes a closing."""
         found = self._changers.get(state)
         if found is None:
             table = self.table(state, device)
@@ -330,7 +360,7 @@ class ToolCallConstraint:
                 pairs = [(int(t), int(table.dense_next[t])) for t in lt]
             else:
                 pairs = [(t, n) for t, n in (table.successor or {}).items() if n != state]
-            found = [(t, n) for t, n in pairs if not self.automaton.is_outside(n)]
+            found = [(t, n) for t, n in pairs if self.automaton.closing(n)]
             self._changers[state] = found
         return found
 
@@ -338,7 +368,7 @@ class ToolCallConstraint:
         """The allowed tokens when only ``remaining`` tokens are left: every call can still be closed."""
         allowed = self.table(state, device).allowed
         needed, first = self.closing_plan(state)
-        if not self.automaton.is_outside(state) and needed >= remaining and first >= 0:
+        if needed and needed >= remaining and first >= 0:
             only = torch.zeros_like(allowed)
             only[first] = True
             return only
@@ -346,6 +376,8 @@ class ToolCallConstraint:
         if blocked:
             allowed = allowed.clone()
             allowed[blocked] = False
+            if not bool(allowed.any()):  # too little budget left for even one call: stop
+                allowed[self.tokens.stop_ids] = True
         return allowed
 
     def next_state(self, state: int, token: int, device: torch.device) -> int:
@@ -410,18 +442,24 @@ class ToolCallProcessor:
 
 
 def tool_call_processor_factory(
-    tokenizer: Any, schemas: Sequence[Mapping[str, Any]], max_new_tokens: int | None = None, model: Any = None
+    tokenizer: Any,
+    schemas: Sequence[Mapping[str, Any]],
+    max_new_tokens: int | None = None,
+    model: Any = None,
+    calls_only: bool = False,
 ) -> Any:
     """A ``prompt width -> LogitsProcessor`` factory for :func:`worldagent.policy.rollout.generate_batched`.
 
     Stop tokens as :func:`worldagent.policy.rollout.stop_token_ids` (pass ``model`` for its generation
-    config's eos ids); pad and bos (dropped when decoding) are never allowed.
+    config's eos ids); pad and bos (dropped when decoding) are never allowed. ``calls_only``: the
+    answer is one or more calls and nothing else (whitespace between them aside): what the system
+    prompt asks for, and what makes a zero-shot base answer with calls at all.
     """
     from worldagent.policy.rollout import stop_token_ids
 
     stops = stop_token_ids(tokenizer, model)
     forbidden = [t for t in (tokenizer.pad_token_id, tokenizer.bos_token_id) if t is not None]
-    constraint = ToolCallConstraint(tokenizer, schemas, stops, forbidden)
+    constraint = ToolCallConstraint(tokenizer, schemas, stops, forbidden, calls_only)
 
     def factory(prompt_width: int) -> ToolCallProcessor:
         return constraint.processor(prompt_width, max_new_tokens)
