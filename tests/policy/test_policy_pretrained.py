@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.metadata
 import json
@@ -121,7 +122,7 @@ def test_smollm2_converts_into_a_loadable_transformers_directory(tmp_path: Path)
     metadata = pretrained.build_packaged_base("smollm2-135m", out)
     assert metadata["architecture"] == "LlamaForCausalLM"
     assert 134_000_000 < metadata["parameters"] < 135_000_000
-    assert metadata["added_tokens"] == list(MARKERS)
+    assert metadata["added_tokens"] == list(MARKERS) and metadata["has_generation_markers"]
     assert json.loads((out / "base.json").read_text())["gguf_sha256"] == metadata["gguf_sha256"]
     assert "license: apache-2.0" in (out / "README.md").read_text()
     assert not list(tmp_path.glob(".base.tmp-*"))
@@ -150,3 +151,32 @@ def test_gemma3_converts_with_a_chat_template_and_names_the_gemma_terms(tmp_path
     prompt = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False)
     assert prompt.endswith("<start_of_turn>model\n")
     assert tokenizer.tokenize("<escape>") == ["<escape>"]
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        (
+            pretrained.SMOLLM2_CHAT_TEMPLATE,
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n",
+        ),
+        (
+            pretrained.GEMMA_CHAT_TEMPLATE,
+            "<bos><start_of_turn>developer\nS<end_of_turn>\n<start_of_turn>user\nU<end_of_turn>\n"
+            "<start_of_turn>model\nA<end_of_turn>\n",
+        ),
+    ],
+)
+def test_chat_templates_mark_only_the_assistant_reply_for_training(template: str, expected: str):
+    from model_fixtures import tiny_model_and_tokenizer
+
+    _, tiny = tiny_model_and_tokenizer()
+    tokenizer = copy.deepcopy(tiny)  # the cached fixture keeps its own template
+    tokenizer.chat_template = template
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}, {"role": "assistant", "content": "A"}]
+    assert tokenizer.apply_chat_template(messages, tokenize=False) == expected
+    out = tokenizer.apply_chat_template(messages, return_assistant_tokens_mask=True, return_dict=True, tokenize=True)
+    trained = [t for t, m in zip(out["input_ids"], out["assistant_masks"]) if m]
+    assert tokenizer.decode(trained) in ("A<|im_end|>", "A<end_of_turn>")
+    prompt = tokenizer.apply_chat_template(messages[:2], tokenize=False, add_generation_prompt=True)
+    assert expected.startswith(prompt) and prompt.endswith(("<|im_start|>assistant\n", "<start_of_turn>model\n"))

