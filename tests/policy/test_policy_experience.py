@@ -16,6 +16,7 @@ from worldagent.policy.experience import (
     read_store,
     rejection_sft_rows,
     reward_variance_filter,
+    samples_from_groups,
     update_store,
     write_store,
 )
@@ -99,3 +100,11 @@ def test_reward_variance_filter_keeps_prompts_whose_rewards_vary():
 def test_non_finite_rewards_are_refused():
     with pytest.raises(ValueError, match="finite"):
         sample(PROMPT_A, "x", float("nan"))
+
+
+def test_samples_from_groups_score_each_completion_of_each_prompt():
+    rows = [{"id": "a#x", "prompt": PROMPT_A}, {"id": "b#y", "prompt": PROMPT_B}]
+    samples = samples_from_groups(rows, [["g", "h"], ["i"]], [[1.0, 0.3], [0.95]], pass_reward=0.95, model_hash="m", run_id="r")
+    assert [(s.prompt_id, s.completion, s.passed) for s in samples] == [("a#x", "g", True), ("a#x", "h", False), ("b#y", "i", True)]
+    with pytest.raises(ValueError, match="a#x"):
+        samples_from_groups(rows, [["g"], ["i"]], [[1.0, 0.3], [0.95]], pass_reward=1, model_hash="m", run_id="r")

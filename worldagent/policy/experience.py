@@ -75,6 +75,44 @@ class ExperienceSample:
         return (self.prompt_hash, self.completion_hash)
 
 
+def samples_from_groups(
+    rows: Sequence[Mapping[str, Any]],
+    completions: Sequence[Sequence[str]],
+    rewards: Sequence[Sequence[float]],
+    *,
+    pass_reward: float,
+    model_hash: str,
+    run_id: str,
+    details: Mapping[str, Any] | None = None,
+) -> list[ExperienceSample]:
+    """Experience from one sampling round: ``rows[i]`` (``{id, prompt}``) was answered with
+    ``completions[i]`` (a group), scored ``rewards[i]``; a completion passes at ``reward >= pass_reward``.
+
+    Typical use: groups from :func:`worldagent.policy.rollout.generate_batched` with
+    ``num_return_sequences``, rewards from ``StoryTestReward.score_text``.
+    """
+    if not len(rows) == len(completions) == len(rewards):
+        raise ValueError(f"{len(rows)} rows, {len(completions)} completion groups and {len(rewards)} reward groups")
+    samples = []
+    for row, group, scores in zip(rows, completions, rewards):
+        if len(group) != len(scores):
+            raise ValueError(f"{row['id']}: {len(group)} completions but {len(scores)} rewards")
+        for completion, reward in zip(group, scores):
+            samples.append(
+                ExperienceSample(
+                    prompt_id=str(row["id"]),
+                    prompt=[{"role": str(m["role"]), "content": str(m["content"])} for m in row["prompt"]],
+                    completion=completion,
+                    reward=float(reward),
+                    passed=float(reward) >= pass_reward,
+                    model_hash=model_hash,
+                    run_id=run_id,
+                    details=dict(details or {}),
+                )
+            )
+    return samples
+
+
 # --------------------------------------------------------------------------- the store on disk
 
 
