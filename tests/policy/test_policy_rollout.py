@@ -14,6 +14,7 @@ from worldagent.policy.rollout import (
     generate_batched,
     generate_one_at_a_time,
     left_pad,
+    constrained_policy,
     stop_token_ids,
 )
 
@@ -84,3 +85,14 @@ def test_stats_and_policy():
 def test_bad_sampling_settings_are_refused(kwargs):
     with pytest.raises(ValueError):
         SamplingConfig(**kwargs)
+
+
+def test_constrained_policy_answers_with_parseable_calls_only():
+    from worldagent.tools.callformat import parse_calls
+    from worldagent.tools.registry import tool_schemas
+
+    model, tokenizer = tiny_model_and_tokenizer()
+    policy = constrained_policy(model, tokenizer, tool_schemas(), SamplingConfig(max_new_tokens=40), batch_size=3)
+    for answer in policy.complete([list(p) for p in PROMPTS]):
+        parsed = parse_calls(answer)
+        assert parsed.calls and not parsed.errors and not parsed.text.strip()

@@ -232,3 +232,19 @@ class BatchedPolicy:
     def complete(self, prompts: list[list[dict[str, Any]]]) -> list[str]:
         groups = generate_batched(self.model, self.tokenizer, prompts, self.config, self.batch_size, self.logits_processor, self.stats)
         return [group[0].text for group in groups]
+
+
+def constrained_policy(
+    model: Any,
+    tokenizer: Any,
+    schemas: Sequence[Mapping[str, Any]],
+    config: SamplingConfig = SamplingConfig(),
+    batch_size: int = 8,
+    calls_only: bool = True,
+) -> BatchedPolicy:
+    """A :class:`BatchedPolicy` whose tool calls are well formed by construction (see
+    :mod:`worldagent.policy.constrained`); ``calls_only``: the answer is calls and nothing else."""
+    from worldagent.policy.constrained import tool_call_processor_factory
+
+    factory = tool_call_processor_factory(tokenizer, schemas, config.max_new_tokens, model, calls_only)
+    return BatchedPolicy(model, tokenizer, config, batch_size, factory)
