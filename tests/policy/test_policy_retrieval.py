@@ -24,7 +24,11 @@ def row(story_id: str, intent: str, component: str, answer: str, **extra):
         "component": component,
         "split": "train",
         "turns": "single",
-        "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": intent}, {"role": "assistant", "content": answer}],
+        "messages": [
+            {"role": "system", "content": "s"},
+            {"role": "user", "content": intent},
+            {"role": "assistant", "content": answer},
+        ],
         **extra,
     }
 
@@ -33,7 +37,9 @@ ROWS = [
     row("accordion/accordion.stories.tsx#collapsed", "An accordion whose sections start collapsed", "accordion", "A1"),
     row("accordion/accordion.stories.tsx#expanded", "An accordion with the first section expanded", "accordion", "A2"),
     row("button/button.stories.tsx#primary", "A primary button with a label", "button", "B1"),
-    row("toggle-button/toggle-button.stories.tsx#pressed", "A toggle button that starts pressed", "toggle-button", "T1"),
+    row(
+        "toggle-button/toggle-button.stories.tsx#pressed", "A toggle button that starts pressed", "toggle-button", "T1"
+    ),
     row("alert/alert.stories.tsx#warning", "A maintenance warning alert", "alert", "W1"),
     row("alert/alert.stories.tsx#warning", "A maintenance warning alert", "alert", "W1", turns="multi"),
 ]
@@ -53,11 +59,19 @@ def test_documents_keep_single_turn_training_rows_and_refuse_eval_rows():
 def test_nearest_finds_the_closest_intent_and_never_the_query_itself():
     index = BM25Index(documents_from_trajectories(ROWS))
     hits = index.nearest("A collapsed FAQ accordion", k=2)
-    assert [h.document.id for h in hits] == ["accordion/accordion.stories.tsx#collapsed", "accordion/accordion.stories.tsx#expanded"]
+    assert [h.document.id for h in hits] == [
+        "accordion/accordion.stories.tsx#collapsed",
+        "accordion/accordion.stories.tsx#expanded",
+    ]
     assert hits[0].score > hits[1].score > 0
     own = "An accordion whose sections start collapsed"
-    assert index.nearest(own, k=1, exclude_intents=[own.upper()])[0].document.id == "accordion/accordion.stories.tsx#expanded"
-    assert "accordion/accordion.stories.tsx#collapsed" not in [h.document.id for h in index.nearest(own, 5, exclude_ids=[ROWS[0]["id"]])]
+    assert (
+        index.nearest(own, k=1, exclude_intents=[own.upper()])[0].document.id
+        == "accordion/accordion.stories.tsx#expanded"
+    )
+    assert "accordion/accordion.stories.tsx#collapsed" not in [
+        h.document.id for h in index.nearest(own, 5, exclude_ids=[ROWS[0]["id"]])
+    ]
 
 
 def test_ranking_is_deterministic_whatever_the_input_order():
@@ -74,7 +88,9 @@ def test_no_common_word_still_answers_by_id():
 
 def test_the_baseline_copies_the_nearest_story_for_a_real_prompt():
     index = BM25Index(documents_from_trajectories(ROWS))
-    prompt = prompt_messages(tool_schemas(), "A toggle button for dark mode", "toggle-button", {}, "dark", "toggle-button/x.stories.tsx")
+    prompt = prompt_messages(
+        tool_schemas(), "A toggle button for dark mode", "toggle-button", {}, "dark", "toggle-button/x.stories.tsx"
+    )
     assert prompt_query(prompt)[1] == "A toggle button for dark mode"
     policy = NearestStoryPolicy(index)
     assert policy.complete([prompt]) == ["T1"]

@@ -80,7 +80,13 @@ def test_stats_and_policy():
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"max_new_tokens": 0}, {"num_return_sequences": 0}, {"num_return_sequences": 2}, {"do_sample": True, "temperature": 0}]
+    "kwargs",
+    [
+        {"max_new_tokens": 0},
+        {"num_return_sequences": 0},
+        {"num_return_sequences": 2},
+        {"do_sample": True, "temperature": 0},
+    ],
 )
 def test_bad_sampling_settings_are_refused(kwargs):
     with pytest.raises(ValueError):

@@ -385,7 +385,11 @@ def _publish(tmp: Path, out_dir: Path) -> None:
 
 
 def save_base(
-    model: Any, tokenizer: Any, metadata: dict[str, Any], out_dir: Path, extra_files: dict[str, str | bytes] | None = None
+    model: Any,
+    tokenizer: Any,
+    metadata: dict[str, Any],
+    out_dir: Path,
+    extra_files: dict[str, str | bytes] | None = None,
 ) -> None:
     """Write model, tokenizer, ``base.json`` (and ``extra_files``: name -> content) to ``out_dir`` atomically."""
     out_dir = Path(out_dir)

@@ -9,20 +9,21 @@ schemas::
 
 Outside a call anything goes (the automaton only watches for the start marker, also when it is
 written in pieces); with ``calls_only`` nothing but calls (and whitespace between them) is allowed,
-and the answer cannot stop before its first call. Inside one, only ``call:`` + a known tool, then its argument names (each at
-most once; ``}`` only once every required argument is there), string values between ``<escape>``
-markers (anything but the marker itself) and the end marker. Stop tokens are allowed only outside a
-call, and pad/bos (which decoding drops) never, so a finished answer always parses. When the token
-budget would run out inside a call, the processor forces the shortest way out (close the value,
-fill missing required arguments with empty strings, close the call) and, near the end, refuses
-tokens that would open (or extend) a call that can no longer be closed in time, so answers cut by
-``max_new_tokens`` parse too.
+and the answer cannot stop before its first call. Inside one, only ``call:`` + a known tool, then
+its argument names (each at most once; ``}`` only once every required argument is there), string
+values between ``<escape>`` markers (anything but the marker itself) and the end marker. Stop tokens
+are allowed only outside a call, and pad/bos (which decoding drops) never, so a finished answer
+always parses. When the token budget would run out inside a call, the processor forces the shortest
+way out (close the value, fill missing required arguments with empty strings, close the call) and,
+near the end, refuses tokens that would open (or extend) a call that can no longer be closed in
+time, so answers cut by ``max_new_tokens`` parse too.
 
-Efficiency: every token's text is computed once per tokenizer (:class:`TokenTable`); the
-automaton's states are interned and, per state, the allowed-token mask and the successor of every
-allowed token are computed once (lazily, on first visit) and cached across batches. A decoding
-step then costs one table lookup and one masked fill per row; nothing is ever decoded during
-generation. Only string-valued arguments are supported (every registry tool takes strings).
+Efficiency: every token's text is computed
+once per tokenizer (:class:`TokenTable`); the automaton's states are interned and, per state, the
+allowed-token mask and the successor of every allowed token are computed once (lazily, on first
+visit) and cached across batches. A decoding step then costs one table lookup and one masked fill
+per row; nothing is ever decoded during generation. Only string-valued arguments are supported
+(every registry tool takes strings).
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ class ToolGrammar:
             properties = parameters.get("properties") or {}
             for key, spec in properties.items():
                 if spec.get("type", "string") != "string":
-                    raise ValueError(f"tool {name!r}: argument {key!r} is not a string; only string arguments are supported")
+                    raise ValueError(
+                        f"tool {name!r}: argument {key!r} is not a string; only string arguments are supported"
+                    )
             arguments[name] = tuple(properties)
             required[name] = frozenset(parameters.get("required") or ())
         if not arguments:
@@ -200,7 +203,11 @@ class CallAutomaton:
             options = []
             for head, tool in zip(self.heads, self.grammar.arguments):
                 if head.startswith(state[1]):
-                    inner = self.closing(self.state_id(("key", tool, frozenset(), ""))) if self.grammar.arguments[tool] else CLOSE
+                    inner = (
+                        self.closing(self.state_id(("key", tool, frozenset(), "")))
+                        if self.grammar.arguments[tool]
+                        else CLOSE
+                    )
                     options.append(head[len(state[1]) :] + inner)
             return min(options, key=len)
         if kind == "key":
@@ -281,7 +288,10 @@ class ToolCallConstraint:
         # An upper bound: the longest argument list, plus the start marker and a head written one
         # character at a time (every token holds at least one character).
         automaton = self.automaton
-        arguments = max(self.closing_plan(automaton.state_id(("key", tool, frozenset(), "")))[0] for tool in automaton.grammar.arguments)
+        arguments = max(
+            self.closing_plan(automaton.state_id(("key", tool, frozenset(), "")))[0]
+            for tool in automaton.grammar.arguments
+        )
         self.budget_window = arguments + max(len(head) for head in automaton.heads) + len(CALL_START) + 2
 
     def _successors(self, state: int) -> tuple[np.ndarray, np.ndarray]:

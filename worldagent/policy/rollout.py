@@ -167,7 +167,11 @@ def generate_batched(
     stops = stop_token_ids(tokenizer, model)
     stop_set = set(stops)
     pad = pad_token_id(tokenizer)
-    drop = stop_set | {pad} | ({int(tokenizer.bos_token_id)} if getattr(tokenizer, "bos_token_id", None) is not None else set())
+    drop = (
+        stop_set
+        | {pad}
+        | ({int(tokenizer.bos_token_id)} if getattr(tokenizer, "bos_token_id", None) is not None else set())
+    )
     encoded = [encode_prompt(tokenizer, prompt) for prompt in prompts]
     order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
     results: list[list[Completion]] = [[] for _ in encoded]
@@ -185,7 +189,10 @@ def generate_batched(
             with torch.inference_mode(), torch.random.fork_rng(devices=cuda):
                 torch.manual_seed(config.seed + batch[0])
                 output = model.generate(
-                    input_ids=input_ids.to(device), attention_mask=attention.to(device), logits_processor=processors, **kwargs
+                    input_ids=input_ids.to(device),
+                    attention_mask=attention.to(device),
+                    logits_processor=processors,
+                    **kwargs,
                 )
             elapsed = time.perf_counter() - started
             rows = output[:, width:].tolist()
@@ -208,7 +215,11 @@ def generate_batched(
 
 
 def generate_one_at_a_time(
-    model: Any, tokenizer: Any, prompts: Sequence[Prompt], config: SamplingConfig = SamplingConfig(), stats: GenerationStats | None = None
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Prompt],
+    config: SamplingConfig = SamplingConfig(),
+    stats: GenerationStats | None = None,
 ) -> list[list[Completion]]:
     """The plain baseline: one ``model.generate`` per prompt, no padding (benchmarks compare against it)."""
     return generate_batched(model, tokenizer, prompts, config, batch_size=1, stats=stats)
@@ -230,7 +241,9 @@ class BatchedPolicy:
         self.stats = GenerationStats()
 
     def complete(self, prompts: list[list[dict[str, Any]]]) -> list[str]:
-        groups = generate_batched(self.model, self.tokenizer, prompts, self.config, self.batch_size, self.logits_processor, self.stats)
+        groups = generate_batched(
+            self.model, self.tokenizer, prompts, self.config, self.batch_size, self.logits_processor, self.stats
+        )
         return [group[0].text for group in groups]
 
 
