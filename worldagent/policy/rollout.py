@@ -1,0 +1,263 @@
+"""Batched generation with a KV cache, for evaluation and rollouts (experience sampling, GRPO checks).
+
+One call turns many chat prompts into completions: prompts are encoded with the chat template,
+sorted by length (fewer pad tokens), cut into batches, left-padded (so every prompt ends where
+generation starts) and handed to ``model.generate(use_cache=True)``. Greedy decoding is
+deterministic; sampling is seeded per batch (``seed`` + the batch's first prompt index), so the same
+prompts, settings and seed give the same completions whatever else runs in the process.
+``num_return_sequences`` draws a group of completions per prompt (GRPO-style group sampling).
+
+An optional ``logits_processor`` factory (e.g.
+:func:`worldagent.policy.constrained.tool_call_processor`) is called once per batch with the padded
+prompt width, so a stateful processor starts fresh for each batch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+Prompt = Sequence[Mapping[str, Any]]
+ProcessorFactory = Callable[[int], Any]  # prompt width -> a transformers LogitsProcessor
+
+END_OF_TURN = "<end_of_turn>"
+
+
+@dataclass(frozen=True)
+class SamplingConfig:
+    """How to decode. ``do_sample=False`` is greedy (``temperature``/``top_*`` ignored)."""
+
+    max_new_tokens: int = 512
+    do_sample: bool = False
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = 0
+    num_return_sequences: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.max_new_tokens < 1:
+            raise ValueError("max_new_tokens must be at least 1")
+        if self.num_return_sequences < 1:
+            raise ValueError("num_return_sequences must be at least 1")
+        if self.do_sample and self.temperature <= 0:
+            raise ValueError("temperature must be positive when sampling")
+        if not self.do_sample and self.num_return_sequences > 1:
+            raise ValueError("greedy decoding gives one completion per prompt; set do_sample for a group")
+
+
+@dataclass
+class Completion:
+    text: str
+    token_ids: list[int]  # the new tokens up to (not including) the first stop token
+    stopped: bool  # ended with a stop token (not cut by max_new_tokens)
+
+
+@dataclass
+class GenerationStats:
+    prompts: int = 0
+    completions: int = 0
+    new_tokens: int = 0
+    seconds: float = 0.0
+    batches: int = 0
+    per_batch_seconds: list[float] = field(default_factory=list)
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.new_tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+# --------------------------------------------------------------------------- tokens
+
+
+def stop_token_ids(tokenizer: Any, model: Any = None) -> list[int]:
+    """eos, ``<end_of_turn>`` where the vocabulary has it, then the model's generation-config eos ids."""
+    ids: list[int] = []
+    eos = getattr(tokenizer, "eos_token_id", None)
+    candidates = [*eos] if isinstance(eos, (list, tuple)) else [eos]
+    candidates.append(tokenizer.get_vocab().get(END_OF_TURN))
+    config_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    candidates += [*config_eos] if isinstance(config_eos, (list, tuple)) else [config_eos]
+    for candidate in candidates:
+        if candidate is not None and int(candidate) not in ids:
+            ids.append(int(candidate))
+    return ids
+
+
+def pad_token_id(tokenizer: Any) -> int:
+    pad = getattr(tokenizer, "pad_token_id", None)
+    if pad is not None:
+        return int(pad)
+    stops = stop_token_ids(tokenizer)
+    if not stops:
+        raise ValueError("the tokenizer has neither a pad nor an eos token")
+    return stops[0]
+
+
+def encode_prompt(tokenizer: Any, prompt: Prompt) -> list[int]:
+    text = tokenizer.apply_chat_template(list(prompt), add_generation_prompt=True, tokenize=False)
+    # The template writes bos itself; adding special tokens again would double it.
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def left_pad(encoded: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)``, each row right-aligned so every prompt ends at the last column."""
+    width = max(len(ids) for ids in encoded)
+    input_ids = torch.full((len(encoded), width), pad_id, dtype=torch.long)
+    attention = torch.zeros((len(encoded), width), dtype=torch.long)
+    for row, ids in enumerate(encoded):
+        if ids:
+            input_ids[row, width - len(ids) :] = torch.tensor(list(ids), dtype=torch.long)
+            attention[row, width - len(ids) :] = 1
+    return input_ids, attention
+
+
+def cut_at_stop(new_ids: Sequence[int], stops: set[int]) -> tuple[list[int], bool]:
+    kept: list[int] = []
+    for token in new_ids:
+        if int(token) in stops:
+            return kept, True
+        kept.append(int(token))
+    return kept, False
+
+
+def decode_completion(tokenizer: Any, ids: Sequence[int], drop: set[int]) -> str:
+    """Decode keeping FunctionGemma's call markers (special tokens) but not pad/bos."""
+    return tokenizer.decode([t for t in ids if t not in drop], skip_special_tokens=False)
+
+
+# --------------------------------------------------------------------------- generation
+
+
+def _generate_kwargs(config: SamplingConfig, stops: list[int], pad: int) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "max_new_tokens": config.max_new_tokens,
+        "do_sample": config.do_sample,
+        "num_return_sequences": config.num_return_sequences,
+        "eos_token_id": stops or None,
+        "pad_token_id": pad,
+        "use_cache": True,
+    }
+    if config.do_sample:
+        kwargs.update(temperature=config.temperature, top_p=config.top_p, top_k=config.top_k)
+    else:  # no sampling knobs, so transformers does not warn that they are ignored
+        kwargs.update(temperature=None, top_p=None, top_k=None)
+    return kwargs
+
+
+def generate_batched(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Prompt],
+    config: SamplingConfig = SamplingConfig(),
+    batch_size: int = 8,
+    logits_processor: ProcessorFactory | None = None,
+    stats: GenerationStats | None = None,
+) -> list[list[Completion]]:
+    """``num_return_sequences`` completions for each prompt, in prompt order (see the module doc)."""
+    from transformers import LogitsProcessorList
+
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    device = next(model.parameters()).device
+    stops = stop_token_ids(tokenizer, model)
+    stop_set = set(stops)
+    pad = pad_token_id(tokenizer)
+    drop = (
+        stop_set
+        | {pad}
+        | ({int(tokenizer.bos_token_id)} if getattr(tokenizer, "bos_token_id", None) is not None else set())
+    )
+    encoded = [encode_prompt(tokenizer, prompt) for prompt in prompts]
+    order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
+    results: list[list[Completion]] = [[] for _ in encoded]
+    kwargs = _generate_kwargs(config, stops, pad)
+    was_training = model.training
+    model.eval()
+    try:
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            input_ids, attention = left_pad([encoded[i] for i in batch], pad)
+            width = input_ids.shape[1]
+            processors = LogitsProcessorList([logits_processor(width)] if logits_processor else [])
+            started = time.perf_counter()
+            cuda = [device.index or 0] if device.type == "cuda" else []
+            with torch.inference_mode(), torch.random.fork_rng(devices=cuda):
+                torch.manual_seed(config.seed + batch[0])
+                output = model.generate(
+                    input_ids=input_ids.to(device),
+                    attention_mask=attention.to(device),
+                    logits_processor=processors,
+                    **kwargs,
+                )
+            elapsed = time.perf_counter() - started
+            rows = output[:, width:].tolist()
+            for row_number, new_ids in enumerate(rows):
+                index = batch[row_number // config.num_return_sequences]
+                kept, stopped = cut_at_stop(new_ids, stop_set)
+                results[index].append(Completion(decode_completion(tokenizer, kept, drop), kept, stopped))
+                if stats is not None:
+                    stats.new_tokens += len(kept) + (1 if stopped else 0)
+            if stats is not None:
+                stats.seconds += elapsed
+                stats.batches += 1
+                stats.per_batch_seconds.append(round(elapsed, 4))
+    finally:
+        model.train(was_training)
+    if stats is not None:
+        stats.prompts += len(encoded)
+        stats.completions += len(encoded) * config.num_return_sequences
+    return results
+
+
+def generate_one_at_a_time(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Prompt],
+    config: SamplingConfig = SamplingConfig(),
+    stats: GenerationStats | None = None,
+) -> list[list[Completion]]:
+    """The plain baseline: one ``model.generate`` per prompt, no padding (benchmarks compare against it)."""
+    return generate_batched(model, tokenizer, prompts, config, batch_size=1, stats=stats)
+
+
+class BatchedPolicy:
+    """A :class:`worldagent.evaluation.policies.Policy`: the first completion of :func:`generate_batched`."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        config: SamplingConfig = SamplingConfig(),
+        batch_size: int = 8,
+        logits_processor: ProcessorFactory | None = None,
+    ) -> None:
+        self.model, self.tokenizer, self.config = model, tokenizer, config
+        self.batch_size, self.logits_processor = batch_size, logits_processor
+        self.stats = GenerationStats()
+
+    def complete(self, prompts: list[list[dict[str, Any]]]) -> list[str]:
+        groups = generate_batched(
+            self.model, self.tokenizer, prompts, self.config, self.batch_size, self.logits_processor, self.stats
+        )
+        return [group[0].text for group in groups]
+
+
+def constrained_policy(
+    model: Any,
+    tokenizer: Any,
+    schemas: Sequence[Mapping[str, Any]],
+    config: SamplingConfig = SamplingConfig(),
+    batch_size: int = 8,
+    calls_only: bool = True,
+) -> BatchedPolicy:
+    """A :class:`BatchedPolicy` whose tool calls are well formed by construction (see
+    :mod:`worldagent.policy.constrained`); ``calls_only``: the answer is calls and nothing else."""
+    from worldagent.policy.constrained import tool_call_processor_factory
+
+    factory = tool_call_processor_factory(tokenizer, schemas, config.max_new_tokens, model, calls_only)
+    return BatchedPolicy(model, tokenizer, config, batch_size, factory)
