@@ -47,6 +47,9 @@ def test_a_data_folder_a_module_names_beside_itself_is_a_dependency(tmp_path: Pa
             "worldagent/__init__.py": "",
             "worldagent/clip.py": 'from pathlib import Path\nCONFIGS = Path(__file__).parent / "clip_configs"\n',
             "worldagent/clip_configs/tiny.json": "{}",
+            "worldagent/registry/__init__.py": "",
+            "worldagent/io.py": 'KIND = "registry"  # names a subpackage, which is code, not data\n',
         },
     )
     assert "worldagent/clip_configs" in code_deps(tmp_path, ["worldagent.clip"])
+    assert code_deps(tmp_path, ["worldagent.io"]) == ["worldagent/__init__.py", "worldagent/io.py"]

@@ -76,7 +76,10 @@ def data_files(root: Path, module: str) -> set[str]:
     neighbours = {
         entry.name: entry
         for entry in path.parent.iterdir()
-        if entry.suffix != ".py" and entry.name != "__pycache__" and not entry.name.startswith(".")
+        if entry.suffix != ".py"
+        and entry.name != "__pycache__"
+        and not entry.name.startswith(".")
+        and not (entry / "__init__.py").exists()  # a subpackage is code: its modules count when imported
     }
     named = {
         node.value for node in ast.walk(_parse(path)) if isinstance(node, ast.Constant) and isinstance(node.value, str)
