@@ -31,7 +31,11 @@ def bench_story_tests(rounds: int) -> dict[str, float]:
         for story_file, export, expected in cases:
             runner.run(story_file, export, STORIES, expected)
     elapsed = time.perf_counter() - start
-    return {"story_tests": rounds * len(cases), "seconds": elapsed, "story_tests_per_second": rounds * len(cases) / elapsed}
+    return {
+        "story_tests": rounds * len(cases),
+        "seconds": elapsed,
+        "story_tests_per_second": rounds * len(cases) / elapsed,
+    }
 
 
 def bench_discover(rounds: int) -> dict[str, float]:
@@ -60,8 +64,12 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     print(f"story tests (python runner): {results['story_tests']['story_tests_per_second']:.0f}/s  (target >= 200/s)")
-    print(f"discover: {results['discover']['stories_per_second']:.0f} stories/s, {results['discover']['megabytes_per_second']:.2f} MB/s")
-    print(f"call parser, slowest 1 MB adversarial input: {results['parser_1mb_adversarial_ms']:.1f} ms  (target <= 100 ms)")
+    print(
+        f"discover: {results['discover']['stories_per_second']:.0f} stories/s, {results['discover']['megabytes_per_second']:.2f} MB/s"
+    )
+    print(
+        f"call parser, slowest 1 MB adversarial input: {results['parser_1mb_adversarial_ms']:.1f} ms  (target <= 100 ms)"
+    )
 
 
 if __name__ == "__main__":

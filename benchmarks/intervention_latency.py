@@ -32,11 +32,20 @@ def percentile(values: list[float], q: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=str(PREDICTOR_DIR), help="bundle directory or registry reference (default: models/intervention/predictor)")
+    parser.add_argument(
+        "--model",
+        default=str(PREDICTOR_DIR),
+        help="bundle directory or registry reference (default: models/intervention/predictor)",
+    )
     parser.add_argument("--root", default=".", help="project root")
     parser.add_argument("--runs", type=int, default=300, help="single-state predictions to time")
     parser.add_argument("--batch", type=int, default=64, help="batch size for the throughput figure")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: one state is too small to share, and extra threads only contend on a busy CPU)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: one state is too small to share, and extra threads only contend on a busy CPU)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if args.threads:
@@ -61,7 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         predictor.predict_batch(batch)
     throughput = rounds * args.batch / (time.perf_counter() - start)
     result = {
-        "single_state_ms": {"p50": percentile(single, 50), "p95": percentile(single, 95), "mean": statistics.fmean(single), "runs": args.runs},
+        "single_state_ms": {
+            "p50": percentile(single, 50),
+            "p95": percentile(single, 95),
+            "mean": statistics.fmean(single),
+            "runs": args.runs,
+        },
         "batch": {"size": args.batch, "states_per_second": throughput},
         "threads": torch.get_num_threads(),
         "clip": predictor.meta["clip"]["model"],
@@ -70,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=2))
     else:
         print(f"intervention predictor ({result['clip']}, {result['threads']} threads)")
-        print(f"  single state: p50 {result['single_state_ms']['p50']:.2f} ms, p95 {result['single_state_ms']['p95']:.2f} ms over {args.runs} runs")
+        print(
+            f"  single state: p50 {result['single_state_ms']['p50']:.2f} ms, p95 {result['single_state_ms']['p95']:.2f} ms over {args.runs} runs"
+        )
         print(f"  batch of {args.batch}: {throughput:.0f} states/s")
     return 0
 

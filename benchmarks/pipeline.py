@@ -23,7 +23,9 @@ VENV_BIN = Path(sys.executable).parent
 
 
 def timed(*command: str) -> float:
-    env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}", PREFECT_SERVER_ANALYTICS_ENABLED="false")
+    env = dict(
+        os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}", PREFECT_SERVER_ANALYTICS_ENABLED="false"
+    )
     start = time.perf_counter()
     subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start

@@ -72,7 +72,13 @@ def run_plain(params: Any, data: Path, work: Path) -> dict[str, float]:
         use_cpu=True,
         activation_checkpointing=False,
     )
-    lora = LoraConfig(task_type="CAUSAL_LM", r=params.lora.r, lora_alpha=params.lora.alpha, lora_dropout=params.lora.dropout, target_modules=list(params.lora.target_modules))
+    lora = LoraConfig(
+        task_type="CAUSAL_LM",
+        r=params.lora.r,
+        lora_alpha=params.lora.alpha,
+        lora_dropout=params.lora.dropout,
+        target_modules=list(params.lora.target_modules),
+    )
     trainer = SFTTrainer(model=model, args=args, train_dataset=dataset, processing_class=tokenizer, peft_config=lora)
     output = trainer.train()
     trainer.save_model(str(work / "plain-out"))
@@ -97,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         run_plain(params, data, work / "warm-up")
         shutil.rmtree(work / "warm-up", ignore_errors=True)
         for repeat in range(args.repeats):
-            for name, fn in (("stage", run_stage), ("plain", run_plain)) if repeat % 2 == 0 else (("plain", run_plain), ("stage", run_stage)):
+            for name, fn in (
+                (("stage", run_stage), ("plain", run_plain))
+                if repeat % 2 == 0
+                else (("plain", run_plain), ("stage", run_stage))
+            ):
                 scratch = work / f"{name}-{repeat}"
                 runs[name].append(fn(params, data, scratch))
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -109,8 +119,16 @@ def main(argv: list[str] | None = None) -> int:
             }
             for name, results in runs.items()
         }
-        summary["ratio_stage_over_plain"] = summary["stage"]["samples_per_second_median"] / summary["plain"]["samples_per_second_median"]
-        summary["setup"] = {"rows": args.rows, "steps": args.steps, "batch_size": params.sft.batch_size, "max_length": params.sft.max_length, "repeats": args.repeats}
+        summary["ratio_stage_over_plain"] = (
+            summary["stage"]["samples_per_second_median"] / summary["plain"]["samples_per_second_median"]
+        )
+        summary["setup"] = {
+            "rows": args.rows,
+            "steps": args.steps,
+            "batch_size": params.sft.batch_size,
+            "max_length": params.sft.max_length,
+            "repeats": args.repeats,
+        }
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if args.json:
@@ -118,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         for name in ("stage", "plain"):
             s = summary[name]
-            print(f"{name:6s} {s['samples_per_second_median']:.3f} samples/s (runs {s['samples_per_second_runs']}), wall {s['wall_s_median']:.1f} s")
+            print(
+                f"{name:6s} {s['samples_per_second_median']:.3f} samples/s (runs {s['samples_per_second_runs']}), wall {s['wall_s_median']:.1f} s"
+            )
         print(f"ratio stage/plain: {summary['ratio_stage_over_plain']:.3f} (target ≥ 0.95)")
     return 0
 

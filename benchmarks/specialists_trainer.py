@@ -36,7 +36,11 @@ def dataset_rows(count: int) -> list[dict[str, Any]]:
     for i in range(count):
         action = ("click", "fill", "navigate")[i % 3]
         page = f'- heading "Shop" [level=1]\n- button "Item {i}" [ref=e{i}]\n- textbox "Search" [ref=s{i}]\n- link "Cart" [ref=c{i}]'
-        output = {"action": action, "selectorOrRef": f"[ref=e{i}]", "value": None if action == "click" else f"value {i}"}
+        output = {
+            "action": action,
+            "selectorOrRef": f"[ref=e{i}]",
+            "value": None if action == "click" else f"value {i}",
+        }
         rows.append(
             {
                 "targetType": "agent",
@@ -87,8 +91,22 @@ def run(rows: int, repeats: int, params: Path, timeout: float) -> dict[str, Any]
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         log = (Path(scratch) / "trainer.log").open("wb")
-        command = [sys.executable, "-m", "worldagent.cli", "trainer", "serve", "--port", str(port), "--data-dir", str(data), "--params", str(params)]
-        server = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        command = [
+            sys.executable,
+            "-m",
+            "worldagent.cli",
+            "trainer",
+            "serve",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data),
+            "--params",
+            str(params),
+        ]
+        server = subprocess.Popen(
+            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        )
         try:
             deadline = time.monotonic() + 60
             while True:
@@ -105,7 +123,9 @@ def run(rows: int, repeats: int, params: Path, timeout: float) -> dict[str, Any]
                 run_id = f"bench-{index}"
                 wait_warm(url, timeout)
                 started = time.perf_counter()
-                response = httpx.post(f"{url}/train", json={"jobId": "bench", "datasetRef": str(dataset), "runId": run_id}, timeout=30)
+                response = httpx.post(
+                    f"{url}/train", json={"jobId": "bench", "datasetRef": str(dataset), "runId": run_id}, timeout=30
+                )
                 response.raise_for_status()
                 status, _ = wait_for(url, run_id, timeout)
                 elapsed = time.perf_counter() - started
@@ -116,7 +136,10 @@ def run(rows: int, repeats: int, params: Path, timeout: float) -> dict[str, Any]
                     continue
                 times.append(elapsed)
                 metrics.append(status["metrics"])
-                print(f"run {index}: {elapsed:.2f} s (train loop {status['metrics'].get('train_runtime_s')} s, {status['rows']} rows)", file=sys.stderr)
+                print(
+                    f"run {index}: {elapsed:.2f} s (train loop {status['metrics'].get('train_runtime_s')} s, {status['rows']} rows)",
+                    file=sys.stderr,
+                )
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
@@ -146,8 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        print(f"trainer trigger → completed, {result['rows']} rows: p50 {result['p50_s']} s over {result['repeats']} runs "
-              f"(min {result['min_s']}, max {result['max_s']}; train loop p50 {result['train_loop_s_p50']} s, {result['steps']} steps; target ≤ {result['target_s']} s)")
+        print(
+            f"trainer trigger → completed, {result['rows']} rows: p50 {result['p50_s']} s over {result['repeats']} runs "
+            f"(min {result['min_s']}, max {result['max_s']}; train loop p50 {result['train_loop_s_p50']} s, {result['steps']} steps; target ≤ {result['target_s']} s)"
+        )
     return 0
 
 

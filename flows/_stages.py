@@ -79,8 +79,12 @@ def alert(message: str) -> None:
     try:
         from prefect.events import emit_event
 
-        emit_event(event=ALERT_EVENT, resource={"prefect.resource.id": "worldagent.deploy"}, payload={"message": message})
-        create_markdown_artifact(key="deploy-alert", markdown=f"## Deploy alert\n\n{message}\n", description="deploy alert")
+        emit_event(
+            event=ALERT_EVENT, resource={"prefect.resource.id": "worldagent.deploy"}, payload={"message": message}
+        )
+        create_markdown_artifact(
+            key="deploy-alert", markdown=f"## Deploy alert\n\n{message}\n", description="deploy alert"
+        )
     except Exception as error:  # noqa: BLE001 - an alert must never hide the original outcome
         log.warning("could not emit the Prefect alert: %s", error)
 

@@ -34,7 +34,9 @@ def improve_task(service: SpecialistsService, job: dict[str, Any], timeout_s: fl
 
 
 @flow(name="specialists", log_prints=True)
-def specialists_pipeline(params_path: str = "params.yaml", root: str = ".", min_new_feedback: int | None = None, timeout_s: float = 600.0) -> list[dict[str, Any]]:
+def specialists_pipeline(
+    params_path: str = "params.yaml", root: str = ".", min_new_feedback: int | None = None, timeout_s: float = 600.0
+) -> list[dict[str, Any]]:
     logger = get_run_logger()
     service = SpecialistsService.from_params(load_params(Path(root) / params_path), root=Path(root))
     try:
@@ -43,8 +45,14 @@ def specialists_pipeline(params_path: str = "params.yaml", root: str = ".", min_
         results = [improve_task(service, job, timeout_s) for job in jobs]
     finally:
         service.close()
-    rows = "\n".join(f"| {r['agentId']} | {r['status']} | {r.get('metrics', {}).get('action_accuracy')} | {r.get('registered')} | {r.get('reason', '')} |" for r in results)
-    create_markdown_artifact(markdown="| agent | run | action accuracy | registered | reason |\n|---|---|---|---|---|\n" + rows, key="specialists-cycle")
+    rows = "\n".join(
+        f"| {r['agentId']} | {r['status']} | {r.get('metrics', {}).get('action_accuracy')} | {r.get('registered')} | {r.get('reason', '')} |"
+        for r in results
+    )
+    create_markdown_artifact(
+        markdown="| agent | run | action accuracy | registered | reason |\n|---|---|---|---|---|\n" + rows,
+        key="specialists-cycle",
+    )
     return results
 
 
@@ -55,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-new-feedback", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for each training run")
     args = parser.parse_args(argv)
-    print(json.dumps(specialists_pipeline(args.params, args.root, args.min_new_feedback, args.timeout), indent=2, default=str))
+    print(
+        json.dumps(
+            specialists_pipeline(args.params, args.root, args.min_new_feedback, args.timeout), indent=2, default=str
+        )
+    )
     return 0
 
 

@@ -1,6 +1,7 @@
 """base stage: the training split → models/world_agent/base/ (model, tokenizer, base.json).
 
-`python -m tasks.base` is the command dvc.yaml runs, with paths from the stage table. With `model.base: builtin:tiny` it trains the tokenizer and pre-trains the
+`python -m tasks.base` is the command dvc.yaml runs, with paths from the stage table.
+With `model.base: builtin:tiny` it trains the tokenizer and pre-trains the
 tiny Gemma-3 model; with a hub id or a local path it loads that model (offline: cached copies only).
 """
 
@@ -19,7 +20,12 @@ log = logging.getLogger("base")
 
 def metrics(metadata: dict) -> dict:
     """The stage's DVC metrics: flat numbers only (the full record is base.json in the model directory)."""
-    out = {"kind": metadata["kind"], "parameters": metadata["parameters"], "vocab_size": metadata["vocab_size"], "seconds": metadata["seconds"]}
+    out = {
+        "kind": metadata["kind"],
+        "parameters": metadata["parameters"],
+        "vocab_size": metadata["vocab_size"],
+        "seconds": metadata["seconds"],
+    }
     pretrain = metadata.get("pretrain")
     if pretrain:
         for key in ("initial_loss", "final_loss", "train_loss", "steps", "tokens", "blocks"):
@@ -34,10 +40,22 @@ def run(params: Params, *, trajectories: Path, out: Path, report: Path) -> None:
     if "pretrain_final_loss" in summary:
         log.info(
             "built %s base: %d parameters, vocab %d, pre-training loss %.3f → %.3f in %d steps (%.1f s)",
-            summary["kind"], summary["parameters"], summary["vocab_size"], summary["pretrain_initial_loss"], summary["pretrain_final_loss"], summary["pretrain_steps"], summary["seconds"],
+            summary["kind"],
+            summary["parameters"],
+            summary["vocab_size"],
+            summary["pretrain_initial_loss"],
+            summary["pretrain_final_loss"],
+            summary["pretrain_steps"],
+            summary["seconds"],
         )
     else:
-        log.info("loaded %s base %s: %d parameters (%.1f s)", summary["kind"], params.model.base, summary["parameters"], summary["seconds"])
+        log.info(
+            "loaded %s base %s: %d parameters (%.1f s)",
+            summary["kind"],
+            params.model.base,
+            summary["parameters"],
+            summary["seconds"],
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

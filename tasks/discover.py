@@ -17,7 +17,9 @@ log = logging.getLogger("discover")
 
 
 def run(params: Params, *, stories_dir: Path, stories: Path, report: Path) -> None:
-    discovery = discover_stories([stories_dir], root=stories_dir, strict=params.discover.strict, max_bytes=params.discover.max_file_bytes)
+    discovery = discover_stories(
+        [stories_dir], root=stories_dir, strict=params.discover.strict, max_bytes=params.discover.max_file_bytes
+    )
     for problem in discovery.problems:
         log.warning("%s", problem)
     atomic_write_text(stories, discovery_to_jsonl(discovery.stories))
@@ -28,8 +30,12 @@ def run(params: Params, *, stories_dir: Path, stories: Path, report: Path) -> No
         "problem_list": [str(problem) for problem in discovery.problems],
     }
     atomic_write_text(report, pretty_json(summary))
-    log.info("discovered %d stories in %d components (%d problems)", summary["stories"], summary["components"], summary["problems"])
-
+    log.info(
+        "discovered %d stories in %d components (%d problems)",
+        summary["stories"],
+        summary["components"],
+        summary["problems"],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,7 @@
 """dpo stage: base + sft adapter + dpo-preferences.jsonl → the DPO LoRA adapter (models/world_agent/dpo).
 
-`python -m tasks.dpo` is the command dvc.yaml runs, with paths from the stage table. An interrupted run resumes from models/world_agent/checkpoints/dpo.
+`python -m tasks.dpo` is the command dvc.yaml runs, with paths from the stage table.
+An interrupted run resumes from models/world_agent/checkpoints/dpo.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ log = logging.getLogger("dpo")
 def run(params: Params, *, base: Path, sft: Path, preferences: Path, out: Path, metrics: Path, curves: Path) -> None:
     result = train_dpo(params, base, sft, preferences, out, curves_path=curves)
     atomic_write_text(metrics, pretty_json(result))
-    log.info("dpo: %d steps, margin %s, accuracy %s, %.1f s", result["global_step"], result.get("rewards_margins_last"), result.get("rewards_accuracies_last"), result["wall_s"])
+    log.info(
+        "dpo: %d steps, margin %s, accuracy %s, %.1f s",
+        result["global_step"],
+        result.get("rewards_margins_last"),
+        result.get("rewards_accuracies_last"),
+        result["wall_s"],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""evaluate stage: the eval split through base, sft, dpo, grpo, the champion and the reference → eval.json, eval_intents.jsonl, plots.
+"""evaluate stage: the eval split through every model of evaluate.models → eval.json, eval_intents.jsonl, plots.
 
 `python -m tasks.evaluate` is the command dvc.yaml runs, with paths from the stage table.
 A failing model is an error; a missing champion (the first run) is a note in the report.

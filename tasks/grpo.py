@@ -1,6 +1,7 @@
 """grpo stage: base + sft + dpo adapters + story tests → the GRPO LoRA adapter (models/world_agent/grpo).
 
-`python -m tasks.grpo` is the command dvc.yaml runs, with paths from the stage table. An interrupted run resumes from models/world_agent/checkpoints/grpo.
+`python -m tasks.grpo` is the command dvc.yaml runs, with paths from the stage table.
+An interrupted run resumes from models/world_agent/checkpoints/grpo.
 """
 
 from __future__ import annotations
@@ -17,11 +18,25 @@ log = logging.getLogger("grpo")
 
 
 def run(
-    params: Params, *, base: Path, dpo: Path, trajectories: Path, stories_dir: Path, out: Path, metrics: Path, curves: Path
+    params: Params,
+    *,
+    base: Path,
+    dpo: Path,
+    trajectories: Path,
+    stories_dir: Path,
+    out: Path,
+    metrics: Path,
+    curves: Path,
 ) -> None:
     result = train_grpo(params, base, dpo, trajectories, stories_dir, out, curves_path=curves)
     atomic_write_text(metrics, pretty_json(result))
-    log.info("grpo: %d steps, reward %s → %s, %.1f s", result["global_step"], result.get("reward_first"), result.get("reward_last"), result["wall_s"])
+    log.info(
+        "grpo: %d steps, reward %s → %s, %.1f s",
+        result["global_step"],
+        result.get("reward_first"),
+        result.get("reward_last"),
+        result["wall_s"],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

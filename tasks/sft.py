@@ -1,6 +1,7 @@
 """sft stage: base + trajectories.jsonl → the SFT LoRA adapter (models/world_agent/sft).
 
-`python -m tasks.sft` is the command dvc.yaml runs, with paths from the stage table. An interrupted run resumes from models/world_agent/checkpoints/sft.
+`python -m tasks.sft` is the command dvc.yaml runs, with paths from the stage table.
+An interrupted run resumes from models/world_agent/checkpoints/sft.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ log = logging.getLogger("sft")
 def run(params: Params, *, base: Path, trajectories: Path, out: Path, metrics: Path, curves: Path) -> None:
     result = train_sft(params, base, trajectories, out, curves_path=curves)
     atomic_write_text(metrics, pretty_json(result))
-    log.info("sft: %d steps, loss %s → %s, %.1f s", result["global_step"], result.get("loss_first"), result.get("loss_last"), result["wall_s"])
+    log.info(
+        "sft: %d steps, loss %s → %s, %.1f s",
+        result["global_step"],
+        result.get("loss_first"),
+        result.get("loss_last"),
+        result["wall_s"],
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

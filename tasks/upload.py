@@ -50,7 +50,13 @@ def dvc_push(root: Path, files: list[Path]) -> dict[str, Any]:
 
     wanted = {f.resolve() for f in files}
     with Repo(str(root)) as repo:
-        tracked = sorted({Path(out.fs_path).resolve() for out in repo.index.outs if Path(out.fs_path).resolve() in wanted and out.use_cache})
+        tracked = sorted(
+            {
+                Path(out.fs_path).resolve()
+                for out in repo.index.outs
+                if Path(out.fs_path).resolve() in wanted and out.use_cache
+            }
+        )
         if not tracked:
             return {"pushed": 0, "targets": []}
         try:
@@ -71,16 +77,29 @@ def run_upload(params: Params, root: Path = Path("."), env: Mapping[str, str] | 
     names = [f.name for f in files]
     token = env.get("HF_TOKEN")
     if params.upload.hub_repo and token:
-        ref = upload_datasets(files, params.upload.hub_repo, token, env.get("HF_ENDPOINT") or None, private=params.upload.private)
+        ref = upload_datasets(
+            files, params.upload.hub_repo, token, env.get("HF_ENDPOINT") or None, private=params.upload.private
+        )
         log.info("uploaded %d files to the Hub dataset repo %s", len(files), params.upload.hub_repo)
-        return {"action": "hub", "repo": params.upload.hub_repo, "url": ref.uri, "revision": ref.revision, "files": names}
+        return {
+            "action": "hub",
+            "repo": params.upload.hub_repo,
+            "url": ref.uri,
+            "revision": ref.revision,
+            "files": names,
+        }
     why_not_hub = "upload.hub_repo is not set" if not params.upload.hub_repo else "HF_TOKEN is not set"
     if params.upload.hub_repo:
         log.warning("upload.hub_repo is %s but HF_TOKEN is not set: not uploading to the Hub", params.upload.hub_repo)
     remote = dvc_default_remote(root)
     if remote:
         outcome = dvc_push(root, files)
-        log.info("dvc push to remote %r: %d files pushed (%s)", remote, outcome["pushed"], ", ".join(outcome["targets"]) or "nothing tracked")
+        log.info(
+            "dvc push to remote %r: %d files pushed (%s)",
+            remote,
+            outcome["pushed"],
+            ", ".join(outcome["targets"]) or "nothing tracked",
+        )
         return {"action": "dvc", "remote": remote, **outcome, "files": names}
     reason = f"{why_not_hub} and the DVC project has no default remote (dvc remote add -d NAME URL)"
     log.info("upload skipped: %s", reason)

@@ -16,7 +16,13 @@ from worldagent.pipeline.table import stage_paths
 
 PROJECT = Path(__file__).resolve().parents[1]
 GENERATED = PROJECT / "data" / "generated" / "world_agent"
-DATASETS = ("stories.jsonl", "trajectories.jsonl", "trajectories.eval.jsonl", "dpo-preferences.jsonl", "dpo-preferences.eval.jsonl")
+DATASETS = (
+    "stories.jsonl",
+    "trajectories.jsonl",
+    "trajectories.eval.jsonl",
+    "dpo-preferences.jsonl",
+    "dpo-preferences.eval.jsonl",
+)
 
 
 @pytest.fixture(scope="session", autouse=True)

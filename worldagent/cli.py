@@ -73,7 +73,10 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
         print(str(problem), file=sys.stderr)
     stories = [s for s in discovery.stories if args.export in (None, s.export)]
     if not stories and not discovery.problems:
-        print(f"error: {args.path}: no story export{' named ' + repr(args.export) if args.export else ''}", file=sys.stderr)
+        print(
+            f"error: {args.path}: no story export{' named ' + repr(args.export) if args.export else ''}",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     runner = make_runner(StorytestParams(runner=args.runner))
     reference = Path(args.reference).resolve() if args.reference else None
@@ -98,24 +101,30 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
         counts["passed"] += ok
         counts["failed"] += not ok and not render_error
         if args.json:
-            _print_json({"file": record.file, "export": record.export, "rendered": not render_error,
-                         **result.model_dump()})
+            _print_json(
+                {"file": record.file, "export": record.export, "rendered": not render_error, **result.model_dump()}
+            )
         else:
             status = "ERROR" if render_error else "PASS" if ok else "FAIL"
-            print(f"{status} {record.file} {record.export}: {result.passedAssertions}/{result.totalAssertions} "
-                  f"assertions, a11y {'ok' if result.a11yPassed else 'failed'}")
+            print(
+                f"{status} {record.file} {record.export}: {result.passedAssertions}/{result.totalAssertions} "
+                f"assertions, a11y {'ok' if result.a11yPassed else 'failed'}"
+            )
             for error in result.errors:
                 print(f"  {error}")
     # Files that could not be read or parsed hold stories nobody can run: they count as errors.
-    unreadable = len({p.location.file for p in discovery.problems if p.kind in ("syntax", "encoding", "too-large",
-                                                                               "symlink")})
+    unreadable = len(
+        {p.location.file for p in discovery.problems if p.kind in ("syntax", "encoding", "too-large", "symlink")}
+    )
     counts["errors"] += unreadable
     if args.json:
         if target.is_dir():  # a single FILE keeps its one-object-per-story output
             _print_json({"summary": counts})
     else:
-        print(f"{counts['stories']} stories: {counts['rendered']} rendered, {counts['passed']} passed, "
-              f"{counts['failed']} failed, {counts['errors']} errors")
+        print(
+            f"{counts['stories']} stories: {counts['rendered']} rendered, {counts['passed']} passed, "
+            f"{counts['failed']} failed, {counts['errors']} errors"
+        )
     return EXIT_OK if counts["failed"] == 0 and counts["errors"] == 0 else EXIT_FAILED
 
 
@@ -158,7 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
     discover = commands.add_parser("discover", help="list the stories (and their intents) in TSX files or directories")
     discover.add_argument("paths", nargs="+", metavar="PATH", help="*.stories.tsx files or directories to search")
     discover.add_argument("--json", action="store_true", help="one JSON object per story (file, export, intent, ...)")
-    discover.add_argument("--strict", action="store_true", help="exit 1 if any file has a problem (syntax, missing or duplicate intent)")
+    discover.add_argument(
+        "--strict", action="store_true", help="exit 1 if any file has a problem (syntax, missing or duplicate intent)"
+    )
     discover.add_argument("--root", help="paths in the output are relative to this directory (default: common parent)")
     discover.set_defaults(handler=_cmd_discover)
 
@@ -167,8 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     story_test.add_argument("path", metavar="FILE|DIR", help="a *.stories.tsx file, or a folder of them")
     story_test.add_argument("--export", help="only this story export (default: every story in the file)")
-    story_test.add_argument("--reference", help="derive the assertions from this reference story file (default: FILE itself)")
-    story_test.add_argument("--runner", choices=["python", "browser"], default="python", help="python (embedded) or browser (headless Chromium + axe-core)")
+    story_test.add_argument(
+        "--reference", help="derive the assertions from this reference story file (default: FILE itself)"
+    )
+    story_test.add_argument(
+        "--runner",
+        choices=["python", "browser"],
+        default="python",
+        help="python (embedded) or browser (headless Chromium + axe-core)",
+    )
     story_test.add_argument("--root", help="root for relative imports (default: DIR, or the FILE's directory)")
     story_test.add_argument(
         "--json", action="store_true", help="one StoryResult JSON object per story, then a summary object"

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from worldagent.errors import InputError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from worldagent.errors import InputError
 
 
 class Section(BaseModel):
@@ -108,7 +108,9 @@ class LoraParams(Section):
     r: int = Field(default=16, gt=0)
     alpha: int = Field(default=16, gt=0)
     dropout: float = Field(default=0.05, ge=0, lt=1)
-    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"])
+    target_modules: list[str] = Field(
+        default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    )
 
 
 class TrainerParams(Section):
@@ -200,7 +202,9 @@ class InterventionSimulateParams(Section):
 
     episodes: int = Field(default=480, gt=0)
     intervention_fraction: float = Field(default=0.65, ge=0, le=1)  # share of episodes that end in an intervention
-    categories: list[Literal["ecommerce", "research", "information"]] = Field(default_factory=lambda: ["ecommerce", "research", "information"])
+    categories: list[Literal["ecommerce", "research", "information"]] = Field(
+        default_factory=lambda: ["ecommerce", "research", "information"]
+    )
     max_steps: int = Field(default=16, ge=6)  # the agent's step budget (running out is one cause)
     image_width: int = Field(default=160, ge=32)
     image_height: int = Field(default=100, ge=32)
@@ -218,7 +222,9 @@ class InterventionClipParams(Section):
     pretrained: str | None = None  # e.g. openai (needs the Hub or a cached copy)
     offline: bool = True  # set HF_HUB_OFFLINE so a missing download fails at once
     batch_size: int = Field(default=64, gt=0)
-    on_bad_screenshot: Literal["mask", "error"] = "mask"  # mask: a learned 'no screenshot' vector, counted in the manifest
+    on_bad_screenshot: Literal["mask", "error"] = (
+        "mask"  # mask: a learned 'no screenshot' vector, counted in the manifest
+    )
 
 
 class InterventionEncoderParams(Section):
@@ -242,7 +248,9 @@ class InterventionTrainParams(Section):
     weight_decay: float = Field(default=1e-4, ge=0)
     patience: int = Field(default=3, gt=0)  # early stopping on validation loss (predictor)
     contrastive_labels: Literal["reason", "binary"] = "reason"  # reason: one class per cause of intervention
-    threads: int = Field(default=1, gt=0)  # torch threads; 1 is fastest on a shared 2-core box (2 threads: 7x slower under load)
+    threads: int = Field(
+        default=1, gt=0
+    )  # torch threads; 1 is fastest on a shared 2-core box (2 threads: 7x slower under load)
     recall_target: float = Field(default=0.85, gt=0, le=1)  # decision threshold: the highest reaching it on validation
 
 
@@ -271,6 +279,7 @@ class InterventionParams(Section):
     compare: InterventionCompareParams = InterventionCompareParams()
     gate: InterventionGateParams = InterventionGateParams()
 
+
 # --------------------------------------------------------------------------- specialists (issue 5)
 
 
@@ -284,7 +293,9 @@ class SpecialistsTrainerParams(Section):
     max_concurrent: int = Field(default=1, gt=0)  # more runs than this wait as pending
     token: str | None = None  # optional bearer token (WORLDAGENT_TRAINER_TOKEN overrides)
     request_timeout_s: float = Field(default=5.0, gt=0)
-    worker_threads: int | None = Field(default=1, gt=0)  # torch threads per worker (null: torch's default); 1 is fastest on a shared CPU
+    worker_threads: int | None = Field(
+        default=1, gt=0
+    )  # torch threads per worker (null: torch's default); 1 is fastest on a shared CPU
 
 
 class SpecialistsParams(Section):
@@ -300,7 +311,9 @@ class SpecialistsParams(Section):
     eval_max_new_tokens: int = Field(default=48, gt=0)
     family_prefix: str = "specialist"  # registry family: <prefix>-<agentId>
     lora: LoraParams = LoraParams(r=8, alpha=16, dropout=0.0)
-    sft: SftParams = SftParams(max_steps=6, batch_size=4, max_length=384, learning_rate=5e-3, logging_steps=1, save_steps=1000)
+    sft: SftParams = SftParams(
+        max_steps=6, batch_size=4, max_length=384, learning_rate=5e-3, logging_steps=1, save_steps=1000
+    )
     trainer: SpecialistsTrainerParams = SpecialistsTrainerParams()
 
 

@@ -154,5 +154,12 @@ def test_duplicate_rule_ids_are_rejected() -> None:
 
 def test_default_rule_ids_are_documented() -> None:
     rules = default_constraint_rules()
-    assert list(rules) == ["unknown-tool", "path-outside-sandbox", "hardcoded-color", "inline-style", "a11y", "content-too-large"]
+    assert list(rules) == [
+        "unknown-tool",
+        "path-outside-sandbox",
+        "hardcoded-color",
+        "inline-style",
+        "a11y",
+        "content-too-large",
+    ]
     assert all(rules.values())

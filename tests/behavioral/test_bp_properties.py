@@ -90,7 +90,7 @@ def test_blocks_that_change_over_time_are_respected(
 
     switched = [False] * len(phases)
     for event in selected:
-        for i, (before, switch, after) in enumerate(phases):
+        for i, (before, _switch, after) in enumerate(phases):
             assert event not in (after if switched[i] else before)
         for i, (_before, switch, _after) in enumerate(phases):
             switched[i] = switched[i] or event == switch

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from worldagent.cli import main
-from worldagent.tools.callformat import CallParseError, parse_json_call
+from worldagent.tools.callformat import CallParseError, ToolCall, parse_json_call
 from worldagent.tools.registry import default_registry
-from worldagent.tools.callformat import ToolCall
 from worldagent.tools.sandbox import Sandbox
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -32,11 +31,17 @@ def discover_stderr(capsys: pytest.CaptureFixture[str], *paths: Path) -> tuple[l
     return [json.loads(line) for line in captured.out.splitlines()], captured.err
 
 
-def test_bad_files_are_reported_with_file_line_col_and_the_rest_continue(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_files_are_reported_with_file_line_col_and_the_rest_continue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     shutil.copytree(PROJECT / "data" / "stories" / "button", tmp_path / "button")
     write_story(tmp_path, "malformed", "export const a = story({ intent: 'x', template: () => <div>\n")
     write_story(tmp_path, "nointent", "export const lonelyThing = story({ template: () => <p>x</p> })\n")
-    write_story(tmp_path, "dupe", "export const a = story({ intent: 'Create a disabled \"Submit order\" button', template: () => <p>x</p> })\n")
+    write_story(
+        tmp_path,
+        "dupe",
+        "export const a = story({ intent: 'Create a disabled \"Submit order\" button', template: () => <p>x</p> })\n",
+    )
     binary = tmp_path / "binary" / "binary.stories.tsx"
     binary.parent.mkdir()
     binary.write_bytes(HEADER.encode() + b"export const a = story({ intent: '\xff\xfe' })\n")
@@ -62,7 +67,9 @@ def test_bad_files_are_reported_with_file_line_col_and_the_rest_continue(tmp_pat
         ("const Loop: FT = () => <Loop />\nexport const a = story({ intent: 'x', template: Loop })\n", "recursion"),
     ],
 )
-def test_story_test_reports_render_errors_with_location(tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, message: str) -> None:
+def test_story_test_reports_render_errors_with_location(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], body: str, message: str
+) -> None:
     story = write_story(tmp_path, "bad", body)
     start = time.perf_counter()
     assert main(["story-test", str(story), "--json"]) == 1

@@ -25,10 +25,14 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert command in out
 
 
-def test_discover_json_prints_one_object_per_story_and_reports_bad_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_discover_json_prints_one_object_per_story_and_reports_bad_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     shutil.copytree(BUTTON, tmp_path / "button")
     (tmp_path / "broken").mkdir()
-    (tmp_path / "broken" / "broken.stories.tsx").write_text("export const x = story({ intent: 'x', template: () => <div>\n")
+    (tmp_path / "broken" / "broken.stories.tsx").write_text(
+        "export const x = story({ intent: 'x', template: () => <div>\n"
+    )
     assert main(["discover", str(tmp_path), "--json"]) == 0
     captured = capsys.readouterr()
     stories = [json.loads(line) for line in captured.out.splitlines()]
@@ -44,7 +48,9 @@ def test_discover_missing_path_is_a_clear_error(capsys: pytest.CaptureFixture[st
     assert "no such file or directory: no/such/dir" in capsys.readouterr().err
 
 
-def test_story_test_passes_the_reference_and_fails_a_degraded_copy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_story_test_passes_the_reference_and_fails_a_degraded_copy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["story-test", str(BUTTON / "button.stories.tsx"), "--export", "primaryButton", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["passed"] and result["a11yPassed"] and result["totalAssertions"] >= 1
@@ -52,7 +58,17 @@ def test_story_test_passes_the_reference_and_fails_a_degraded_copy(tmp_path: Pat
     shutil.copytree(BUTTON, tmp_path / "button")
     story = tmp_path / "button" / "button.stories.tsx"
     story.write_text(story.read_text().replace("<button", "<div").replace("</button>", "</div>"))
-    code = main(["story-test", str(story), "--export", "primaryButton", "--reference", str(BUTTON / "button.stories.tsx"), "--json"])
+    code = main(
+        [
+            "story-test",
+            str(story),
+            "--export",
+            "primaryButton",
+            "--reference",
+            str(BUTTON / "button.stories.tsx"),
+            "--json",
+        ]
+    )
     result = json.loads(capsys.readouterr().out)
     assert code == 1 and not result["passed"] and result["passedAssertions"] < result["totalAssertions"]
 
@@ -81,15 +97,37 @@ def test_params_errors_name_the_file_and_key(tmp_path: Path) -> None:
 def test_stage_entry_point_exits_2_with_the_reason(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     params = tmp_path / "params.yaml"
     params.write_text("generate:\n  eval_fraction: 2\n")
-    paths = ["--stories-dir", str(tmp_path), "--stories", str(tmp_path / "s.jsonl"), "--report", str(tmp_path / "r.json")]
+    paths = [
+        "--stories-dir",
+        str(tmp_path),
+        "--stories",
+        str(tmp_path / "s.jsonl"),
+        "--report",
+        str(tmp_path / "r.json"),
+    ]
     assert discover_stage_main(["--params", str(params), *paths]) == 2
     assert "generate.eval_fraction" in capsys.readouterr().err
     assert not (tmp_path / "s.jsonl").exists()
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (apt-get install chromium)")
+@pytest.mark.skipif(
+    shutil.which("chromium") is None, reason="Debian's chromium is not installed (apt-get install chromium)"
+)
 def test_story_test_in_headless_chromium_with_axe(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["story-test", str(BUTTON / "button.stories.tsx"), "--export", "disabledButton", "--runner", "browser", "--json"]) == 0
+    assert (
+        main(
+            [
+                "story-test",
+                str(BUTTON / "button.stories.tsx"),
+                "--export",
+                "disabledButton",
+                "--runner",
+                "browser",
+                "--json",
+            ]
+        )
+        == 0
+    )
     result = json.loads(capsys.readouterr().out)
     assert result["passed"] and result["a11yPassed"] and result["errors"] == []

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import json
-import pytest
 
+import pytest
 from evaluation_helpers import DATA
 
 
@@ -23,5 +23,9 @@ def token_files() -> dict[str, list[str]]:
 @pytest.fixture(scope="session")
 def rejected() -> dict[tuple[str, str], str]:
     """(story id, degradation) -> the rejected output of the eval preference pairs."""
-    pairs = [json.loads(line) for line in (DATA / "dpo-preferences.eval.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    pairs = [
+        json.loads(line)
+        for line in (DATA / "dpo-preferences.eval.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     return {(pair["id"], pair["degradation"]): pair["rejected"][0]["content"] for pair in pairs}

@@ -89,17 +89,23 @@ def test_forgotten_run_story_is_still_scored_once(eval_rows, token_files) -> Non
     assert result.calls == len(calls)
     assert any("runStory was never called" in error for error in result.errors)
     # Nothing written, nothing run: a lone runStory of a missing file fails.
-    [lonely] = score([row], [render_calls([c for c in parse_calls(reference(row)).calls if c.name == "runStory"])], token_files)
+    [lonely] = score(
+        [row], [render_calls([c for c in parse_calls(reference(row)).calls if c.name == "runStory"])], token_files
+    )
     assert lonely.parsed and not lonely.story_passed and lonely.reward == 0.0
 
 
-def test_the_written_story_is_tested_whatever_its_export_is_named_and_wherever_runstory_points(eval_rows, token_files) -> None:
+def test_the_written_story_is_tested_whatever_its_export_is_named_and_wherever_runstory_points(
+    eval_rows, token_files
+) -> None:
     [row] = pick(eval_rows, INLINE_ID)
     export = row["id"].split("#")[1]
     calls = parse_calls(reference(row)).calls
     for call in calls:
         if call.name == "writeStory":
-            call.arguments["content"] = call.arguments["content"].replace(f"export const {export} =", "export const renamedStory =")
+            call.arguments["content"] = call.arguments["content"].replace(
+                f"export const {export} =", "export const renamedStory ="
+            )
         if call.name == "runStory":
             call.arguments["path"] = "avatar/never-written.stories.tsx"
     [result] = score([row], [render_calls(calls)], token_files)
@@ -114,7 +120,9 @@ def test_a_story_file_with_several_exports_is_tested_under_the_task_export_only(
     for call in calls:
         if call.name == "writeStory":
             body = call.arguments["content"].replace(f"export const {export} =", "export const first =")
-            call.arguments["content"] = body + body.split("\n\n", 1)[1].replace("export const first =", "export const second =")
+            call.arguments["content"] = body + body.split("\n\n", 1)[1].replace(
+                "export const first =", "export const second ="
+            )
     [result] = score([row], [render_calls(calls)], token_files)
     assert not result.story_passed and result.reward == 0.0  # ambiguous: neither story is the task's
 
@@ -130,7 +138,9 @@ def test_sandbox_falls_back_to_the_component_token_files(eval_rows) -> None:
     rows = eval_rows[:2]
     results = score(rows, [reference(row) for row in rows], token_files=None)
     assert all(result.story_passed for result in results)
-    assert Scorer(STORIES, PythonStoryRunner(), RewardWeights()).seed_files(rows[0]) == [f"{rows[0]['component']}/{rows[0]['component']}.tokens.ts"]
+    assert Scorer(STORIES, PythonStoryRunner(), RewardWeights()).seed_files(rows[0]) == [
+        f"{rows[0]['component']}/{rows[0]['component']}.tokens.ts"
+    ]
 
 
 def test_evaluate_models_scores_every_policy_on_the_same_intents(eval_rows, token_files) -> None:
@@ -141,7 +151,14 @@ def test_evaluate_models_scores_every_policy_on_the_same_intents(eval_rows, toke
         built.append("empty")
         return StaticPolicy([""] * len(rows))
 
-    report = evaluate_models({"reference": ReferencePolicy(rows), "empty": lazy_empty}, rows, STORIES, PythonStoryRunner(), RewardWeights(), token_files)
+    report = evaluate_models(
+        {"reference": ReferencePolicy(rows), "empty": lazy_empty},
+        rows,
+        STORIES,
+        PythonStoryRunner(),
+        RewardWeights(),
+        token_files,
+    )
     assert built == ["empty"]
     assert list(report.models) == ["reference", "empty"]
     assert report.intents == [row["id"] for row in rows]
@@ -155,7 +172,14 @@ def test_select_eval_rows_interleaves_components_and_keeps_single_turn() -> None
     def row(i: str, component: str, turns: str = "single") -> dict:
         return {"id": i, "component": component, "turns": turns, "intent": i, "messages": []}
 
-    rows = [row("b#2", "b"), row("a#1", "a"), row("a#2", "a"), row("a#1", "a", "multi"), row("c#1", "c"), row("a#3", "a")]
+    rows = [
+        row("b#2", "b"),
+        row("a#1", "a"),
+        row("a#2", "a"),
+        row("a#1", "a", "multi"),
+        row("c#1", "c"),
+        row("a#3", "a"),
+    ]
     assert [r["id"] for r in select_eval_rows(rows)] == ["a#1", "b#2", "c#1", "a#2", "a#3"]
     assert [r["id"] for r in select_eval_rows(rows, max_intents=2)] == ["a#1", "b#2"]
 
@@ -168,4 +192,3 @@ def test_summarize_means(eval_rows, token_files) -> None:
     assert metrics.parse_rate == 0.5 and metrics.story_pass_rate == 0.5 and metrics.a11y_pass_rate == 0.5
     assert metrics.mean_reward == pytest.approx(sum(r.reward for r in results) / 4)
     assert summarize([]).n == 0
-

@@ -17,7 +17,15 @@ def world_agent_gate(candidate: ModelMetrics, comparison: dict | None, gate: Gat
 
 
 def metrics(**overrides: float) -> ModelMetrics:
-    values = dict(n=10, parse_rate=1.0, story_pass_rate=0.8, a11y_pass_rate=0.9, mean_reward=0.8, constraint_violations=0.1, tool_efficiency=1.0)
+    values = dict(
+        n=10,
+        parse_rate=1.0,
+        story_pass_rate=0.8,
+        a11y_pass_rate=0.9,
+        mean_reward=0.8,
+        constraint_violations=0.1,
+        tool_efficiency=1.0,
+    )
     values.update(overrides)
     return ModelMetrics(**values)
 
@@ -26,7 +34,10 @@ def comparison(low: float, mean: float = 0.0, high: float = 0.1) -> dict:
     return {
         "candidate": "grpo",
         "confidence": 0.95,
-        "comparisons": {"champion": {"metrics": {"mean_reward": {"diff": {"mean": mean, "low": low, "high": high}}}}, "base": None},
+        "comparisons": {
+            "champion": {"metrics": {"mean_reward": {"diff": {"mean": mean, "low": low, "high": high}}}},
+            "base": None,
+        },
     }
 
 
@@ -34,7 +45,11 @@ def test_first_run_gates_on_thresholds_alone() -> None:
     no_champion = {"candidate": "grpo", "comparisons": {"champion": None, "base": None}}
     decision = world_agent_gate(metrics(), no_champion, GateParams(min_story_pass_rate=0.5, min_a11y_pass_rate=0.5))
     assert decision.passed
-    assert [c.name for c in decision.checks] == ["min_story_pass_rate", "min_a11y_pass_rate", "max_constraint_violations"]
+    assert [c.name for c in decision.checks] == [
+        "min_story_pass_rate",
+        "min_a11y_pass_rate",
+        "max_constraint_violations",
+    ]
     assert any("first run" in reason for reason in decision.reasons)
     assert decision.reasons[0] == "The candidate passes the gate."
     assert world_agent_gate(metrics(), None, GateParams()).passed
@@ -88,16 +103,26 @@ def test_threshold_direction_and_missing_values() -> None:
 
 def test_every_family_states_its_rules_in_the_one_gate() -> None:
     params = Params()
-    names = {family.key: [t.name for t in family.gate_rules(params).thresholds] for family in (WORLD_AGENT, INTERVENTION, SPECIALISTS)}
+    names = {
+        family.key: [t.name for t in family.gate_rules(params).thresholds]
+        for family in (WORLD_AGENT, INTERVENTION, SPECIALISTS)
+    }
     assert names == {
         "world_agent": ["min_story_pass_rate", "min_a11y_pass_rate", "max_constraint_violations"],
         "intervention": ["min_f1", "min_auc"],
         "specialists": ["min_action_accuracy"],
     }
     assert WORLD_AGENT.gate_rules(params).non_inferiority == NonInferiority("Mean reward", params.gate.margin)
-    assert INTERVENTION.gate_rules(params).non_inferiority == NonInferiority("Accuracy", params.intervention.gate.margin)
+    assert INTERVENTION.gate_rules(params).non_inferiority == NonInferiority(
+        "Accuracy", params.intervention.gate.margin
+    )
     # the intervention predictor gated on a champion's accuracy difference, through the same decide()
-    comparison = {"confidence": 0.9, "comparisons": {"champion": {"accuracy_diff": {"mean": -0.1, "low": -0.2, "high": 0.0}}}}
-    decision = decide({"f1": 0.9, "auc": 0.95}, INTERVENTION.gate_rules(params), INTERVENTION.champion_diff(comparison), 0.9)
+    comparison = {
+        "confidence": 0.9,
+        "comparisons": {"champion": {"accuracy_diff": {"mean": -0.1, "low": -0.2, "high": 0.0}}},
+    }
+    decision = decide(
+        {"f1": 0.9, "auc": 0.95}, INTERVENTION.gate_rules(params), INTERVENTION.champion_diff(comparison), 0.9
+    )
     assert not decision.passed and [c.name for c in decision.checks if not c.passed] == ["non_inferiority_accuracy"]
     assert any("90% CI" in reason for reason in decision.reasons)

@@ -10,13 +10,13 @@ import pytest
 import torch
 from evaluation_helpers import ROOT
 
-from worldagent.pipeline import world_agent as world_agent_table
 from worldagent.config import Params
+from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.evaluate import prompts_of
 from worldagent.evaluation.policies import HFPolicy, Policy, ReferencePolicy, StaticPolicy
-from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.stages.evaluate import evaluate_stage
 from worldagent.io import directory_hash
+from worldagent.pipeline import world_agent as world_agent_table
 
 
 def run_evaluate(params: Params, root: Path, loader, champion: dict | None = None) -> None:  # type: ignore[no-untyped-def]
@@ -102,7 +102,11 @@ class EchoLengthModel:
             first = mask.index(1)
             assert all(m == 0 for m in mask[:first]) and all(m == 1 for m in mask[first:])  # left padding
             assert all(t == self.tok.pad_token_id for t in ids[:first])
-            answer = self.tok.encode(f"<start_function_call>{sum(mask)}<end_function_call>") + [3] + self.tok.encode("after stop")
+            answer = (
+                self.tok.encode(f"<start_function_call>{sum(mask)}<end_function_call>")
+                + [3]
+                + self.tok.encode("after stop")
+            )
             rows.append(ids + answer)
         width = max(len(row) for row in rows)
         return torch.tensor([row + [0] * (width - len(row)) for row in rows])
@@ -139,21 +143,40 @@ def tiny_hf() -> tuple[Any, Any]:
 
     backend = Tokenizer(models.BPE(unk_token="<unk>"))
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "<bos>", "<eos>", "<unk>", *SPECIALS[3:]],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=["<pad>", "<bos>", "<eos>", "<unk>", *SPECIALS[3:]],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
     backend.train_from_iterator(["Create an accessible button", "writeStory runStory avatar card"], trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>", unk_token="<unk>")
-    tokenizer.chat_template = "{{ bos_token }}{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}<end_of_turn>{% endfor %}model: "
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>", unk_token="<unk>"
+    )
+    tokenizer.chat_template = (
+        "{{ bos_token }}{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}<end_of_turn>{% endfor %}model: "
+    )
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-                         num_key_value_heads=1, max_position_embeddings=256, pad_token_id=tokenizer.pad_token_id,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=256,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     return LlamaForCausalLM(config), tokenizer
 
 
 def test_hf_policy_with_a_real_tiny_model(tiny_hf) -> None:
     model, tokenizer = tiny_hf
-    prompts = [[{"role": "system", "content": "tools"}, {"role": "user", "content": "Create an accessible button" * k}] for k in (1, 3, 2)]
+    prompts = [
+        [{"role": "system", "content": "tools"}, {"role": "user", "content": "Create an accessible button" * k}]
+        for k in (1, 3, 2)
+    ]
     batched = HFPolicy(model, tokenizer, max_new_tokens=6, batch_size=3, device="cpu", progress=False).complete(prompts)
     single = HFPolicy(model, tokenizer, max_new_tokens=6, batch_size=1, device="cpu", progress=False).complete(prompts)
     assert len(batched) == 3 and all(isinstance(text, str) for text in batched)
@@ -170,7 +193,9 @@ def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tin
         loaded.append((base_dir.name, adapter_dir))
         return tiny_hf
 
-    params = Params.model_validate({"evaluate": {"max_intents": 3, "max_new_tokens": 4, "models": ["base", "champion", "reference"]}})
+    params = Params.model_validate(
+        {"evaluate": {"max_intents": 3, "max_new_tokens": 4, "models": ["base", "champion", "reference"]}}
+    )
     run_evaluate(params, tmp_path, loader)
     assert loaded == [("base", None)]
     report = read_eval_report(tmp_path / world_agent_table.EVAL, tmp_path / world_agent_table.EVAL_INTENTS)

@@ -12,24 +12,36 @@ import tasks.gate
 from tasks._stage import option
 from worldagent.config import GateParams, Params
 from worldagent.evaluation.compare import compare
-from worldagent.evaluation.family import WORLD_AGENT, gate_decision
 from worldagent.evaluation.eval_files import read_eval_report, write_eval_outputs
+from worldagent.evaluation.family import WORLD_AGENT, gate_decision
 from worldagent.evaluation.report import render_report
-from worldagent.pipeline import world_agent as world_agent_table
-from worldagent.pipeline.table import stage_paths
 from worldagent.evaluation.stages.compare import compare_stage
 from worldagent.evaluation.stages.gate import gate_stage
 from worldagent.io import directory_hash
+from worldagent.pipeline import world_agent as world_agent_table
+from worldagent.pipeline.table import stage_paths
 
 PNG = b"\x89PNG\r\n\x1a\n"
-MODELS = {"base": [0.0, 0.0, 0.3, 0.0], "sft": [0.5, 0.8, 0.3, 0.0], "grpo": [1.0, 0.8, 0.5, 0.3], "reference": [1.0] * 4}
+MODELS = {
+    "base": [0.0, 0.0, 0.3, 0.0],
+    "sft": [0.5, 0.8, 0.3, 0.0],
+    "grpo": [1.0, 0.8, 0.5, 0.3],
+    "reference": [1.0] * 4,
+}
 
 
 def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
     report = synthetic_report(MODELS)
     written = write_eval_outputs(report, tmp_path / "eval.json", tmp_path / "eval_intents.jsonl")
     names = {path.relative_to(tmp_path).as_posix() for path in written}
-    assert names == {"eval.json", "eval_intents.jsonl", "plots/metrics.csv", "plots/rewards.csv", "metrics.png", "rewards.png"}
+    assert names == {
+        "eval.json",
+        "eval_intents.jsonl",
+        "plots/metrics.csv",
+        "plots/rewards.csv",
+        "metrics.png",
+        "rewards.png",
+    }
     for png in ("metrics.png", "rewards.png"):
         data = (tmp_path / png).read_bytes()
         assert data.startswith(PNG) and len(data) > 5000
@@ -66,7 +78,9 @@ def test_report_mentions_every_model_the_comparison_and_the_gate() -> None:
 
 
 def test_compare_and_gate_stages(tmp_path: Path) -> None:
-    report = synthetic_report({"champion": [1.0] * 6, "base": [0.0] * 6, "grpo": [0.0] * 3 + [1.0] * 3, "reference": [1.0] * 6})
+    report = synthetic_report(
+        {"champion": [1.0] * 6, "base": [0.0] * 6, "grpo": [0.0] * 3 + [1.0] * 3, "reference": [1.0] * 6}
+    )
     summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
     write_eval_outputs(report, summary, intents)
     params = Params.model_validate({"compare": {"bootstrap_samples": 200}})
@@ -80,7 +94,13 @@ def test_compare_and_gate_stages(tmp_path: Path) -> None:
     # A failing gate is a decision, not an error: gate.json says why.
     gate_json, report_md = tmp_path / "gate.json", tmp_path / "report.md"
     decision = gate_stage(
-        params, summary=summary, intents=intents, comparison=comparison, candidate=adapter, report=report_md, decision=gate_json
+        params,
+        summary=summary,
+        intents=intents,
+        comparison=comparison,
+        candidate=adapter,
+        report=report_md,
+        decision=gate_json,
     )
     gate = json.loads(gate_json.read_text())
     assert set(gate) == {"passed", "reasons", "checks", "candidate", "family", "artifact_path", "artifact_hash"}

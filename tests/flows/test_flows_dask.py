@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 # Each of a and b sleeps, recording when it started and ended; c reads both and writes the gate.
 SLEEPER = "python -c 'import json,sys,time; s=time.time(); time.sleep(4); json.dump([s, time.time()], open(sys.argv[1], \"w\"))'"
-GATE = "python -c 'import json; json.dump(dict(passed=True), open(\"gate.json\", \"w\"))'"
+GATE = 'python -c \'import json; json.dump(dict(passed=True), open("gate.json", "w"))\''
 DVC_YAML = {
     "stages": {
         "a": {"cmd": f"{SLEEPER} a.json", "outs": ["a.json"]},
@@ -52,7 +52,9 @@ def toy_flow(root: str) -> dict:
     return run_pipelines([first, second], Path(root), deploy=False)
 
 
-def test_independent_stages_overlap_on_dask_and_dependent_ones_wait(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_independent_stages_overlap_on_dask_and_dependent_ones_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)  # as `python -m flows.*` does: DVC and the workers run from the project root
     run(tmp_path, "git", "init", "-q")
     dvc(tmp_path, "init", "-q")

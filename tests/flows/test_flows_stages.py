@@ -27,13 +27,16 @@ def test_alert_inside_a_prefect_run_emits_an_event_and_an_artifact(monkeypatch: 
     monkeypatch.setattr(_stages, "create_markdown_artifact", lambda **kw: artifacts.append(kw))
     _stages.alert("v2 failed the gate")
     resource = {"prefect.resource.id": "worldagent.deploy"}
-    assert events == [{"event": _stages.ALERT_EVENT, "resource": resource, "payload": {"message": "v2 failed the gate"}}]
+    assert events == [
+        {"event": _stages.ALERT_EVENT, "resource": resource, "payload": {"message": "v2 failed the gate"}}
+    ]
     assert artifacts[0]["key"] == "deploy-alert" and "v2 failed the gate" in artifacts[0]["markdown"]
 
 
 def test_every_step_of_the_table_becomes_a_task_with_its_name() -> None:
     tasks = [
-        _stages.stage_task(step) if step in PIPELINE.stages else _stages.side_effect_task(step) for step in PIPELINE.steps
+        _stages.stage_task(step) if step in PIPELINE.stages else _stages.side_effect_task(step)
+        for step in PIPELINE.steps
     ]
     assert [t.name for t in tasks] == [step.name for step in PIPELINE.steps]
     deploy = tasks[-1]

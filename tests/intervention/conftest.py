@@ -22,7 +22,15 @@ SMALL: dict[str, Any] = {
     "simulate": {"episodes": 40, "image_width": 64, "image_height": 40, "max_steps": 10},
     "export": {"validation_fraction": 0.2, "test_fraction": 0.25, "history": 4},
     "clip": {"batch_size": 32},
-    "encoder": {"dim": 32, "visual_dim": 32, "action_dim": 16, "action_layers": 1, "action_heads": 2, "page_hidden": 16, "url_buckets": 8},
+    "encoder": {
+        "dim": 32,
+        "visual_dim": 32,
+        "action_dim": 16,
+        "action_layers": 1,
+        "action_heads": 2,
+        "page_hidden": 16,
+        "url_buckets": 8,
+    },
     "train": {"epochs_contrastive": 2, "epochs_predictor": 2, "batch_size": 64, "threads": 1},
     "compare": {"bootstrap_samples": 50},
 }

@@ -34,4 +34,6 @@ def test_dvc_repro_produces_the_report_then_does_nothing_and_the_flow_agrees(pro
     result = json.loads(out[out.index("{") :])
     assert result["recomputed"] == []
     assert result["deploy"]["action"] == ("deployed" if result["gate"]["passed"] else "rejected")
-    assert "intervention_" not in dvc(project, "status", "intervention_gate").replace("Data and pipelines are up to date.", "")
+    assert "intervention_" not in dvc(project, "status", "intervention_gate").replace(
+        "Data and pipelines are up to date.", ""
+    )

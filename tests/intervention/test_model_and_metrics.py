@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 import torch
 
-from worldagent.pipeline import intervention as intervention_table
 from tests.intervention.conftest import run_stage
 from worldagent.config import Params
 from worldagent.intervention.clip import ScreenshotError, build_visual, embed_sources
@@ -16,6 +15,7 @@ from worldagent.intervention.model import EncoderConfig, ExperienceEncoder, Pred
 from worldagent.intervention.serve import BundleError, InterventionPredictor
 from worldagent.intervention.stages.common import read_steps
 from worldagent.intervention.train import choose_threshold
+from worldagent.pipeline import intervention as intervention_table
 
 
 def test_encoder_shapes_and_unit_norm() -> None:
@@ -25,18 +25,49 @@ def test_encoder_shapes_and_unit_norm() -> None:
     b = 5
     actions = torch.randint(1, 10, (b, 8))
     actions[0] = 0  # a row with no actions at all must not produce NaNs
-    z = enc(torch.randn(b, 128), torch.tensor([1.0, 1, 0, 1, 0]), actions, torch.randint(0, 3, (b, 8)), torch.randn(b, 19), torch.randint(0, 64, (b,)))
+    z = enc(
+        torch.randn(b, 128),
+        torch.tensor([1.0, 1, 0, 1, 0]),
+        actions,
+        torch.randint(0, 3, (b, 8)),
+        torch.randn(b, 19),
+        torch.randint(0, 64, (b,)),
+    )
     assert z.shape == (b, 512)
     assert torch.isfinite(z).all() and torch.allclose(z.norm(dim=1), torch.ones(b), atol=1e-5)
     assert PredictorHead(512)(z).shape == (b,)
     with pytest.raises(ValueError, match="visual features have 64 dims"):
-        enc(torch.randn(b, 64), torch.ones(b), actions, torch.zeros(b, 8, dtype=torch.long), torch.randn(b, 19), torch.zeros(b, dtype=torch.long))
+        enc(
+            torch.randn(b, 64),
+            torch.ones(b),
+            actions,
+            torch.zeros(b, 8, dtype=torch.long),
+            torch.randn(b, 19),
+            torch.zeros(b, dtype=torch.long),
+        )
 
 
 def test_masked_screenshots_use_the_learned_vector_not_their_zeros() -> None:
     torch.manual_seed(0)
-    enc = ExperienceEncoder(EncoderConfig(visual_in=16, vocab_size=4, page_in=19, history=2, dim=8, visual_dim=8, action_dim=8, action_heads=2, page_hidden=8)).eval()
-    args = (torch.ones(2, 2, dtype=torch.long), torch.full((2, 2), 2), torch.zeros(2, 19), torch.zeros(2, dtype=torch.long))
+    enc = ExperienceEncoder(
+        EncoderConfig(
+            visual_in=16,
+            vocab_size=4,
+            page_in=19,
+            history=2,
+            dim=8,
+            visual_dim=8,
+            action_dim=8,
+            action_heads=2,
+            page_hidden=8,
+        )
+    ).eval()
+    args = (
+        torch.ones(2, 2, dtype=torch.long),
+        torch.full((2, 2), 2),
+        torch.zeros(2, 19),
+        torch.zeros(2, dtype=torch.long),
+    )
     with torch.no_grad():
         enc.no_screenshot.fill_(3.0)
         a = enc(torch.zeros(2, 16), torch.zeros(2), *args)
@@ -58,8 +89,17 @@ def test_metrics_on_known_values_and_single_class() -> None:
     y = np.array([0, 0, 1, 1, 1])
     p = np.array([0.1, 0.6, 0.4, 0.8, 0.9])
     m = classification_metrics(y, p, 0.5)
-    assert m["confusion_matrix"] == {"true_negatives": 1, "false_positives": 1, "false_negatives": 1, "true_positives": 2}
-    assert m["precision"] == pytest.approx(2 / 3) and m["recall"] == pytest.approx(2 / 3) and m["accuracy"] == pytest.approx(0.6)
+    assert m["confusion_matrix"] == {
+        "true_negatives": 1,
+        "false_positives": 1,
+        "false_negatives": 1,
+        "true_positives": 2,
+    }
+    assert (
+        m["precision"] == pytest.approx(2 / 3)
+        and m["recall"] == pytest.approx(2 / 3)
+        and m["accuracy"] == pytest.approx(0.6)
+    )
     assert m["auc"] == pytest.approx(5 / 6) and m["samples"] == {"total": 5, "interventions": 3, "successes": 2}
     one = classification_metrics(np.array([1, 1]), np.array([0.2, 0.9]), 0.5)
     assert one["auc"] is None and one["pr_auc"] is None and "only interventions" in one["notes"][0]
@@ -78,7 +118,11 @@ def test_evaluation_report_has_the_required_fields_and_plots(pipeline_root: Path
     for key in ("accuracy", "precision", "recall", "f1", "auc", "pr_auc", "threshold"):
         assert key in m
     assert set(m["confusion_matrix"]) == {"true_negatives", "false_positives", "false_negatives", "true_positives"}
-    assert m["samples"]["total"] == sum(m["confusion_matrix"].values()) == m["samples"]["interventions"] + m["samples"]["successes"]
+    assert (
+        m["samples"]["total"]
+        == sum(m["confusion_matrix"].values())
+        == m["samples"]["interventions"] + m["samples"]["successes"]
+    )
     assert {"majority", "logistic_regression"} <= set(m["baselines"])
     for name in ("confusion_matrix.png", "roc_curve.png", "pr_curve.png"):
         assert (pipeline_root / "reports/intervention" / name).read_bytes()[:4] == b"\x89PNG"
@@ -99,14 +143,24 @@ def test_training_is_reproducible(pipeline_root: Path, small_params: Params, tmp
 
 def state_of(root: Path) -> dict:
     row = next(r for r in read_steps(root / intervention_table.STEPS) if r["split"] == "test")
-    return {"actions": row["actions"], "page_state": row["page_state"], "screenshot": str(root / row["screenshot_path"]), "step": row["step"], "max_steps": row["max_steps"]}
+    return {
+        "actions": row["actions"],
+        "page_state": row["page_state"],
+        "screenshot": str(root / row["screenshot_path"]),
+        "step": row["step"],
+        "max_steps": row["max_steps"],
+    }
 
 
 def test_predictor_serves_single_and_batch(pipeline_root: Path) -> None:
     predictor = InterventionPredictor.load(pipeline_root / intervention_table.PREDICTOR)
     state = state_of(pipeline_root)
     one = predictor.predict(state)
-    assert 0 <= one["probability"] <= 1 and one["needs_human"] == (one["probability"] >= one["threshold"]) and one["warnings"] == []
+    assert (
+        0 <= one["probability"] <= 1
+        and one["needs_human"] == (one["probability"] >= one["threshold"])
+        and one["warnings"] == []
+    )
     batch = predictor.predict_batch([state, state])
     assert batch[0]["probability"] == pytest.approx(one["probability"], abs=1e-6)
     # the served probability equals the evaluate stage's for the same step (same features, same tower)
@@ -119,7 +173,9 @@ def test_bad_inputs_get_fallbacks_with_warnings_or_clear_errors(pipeline_root: P
     state = state_of(pipeline_root)
     corrupt = tmp_path / "corrupt.png"
     corrupt.write_bytes(b"\x89PNG\r\n\x1a\nnot really")
-    out = predictor.predict({**state, "screenshot": str(corrupt), "actions": [{"action": "teleport"}], "page_state": {"url": "https://x"}})
+    out = predictor.predict(
+        {**state, "screenshot": str(corrupt), "actions": [{"action": "teleport"}], "page_state": {"url": "https://x"}}
+    )
     text = " ".join(out["warnings"])
     assert "corrupt.png" in text and "no-screenshot vector" in text and "unknown action" in text and "scroll_y" in text
     assert "not found" in predictor.predict({**state, "screenshot": str(tmp_path / "gone.png")})["warnings"][0]

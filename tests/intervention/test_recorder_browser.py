@@ -19,7 +19,10 @@ try:
 except BrowserUnavailableError:
     CHROMIUM = None
 
-pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="Chromium not installed (apt-get install chromium)"),
+]
 
 PAGE = """<!doctype html><html><head><title>Shop</title></head><body style="height:3000px">
 <h1>Lamps</h1><input placeholder="Search"><button>Go</button><a href="/x">Basket</a>
@@ -60,8 +63,16 @@ def test_capture_and_record_a_live_page(server: str, tmp_path: Path) -> None:
     assert Path(shot).read_bytes()[:4] == b"\x89PNG"
     assert state["url"] == server and state["title"] == "Shop"
     s = state["state"]
-    assert s["scroll_y"] == 400 and s["scroll_height"] >= 3000 and (s["viewport_width"], s["viewport_height"]) == (800, 600)
-    assert s["interactive_elements"] == 4 and 'button "Go"' in s["accessibility_summary"] and "dialog open" in s["accessibility_summary"]
+    assert (
+        s["scroll_y"] == 400
+        and s["scroll_height"] >= 3000
+        and (s["viewport_width"], s["viewport_height"]) == (800, 600)
+    )
+    assert (
+        s["interactive_elements"] == 4
+        and 'button "Go"' in s["accessibility_summary"]
+        and "dialog open" in s["accessibility_summary"]
+    )
     rec.record_step(sid, "click", "button", True, state, None, shot)
     rec.finish(sid, "complete")
     (task,) = load_tasks(rec.store)

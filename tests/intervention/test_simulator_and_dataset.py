@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from worldagent.pipeline import intervention as intervention_table
 from tests.intervention.conftest import run_stage
 from worldagent.config import Params
 from worldagent.intervention.dataset import (
@@ -23,6 +22,7 @@ from worldagent.intervention.dataset import (
 )
 from worldagent.intervention.simulator import plan_episodes, render_screenshot, simulate_episode
 from worldagent.intervention.stages.common import read_steps
+from worldagent.pipeline import intervention as intervention_table
 
 
 def tree_hash(path: Path) -> str:
@@ -35,7 +35,13 @@ def tree_hash(path: Path) -> str:
 def test_simulate_and_export_are_byte_deterministic(tmp_path: Path, small_params: Params, pipeline_root: Path) -> None:
     run_stage("simulate", small_params, tmp_path)
     run_stage("export", small_params, tmp_path)
-    for rel in ("data/experience/simulated.db", "data/experience/screenshots", "data/generated/intervention/steps.jsonl", "data/generated/intervention/manifest.json", "data/generated/intervention/interventions.json"):
+    for rel in (
+        "data/experience/simulated.db",
+        "data/experience/screenshots",
+        "data/generated/intervention/steps.jsonl",
+        "data/generated/intervention/manifest.json",
+        "data/generated/intervention/interventions.json",
+    ):
         assert tree_hash(tmp_path / rel) if (tmp_path / rel).is_dir() else (tmp_path / rel).read_bytes()
         a, b = tmp_path / rel, pipeline_root / rel
         assert (tree_hash(a) == tree_hash(b)) if a.is_dir() else (a.read_bytes() == b.read_bytes()), rel
@@ -47,7 +53,9 @@ def test_embed_is_byte_deterministic(tmp_path: Path, small_params: Params, pipel
     for rel in ("data/experience", "data/generated/intervention"):
         shutil.copytree(pipeline_root / rel, tmp_path / rel, ignore=shutil.ignore_patterns("embeddings"))
     run_stage("embed", small_params, tmp_path)
-    assert tree_hash(tmp_path / intervention_table.EMBEDDINGS) == tree_hash(pipeline_root / intervention_table.EMBEDDINGS)
+    assert tree_hash(tmp_path / intervention_table.EMBEDDINGS) == tree_hash(
+        pipeline_root / intervention_table.EMBEDDINGS
+    )
 
 
 def test_balance_splits_and_labels(pipeline_root: Path, small_params: Params) -> None:
@@ -60,7 +68,11 @@ def test_balance_splits_and_labels(pipeline_root: Path, small_params: Params) ->
     for row in rows:
         splits.setdefault(row["split"], set()).add(row["session_id"])
     assert set(splits) == {"train", "validation", "test"}
-    assert not (splits["train"] & splits["test"]) and not (splits["train"] & splits["validation"]) and not (splits["validation"] & splits["test"])
+    assert (
+        not (splits["train"] & splits["test"])
+        and not (splits["train"] & splits["validation"])
+        and not (splits["validation"] & splits["test"])
+    )
     assert sum(len(v) for v in splits.values()) == small_params.intervention.simulate.episodes
     # every step is labelled; intervention episodes have negative early steps too
     by_session: dict[str, list[int]] = {}
@@ -79,7 +91,16 @@ def test_plan_is_balanced_and_deterministic() -> None:
 
 
 def test_causes_are_visible_in_the_data() -> None:
-    base = {"path": "/", "scroll": 0, "highlight": 0, "cookie": False, "toast": False, "overlay": False, "login": False, "captcha": False}
+    base = {
+        "path": "/",
+        "scroll": 0,
+        "highlight": 0,
+        "cookie": False,
+        "toast": False,
+        "overlay": False,
+        "login": False,
+        "captcha": False,
+    }
     import io
 
     def mean(scene: dict) -> float:
@@ -100,10 +121,26 @@ def test_label_horizon() -> None:
 
 
 def test_page_vector_reads_nested_state_and_counts_missing_fields() -> None:
-    page = {"url": "https://x/login", "title": "T", "state": {"scroll_y": 500, "scroll_height": 1000, "viewport_width": 1920, "viewport_height": 1080, "interactive_elements": 0, "accessibility_summary": "captcha box"}}
+    page = {
+        "url": "https://x/login",
+        "title": "T",
+        "state": {
+            "scroll_y": 500,
+            "scroll_height": 1000,
+            "viewport_width": 1920,
+            "viewport_height": 1080,
+            "interactive_elements": 0,
+            "accessibility_summary": "captcha box",
+        },
+    }
     vec = page_vector(page, 3, 10, 16)
     values = dict(zip(PAGE_FEATURES, vec.values, strict=True))
-    assert values["scroll_frac"] == 0.5 and values["viewport_width"] == 1.0 and values["kw_captcha"] == 1.0 and values["url_login"] == 1.0
+    assert (
+        values["scroll_frac"] == 0.5
+        and values["viewport_width"] == 1.0
+        and values["kw_captcha"] == 1.0
+        and values["url_login"] == 1.0
+    )
     assert values["budget_left"] == pytest.approx(0.7) and vec.missing == []
     flat = page_vector({"url": "https://x", "scroll_y": 500}, 0, None, 16)  # fields not under state: defaults, counted
     assert set(flat.missing) == set(PAGE_DEFAULTS)
@@ -114,14 +151,21 @@ def test_page_vector_reads_nested_state_and_counts_missing_fields() -> None:
 
 def test_url_hash_is_stable_across_processes() -> None:
     # sha256-based: the same value in every process and on every machine (Python's hash() is salted)
-    assert url_bucket("https://shop.example/product/42", 1_000_003) == url_bucket("https://shop.example/product/7", 1_000_003)
-    assert url_bucket("https://shop.example/product/42", 1_000_003) == int.from_bytes(hashlib.sha256(b"shop.example/product").digest()[:8], "big") % 1_000_003
+    assert url_bucket("https://shop.example/product/42", 1_000_003) == url_bucket(
+        "https://shop.example/product/7", 1_000_003
+    )
+    assert (
+        url_bucket("https://shop.example/product/42", 1_000_003)
+        == int.from_bytes(hashlib.sha256(b"shop.example/product").digest()[:8], "big") % 1_000_003
+    )
 
 
 def test_unknown_actions_map_to_the_unknown_token() -> None:
     vocab_list = build_vocab([{"actions": [{"action": "click", "target": "#a"}]}, {"actions": [{"action": "scroll"}]}])
     vocab = {t: i for i, t in enumerate(vocab_list)}
-    ids, ok, unknown = encode_actions([{"action": "click", "target": "#a", "success": False}, {"action": "teleport"}], vocab, 4)
+    ids, ok, unknown = encode_actions(
+        [{"action": "click", "target": "#a", "success": False}, {"action": "teleport"}], vocab, 4
+    )
     assert ids == [0, 0, vocab["click:#a"], vocab[UNK]] and ok == [0, 0, 1, 2] and unknown == 1
 
 

@@ -8,7 +8,18 @@ from worldagent.intervention.importer import export_logs, import_logs, read_refe
 from worldagent.intervention.recorder import Recorder
 from worldagent.intervention.store import StoreError, load_tasks, open_store
 
-PAGE = {"url": "https://shop.example/p", "title": "P", "state": {"scroll_y": 10, "scroll_height": 2000, "viewport_width": 1280, "viewport_height": 800, "interactive_elements": 12, "accessibility_summary": 'button "Buy"'}}
+PAGE = {
+    "url": "https://shop.example/p",
+    "title": "P",
+    "state": {
+        "scroll_y": 10,
+        "scroll_height": 2000,
+        "viewport_width": 1280,
+        "viewport_height": 800,
+        "interactive_elements": 12,
+        "accessibility_summary": 'button "Buy"',
+    },
+}
 
 
 def record_two(store_url: str, tmp_path: Path) -> Recorder:
@@ -82,14 +93,47 @@ def test_importer_reads_the_fields_nested_under_state(tmp_path: Path) -> None:
 
     logs = tmp_path / "ref"
     logs.mkdir()
-    (logs / "interventions.json").write_text(json.dumps([
-        {"session_id": "s1", "step": 7, "total_steps": 8, "reason": "agent_stuck", "goal": "g", "start_url": "https://x",
-         "page_state": {"url": "https://x/a", "title": "A", "state": {"scroll_y": 300, "scroll_height": 1200, "viewport_width": 1000, "viewport_height": 700, "interactive_elements": 33, "accessibility_summary": "s"}},
-         "actions_before": [{"action": "click", "target": "#a", "success": True}, "click #a"], "screenshot_path": "shots/s1.png"},
-        {"session_id": "s2", "step": 2, "total_steps": 3, "reason": "something_new", "goal": "g", "start_url": "https://x",
-         "page_state": {"url": "https://x/b", "scroll_y": 5, "interactive_elements": 4}, "actions_before": [{"action": "type", "target": "#q"}]},
-    ]))
-    (logs / "successes.json").write_text(json.dumps([{"session_id": "s3", "goal": "g", "start_url": "https://x", "total_steps": 4}]))
+    (logs / "interventions.json").write_text(
+        json.dumps(
+            [
+                {
+                    "session_id": "s1",
+                    "step": 7,
+                    "total_steps": 8,
+                    "reason": "agent_stuck",
+                    "goal": "g",
+                    "start_url": "https://x",
+                    "page_state": {
+                        "url": "https://x/a",
+                        "title": "A",
+                        "state": {
+                            "scroll_y": 300,
+                            "scroll_height": 1200,
+                            "viewport_width": 1000,
+                            "viewport_height": 700,
+                            "interactive_elements": 33,
+                            "accessibility_summary": "s",
+                        },
+                    },
+                    "actions_before": [{"action": "click", "target": "#a", "success": True}, "click #a"],
+                    "screenshot_path": "shots/s1.png",
+                },
+                {
+                    "session_id": "s2",
+                    "step": 2,
+                    "total_steps": 3,
+                    "reason": "something_new",
+                    "goal": "g",
+                    "start_url": "https://x",
+                    "page_state": {"url": "https://x/b", "scroll_y": 5, "interactive_elements": 4},
+                    "actions_before": [{"action": "type", "target": "#q"}],
+                },
+            ]
+        )
+    )
+    (logs / "successes.json").write_text(
+        json.dumps([{"session_id": "s3", "goal": "g", "start_url": "https://x", "total_steps": 4}])
+    )
     (logs / "manifest.json").write_text(json.dumps({"counts": {"interventions": 2, "successes": 1}}))
     tasks, report = read_reference_logs(logs)
     s1, s2, s3 = tasks
@@ -100,13 +144,22 @@ def test_importer_reads_the_fields_nested_under_state(tmp_path: Path) -> None:
     assert s2["interventions"][0]["reason"] == "other"
     fb = report["fallbacks"]
     assert fb["flat_page_states"] == 1 and fb["unknown_reason.something_new"] == 1
-    assert fb["missing_field.scroll_height"] == 1 and fb["screenshot_files_not_found"] == 1 and fb["successes_without_steps"] == 1
+    assert (
+        fb["missing_field.scroll_height"] == 1
+        and fb["screenshot_files_not_found"] == 1
+        and fb["successes_without_steps"] == 1
+    )
     assert s3["status"] == "complete" and s3["steps"] == []
 
 
 @pytest.mark.parametrize(
     ("content", "message"),
-    [("{not json", "invalid JSON"), ('[{"step": 1}]', "'session_id' is missing"), ('[{"session_id": "x"}]', "'step' is missing"), ('"x"', "expected a JSON list")],
+    [
+        ("{not json", "invalid JSON"),
+        ('[{"step": 1}]', "'session_id' is missing"),
+        ('[{"session_id": "x"}]', "'step' is missing"),
+        ('"x"', "expected a JSON list"),
+    ],
 )
 def test_importer_names_the_file_and_entry_on_bad_logs(tmp_path: Path, content: str, message: str) -> None:
     from worldagent.intervention.importer import ImportError_

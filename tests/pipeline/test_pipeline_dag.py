@@ -16,13 +16,30 @@ WORLD_AGENT = "gate"  # the world-agent DAG's last stage (the intervention stage
 TINY = {
     "generate": {"eval_split": "component", "eval_components": ["badge"], "max_pairs_per_story": 2},
     "model": {
-        "tiny": {"vocab_size": 800, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 1, "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 16, "sliding_window": 64},
+        "tiny": {
+            "vocab_size": 800,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "head_dim": 16,
+            "sliding_window": 64,
+        },
         "pretrain": {"epochs": 0.2, "batch_size": 4, "max_length": 128},
     },
     "lora": {"r": 4, "alpha": 4},
     "sft": {"max_steps": 2, "batch_size": 2, "max_length": 2600, "logging_steps": 1},
     "dpo": {"max_steps": 2, "batch_size": 2, "max_length": 2600, "logging_steps": 1},
-    "grpo": {"max_steps": 1, "batch_size": 2, "num_generations": 2, "max_completion_length": 16, "max_prompts": 2, "max_length": 4096, "logging_steps": 1},
+    "grpo": {
+        "max_steps": 1,
+        "batch_size": 2,
+        "num_generations": 2,
+        "max_completion_length": 16,
+        "max_prompts": 2,
+        "max_length": 4096,
+        "logging_steps": 1,
+    },
     "evaluate": {"max_new_tokens": 16, "max_intents": 2, "batch_size": 2},
     "compare": {"bootstrap_samples": 200},
 }
@@ -52,7 +69,10 @@ def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothin
     versions = json.loads(listing)
     assert versions, "deploy registered no version"
     if gate["passed"]:
-        assert any("champion" in (v.get("aliases") or []) for v in (versions if isinstance(versions, list) else versions["versions"]))
+        assert any(
+            "champion" in (v.get("aliases") or [])
+            for v in (versions if isinstance(versions, list) else versions["versions"])
+        )
 
     assert "up to date" in dvc(project, "status", WORLD_AGENT)
     second = dvc(project, "repro", WORLD_AGENT)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.harness import copy_project, dvc
+from worldagent.config import load_params
 from worldagent.pipeline.families import PIPELINES
 from worldagent.pipeline.table import Stage, interpolate
 from worldagent.pipeline.world_agent import PIPELINE as WORLD_AGENT
-from worldagent.config import load_params
 
 pytestmark = pytest.mark.slow
 

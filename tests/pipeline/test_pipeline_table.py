@@ -22,7 +22,9 @@ SOURCES = ("${discover.stories_dir}",)  # inputs no stage makes: the user's stor
 
 def test_dvc_yaml_is_written_from_the_tables() -> None:
     committed = (PROJECT / "dvc.yaml").read_text(encoding="utf-8")
-    assert committed == render(PIPELINES, PROJECT), "dvc.yaml is out of date: run `python -m worldagent.pipeline --write`"
+    assert committed == render(PIPELINES, PROJECT), (
+        "dvc.yaml is out of date: run `python -m worldagent.pipeline --write`"
+    )
 
 
 @pytest.mark.parametrize("stage", STAGES, ids=lambda stage: stage.name)

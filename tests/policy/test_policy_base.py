@@ -29,9 +29,26 @@ from worldagent.tools.callformat import ToolCall, render_call, render_response
 
 ROOT = Path(__file__).resolve().parents[2]
 STORIES = ROOT / "data" / "stories"
-SMALL_TINY = TinyModelParams(vocab_size=600, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=16, max_position_embeddings=256, sliding_window=64)
+SMALL_TINY = TinyModelParams(
+    vocab_size=600,
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    head_dim=16,
+    max_position_embeddings=256,
+    sliding_window=64,
+)
 # The size proposed for params.yaml (model.tiny); swap for load_params(ROOT / "params.yaml").model.tiny once it is there.
-RECOMMENDED_TINY = TinyModelParams(hidden_size=192, intermediate_size=576, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=1, head_dim=48)
+RECOMMENDED_TINY = TinyModelParams(
+    hidden_size=192,
+    intermediate_size=576,
+    num_hidden_layers=4,
+    num_attention_heads=4,
+    num_key_value_heads=1,
+    head_dim=48,
+)
 SMALL_PRETRAIN = PretrainParams(epochs=3, learning_rate=5e-3, batch_size=4, max_length=128)
 
 
@@ -53,8 +70,16 @@ def write_trajectories(path: Path, count: int = 4, split: str = "train") -> Path
         messages = [
             {"role": "system", "content": "You are a UI agent. Answer with tool calls only."},
             {"role": "user", "content": f"Create a {component} story."},
-            {"role": "assistant", "content": render_call(ToolCall("writeStory", {"path": f"{component}/{story.name}", "content": source}))},
-            {"role": "tool", "content": render_response("writeStory", {"success": True, "data": {"bytes": len(source)}})},
+            {
+                "role": "assistant",
+                "content": render_call(
+                    ToolCall("writeStory", {"path": f"{component}/{story.name}", "content": source})
+                ),
+            },
+            {
+                "role": "tool",
+                "content": render_response("writeStory", {"success": True, "data": {"bytes": len(source)}}),
+            },
             {"role": "assistant", "content": render_call(ToolCall("runStory", {"path": f"{component}/{story.name}"}))},
         ]
         rows.append({"id": component, "messages": messages, "split": split})
@@ -83,7 +108,14 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     trajectories = write_trajectories(root / "trajectories.jsonl")
     first = build_base(small_params(), trajectories, root / "a" / "base")
     second = build_base(small_params(), trajectories, root / "b" / "base")
-    return {"root": root, "trajectories": trajectories, "first": first, "second": second, "a": root / "a" / "base", "b": root / "b" / "base"}
+    return {
+        "root": root,
+        "trajectories": trajectories,
+        "first": first,
+        "second": second,
+        "a": root / "a" / "base",
+        "b": root / "b" / "base",
+    }
 
 
 # ----------------------------------------------------------------------------- device helpers
@@ -128,9 +160,15 @@ def test_default_tiny_model_has_a_few_million_parameters_and_runs(tmp_path: Path
     assert 1_000_000 <= count <= 10_000_000, count
     assert model.get_input_embeddings().weight.data_ptr() == model.get_output_embeddings().weight.data_ptr()  # tied
     assert model.config.vocab_size == len(tokenizer)
-    assert (model.config.pad_token_id, model.config.bos_token_id, model.config.eos_token_id) == (tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
+    assert (model.config.pad_token_id, model.config.bos_token_id, model.config.eos_token_id) == (
+        tokenizer.pad_token_id,
+        tokenizer.bos_token_id,
+        tokenizer.eos_token_id,
+    )
     assert "full_attention" in model.config.layer_types
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], add_generation_prompt=True, return_tensors="pt", return_dict=True)["input_ids"]
+    ids = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "hi"}], add_generation_prompt=True, return_tensors="pt", return_dict=True
+    )["input_ids"]
     with torch.no_grad():
         logits = model(input_ids=ids).logits
     assert logits.shape == (1, ids.shape[1], len(tokenizer)) and torch.isfinite(logits).all()
@@ -170,7 +208,15 @@ def test_build_base_is_deterministic_and_learns(built: dict) -> None:
 def test_build_base_writes_a_loadable_complete_directory(built: dict) -> None:
     out = built["a"]
     names = {p.name for p in out.iterdir()}
-    assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "base.json"} <= names
+    assert {
+        "model.safetensors",
+        "config.json",
+        "generation_config.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "chat_template.jinja",
+        "base.json",
+    } <= names
     meta = json.loads((out / "base.json").read_text())
     assert meta["kind"] == "builtin:tiny" and meta["seed"] == 7
     assert meta["params"]["tiny"]["hidden_size"] == SMALL_TINY.hidden_size
@@ -180,12 +226,19 @@ def test_build_base_writes_a_loadable_complete_directory(built: dict) -> None:
     saved = tensors(out)
     assert all(torch.equal(saved[k], v) for k, v in model.state_dict().items() if k in saved)
     assert tokenizer.eos_token == "<end_of_turn>" and tokenizer.pad_token == "<pad>"
-    prompt = tokenizer.apply_chat_template([{"role": "user", "content": "Create a button story."}], add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    prompt = tokenizer.apply_chat_template(
+        [{"role": "user", "content": "Create a button story."}],
+        add_generation_prompt=True,
+        return_tensors="pt",
+        return_dict=True,
+    )
     generated = model.generate(**prompt, max_new_tokens=5, do_sample=False)
     assert generated.shape[1] <= prompt["input_ids"].shape[1] + 5
 
 
-def test_a_crash_mid_save_leaves_no_directory_and_keeps_the_old_one(built: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_crash_mid_save_leaves_no_directory_and_keeps_the_old_one(
+    built: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     params = small_params(base=str(built["a"]))
 
     def crash(value):
@@ -249,7 +302,13 @@ def test_offline_without_cache_fails_fast(tmp_path: Path, monkeypatch: pytest.Mo
         build_base(small_params(base="google/functiongemma-270m-it"), tmp_path / "t.jsonl", tmp_path / "out")
     assert time.perf_counter() - started < 2.0
     message = str(caught.value)
-    for needle in ("google/functiongemma-270m-it", "HF_HUB_OFFLINE", str(home / "hub"), "hf download google/functiongemma-270m-it", "builtin:tiny"):
+    for needle in (
+        "google/functiongemma-270m-it",
+        "HF_HUB_OFFLINE",
+        str(home / "hub"),
+        "hf download google/functiongemma-270m-it",
+        "builtin:tiny",
+    ):
         assert needle in message, needle
     assert not (tmp_path / "out").exists()
 
@@ -261,7 +320,9 @@ def test_unreachable_hub_without_cache_fails_fast(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: nothing listens
     started = time.perf_counter()
     with pytest.raises(BaseModelUnavailable, match="unreachable"):
-        build_base(small_params(base="google/functiongemma-270m-it", revision="abc123"), tmp_path / "t.jsonl", tmp_path / "out")
+        build_base(
+            small_params(base="google/functiongemma-270m-it", revision="abc123"), tmp_path / "t.jsonl", tmp_path / "out"
+        )
     assert time.perf_counter() - started < 4.0
 
 
@@ -289,7 +350,14 @@ def test_offline_with_a_cached_copy_loads_it(built: dict, tmp_path: Path, monkey
 @pytest.mark.parametrize("name", ["single_gpu", "multi_gpu", "deepspeed_zero2"])
 def test_accelerate_configs_parse(name: str) -> None:
     config = yaml.safe_load((ROOT / "configs" / "accelerate" / f"{name}.yaml").read_text())
-    for key in ("compute_environment", "distributed_type", "num_processes", "mixed_precision", "num_machines", "machine_rank"):
+    for key in (
+        "compute_environment",
+        "distributed_type",
+        "num_processes",
+        "mixed_precision",
+        "num_machines",
+        "machine_rank",
+    ):
         assert key in config, key
     assert config["compute_environment"] == "LOCAL_MACHINE"
     assert config["mixed_precision"] in {"no", "bf16", "fp16"}

@@ -91,11 +91,18 @@ def test_wrapping_label_keeps_the_field() -> None:
 
 
 def test_degrade_touches_only_the_files_a_rule_concerns() -> None:
-    solution = Solution({"x/x.css.ts": STYLES, "x/x.template.tsx": TEMPLATE, "x/s.stories.tsx": "export const s = 1\n"}, "x/x.template.tsx", ("x/x.css.ts",), "x/s.stories.tsx")
+    solution = Solution(
+        {"x/x.css.ts": STYLES, "x/x.template.tsx": TEMPLATE, "x/s.stories.tsx": "export const s = 1\n"},
+        "x/x.template.tsx",
+        ("x/x.css.ts",),
+        "x/s.stories.tsx",
+    )
     colour = degrade(solution, "hardcoded-color", {"x/x.tokens.ts": TOKENS})
     assert colour is not None and colour.files["x/x.template.tsx"] == TEMPLATE and colour.files["x/x.css.ts"] != STYLES
     soup = degrade(solution, "div-soup", {})
     assert soup is not None and soup.files["x/x.css.ts"] == STYLES and soup.files["x/x.template.tsx"] != TEMPLATE
-    assert degrade(Solution({"a.stories.tsx": "export const a = 1\n"}, None, (), "a.stories.tsx"), "div-soup", {}) is None
+    assert (
+        degrade(Solution({"a.stories.tsx": "export const a = 1\n"}, None, (), "a.stories.tsx"), "div-soup", {}) is None
+    )
     with pytest.raises(ValueError, match="unknown degradation 'bold'"):
         degrade(solution, "bold", {})

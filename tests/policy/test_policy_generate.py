@@ -14,8 +14,8 @@ from worldagent.policy.generate import (
     MANIFEST,
     TRAIN_PREFERENCES,
     TRAIN_TRAJECTORIES,
-    GenerateError,
     GeneratedDataset,
+    GenerateError,
     generate_datasets,
     split_components,
     split_stories,
@@ -35,13 +35,24 @@ EXPECTED_RULES = {
     "no-keyboard": {"focusable-interactive", "interactive-handler", "div-soup", "assertion"},
     "inline-style": {"inline-style"},
     "hardcoded-color": {"hardcoded-color"},
-    "missing-label": {"label", "button-name", "image-alt", "aria-dialog-name", "aria-progressbar-name", "aria-input-field-name", "aria-toggle-field-name", "assertion"},
+    "missing-label": {
+        "label",
+        "button-name",
+        "image-alt",
+        "aria-dialog-name",
+        "aria-progressbar-name",
+        "aria-input-field-name",
+        "aria-toggle-field-name",
+        "assertion",
+    },
 }
 
 
 def run_generate(seed: int = 7) -> GeneratedDataset:
     records = discover_stories([STORIES], root=STORIES).stories
-    return generate_datasets(records, STORIES, GenerateParams(), RewardWeights(), PythonStoryRunner(), seed, tool_schemas(), progress=False)
+    return generate_datasets(
+        records, STORIES, GenerateParams(), RewardWeights(), PythonStoryRunner(), seed, tool_schemas(), progress=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -72,14 +83,20 @@ def test_eval_intents_are_unseen_but_their_components_are_not(dataset: Generated
     train_intents = {row["intent"] for row in rows(dataset, TRAIN_TRAJECTORIES)}
     assert train_intents.isdisjoint(row["intent"] for row in rows(dataset, EVAL_TRAJECTORIES))
     # Every held-out intent's component keeps at least one story in training.
-    assert set(dataset.manifest["components"]["eval"]) <= {row["component"] for row in rows(dataset, TRAIN_TRAJECTORIES)}
+    assert set(dataset.manifest["components"]["eval"]) <= {
+        row["component"] for row in rows(dataset, TRAIN_TRAJECTORIES)
+    }
 
 
 def test_eval_prompt_names_the_story_export_and_file(dataset: GeneratedDataset) -> None:
     for row in rows(dataset, EVAL_TRAJECTORIES):
         export = row["id"].split("#")[1]
         user = row["messages"][1]["content"]
-        story_call = next(c for c in parse_calls(row["messages"][2]["content"]).calls if c.name == "writeStory") if row["turns"] == "single" else None
+        story_call = (
+            next(c for c in parse_calls(row["messages"][2]["content"]).calls if c.name == "writeStory")
+            if row["turns"] == "single"
+            else None
+        )
         assert f"Export the story as `{export}` from `" in user
         if story_call is not None:
             assert f"from `{story_call.arguments['path']}`" in user
@@ -103,7 +120,9 @@ def test_split_stories_holds_out_a_share_of_each_component_never_all() -> None:
 def test_component_split_never_shows_eval_components_in_training() -> None:
     records = discover_stories([STORIES], root=STORIES).stories
     params = GenerateParams(eval_split="component", eval_components=["badge", "card"], max_pairs_per_story=1)
-    dataset = generate_datasets(records, STORIES, params, RewardWeights(), PythonStoryRunner(), 7, tool_schemas(), progress=False)
+    dataset = generate_datasets(
+        records, STORIES, params, RewardWeights(), PythonStoryRunner(), 7, tool_schemas(), progress=False
+    )
     held_out = set(dataset.manifest["components"]["eval"])
     assert held_out == {"badge", "card"}
     assert held_out and held_out.isdisjoint(dataset.manifest["components"]["train"])
@@ -118,7 +137,11 @@ def test_each_kept_pair_scores_strictly_lower_and_breaks_its_rule(dataset: Gener
     assert {pair["degradation"] for pair in pairs} == set(EXPECTED_RULES)
     for pair in pairs:
         assert pair["rejected_reward"] < pair["chosen_reward"], pair["id"]
-        assert set(pair["rejected_rules"]) & EXPECTED_RULES[pair["degradation"]], (pair["id"], pair["degradation"], pair["rejected_rules"])
+        assert set(pair["rejected_rules"]) & EXPECTED_RULES[pair["degradation"]], (
+            pair["id"],
+            pair["degradation"],
+            pair["rejected_rules"],
+        )
         assert not any(rule == "render" for rule in pair["rejected_rules"]), pair["rejected_storyResult"]["errors"]
 
 
@@ -148,7 +171,10 @@ def test_datasets_load_in_trl_conversational_formats(dataset: GeneratedDataset, 
     assert json.loads((tmp_path / MANIFEST).read_text())["sha256"].keys() == dataset.files.keys()
     sft = load_dataset("json", data_files=str(tmp_path / TRAIN_TRAJECTORIES), split="train")
     dpo = load_dataset("json", data_files=str(tmp_path / TRAIN_PREFERENCES), split="train")
-    assert len(sft) == dataset.manifest["rows"][TRAIN_TRAJECTORIES] and len(dpo) == dataset.manifest["rows"][TRAIN_PREFERENCES]
+    assert (
+        len(sft) == dataset.manifest["rows"][TRAIN_TRAJECTORIES]
+        and len(dpo) == dataset.manifest["rows"][TRAIN_PREFERENCES]
+    )
     assert is_conversational(sft[0]) and is_conversational(dpo[0])
     assert {"prompt", "chosen", "rejected", "rejected_rules"} <= set(dpo.column_names)
     assert {"messages", "reward", "storyResult"} <= set(sft.column_names)
@@ -157,7 +183,9 @@ def test_datasets_load_in_trl_conversational_formats(dataset: GeneratedDataset, 
 def test_split_components_validates_explicit_choice() -> None:
     with pytest.raises(ValueError, match="generate.eval_components is only used with generate.eval_split: component"):
         GenerateParams(eval_components=["b"])
-    train, held = split_components(["a", "b", "c"], GenerateParams(eval_split="component", eval_components=["b"]), seed=1)
+    train, held = split_components(
+        ["a", "b", "c"], GenerateParams(eval_split="component", eval_components=["b"]), seed=1
+    )
     assert (train, held) == (["a", "c"], ["b"])
     with pytest.raises(GenerateError, match=r"generate.eval_components names unknown components \['zz'\]"):
         split_components(["a", "b"], GenerateParams(eval_split="component", eval_components=["zz"]), seed=1)
@@ -178,9 +206,16 @@ def test_first_story_creates_its_component_later_stories_find_it_given(dataset: 
     assert list(added.files) == [added.story_path] and added.template_path is None and added.style_paths == ()
     assert module_exports(added.given["button/button.template.tsx"], "t.tsx") == ["Spinner", "Button"]
     assert "button/button.css.ts" in added.given
-    by_id = {row["id"]: row for row in rows(dataset, TRAIN_TRAJECTORIES) + rows(dataset, EVAL_TRAJECTORIES) if row["turns"] == "single"}
+    by_id = {
+        row["id"]: row
+        for row in rows(dataset, TRAIN_TRAJECTORIES) + rows(dataset, EVAL_TRAJECTORIES)
+        if row["turns"] == "single"
+    }
     row = by_id[later.id]
     assert [c.name for c in parse_calls(row["messages"][2]["content"]).calls] == ["writeStory", "runStory"]
-    assert "The component already exists: `button/button.css.ts` (exports `styles`), `button/button.template.tsx` (exports `Spinner`, `Button`)" in row["messages"][1]["content"]
+    assert (
+        "The component already exists: `button/button.css.ts` (exports `styles`), `button/button.template.tsx` (exports `Spinner`, `Button`)"
+        in row["messages"][1]["content"]
+    )
     assert {item["path"] for item in row["given_files"]} == set(added.given)
     assert by_id[first.id]["given_files"] == []

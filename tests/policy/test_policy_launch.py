@@ -57,7 +57,13 @@ def test_the_deepspeed_config_builds_the_sft_trainer(work: Path, monkeypatch: py
     # What `accelerate launch` exports to each process from the config (one process here).
     monkeypatch.setenv("ACCELERATE_USE_DEEPSPEED", "true")
     monkeypatch.setenv("ACCELERATE_DEEPSPEED_ZERO_STAGE", "2")
-    for name, value in {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29533", "RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1"}.items():
+    for name, value in {
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": "29533",
+        "RANK": "0",
+        "LOCAL_RANK": "0",
+        "WORLD_SIZE": "1",
+    }.items():
         monkeypatch.setenv(name, value)
     from worldagent.policy.sft import build_sft_trainer
 

@@ -195,7 +195,7 @@ def test_chat_templates_mark_only_the_assistant_reply_for_training(template: str
     ]
     assert tokenizer.apply_chat_template(messages, tokenize=False) == expected
     out = tokenizer.apply_chat_template(messages, return_assistant_tokens_mask=True, return_dict=True, tokenize=True)
-    trained = [t for t, m in zip(out["input_ids"], out["assistant_masks"]) if m]
+    trained = [t for t, m in zip(out["input_ids"], out["assistant_masks"], strict=False) if m]
     assert tokenizer.decode(trained) in ("A<|im_end|>", "A<end_of_turn>")
     prompt = tokenizer.apply_chat_template(messages[:2], tokenize=False, add_generation_prompt=True)
     assert expected.startswith(prompt) and prompt.endswith(("<|im_start|>assistant\n", "<start_of_turn>model\n"))

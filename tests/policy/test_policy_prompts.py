@@ -34,4 +34,6 @@ def test_user_turn_names_the_export_and_file_only_when_both_are_known() -> None:
 def test_single_and_multi_turn_prompts_differ_only_in_the_turn_instruction() -> None:
     single, multi = system_prompt(tool_schemas()), system_prompt(tool_schemas(), "multi")
     assert "Answer with every tool call in one turn." in single and "one tool call per turn" in multi
-    assert single.replace("Answer with every tool call in one turn.", "") == multi.replace("Make one tool call per turn and wait for its result.", "")
+    assert single.replace("Answer with every tool call in one turn.", "") == multi.replace(
+        "Make one tool call per turn and wait for its result.", ""
+    )

@@ -13,7 +13,13 @@ from worldagent.tools.callformat import parse_calls, render_calls
 
 
 def _reference(row: dict) -> dict:
-    return {"id": row["id"], "prompt": row["messages"][:-1], "answer": row["messages"][-1]["content"], "reward": row["reward"], "given_files": row["given_files"]}
+    return {
+        "id": row["id"],
+        "prompt": row["messages"][:-1],
+        "answer": row["messages"][-1]["content"],
+        "reward": row["reward"],
+        "given_files": row["given_files"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +69,13 @@ def test_reference_completion_scores_high_garbage_and_inline_styles_score_zero(r
 
 
 def test_function_form_plain_text_completions_and_weights(reference: dict) -> None:
-    scores = story_test_reward([reference["prompt"]], [reference["answer"]], [reference["id"]], stories_root=STORIES, weights=RewardWeights(passed=1.0, a11y=0.0, assertions=0.0))
+    scores = story_test_reward(
+        [reference["prompt"]],
+        [reference["answer"]],
+        [reference["id"]],
+        stories_root=STORIES,
+        weights=RewardWeights(passed=1.0, a11y=0.0, assertions=0.0),
+    )
     assert scores == [1.0]
 
 
@@ -75,7 +87,12 @@ def test_completion_ids_are_decoded_with_the_call_markers_kept(reference: dict) 
 
     reward = StoryTestReward(STORIES, tokenizer=Tokenizer())
     # trl's own decoded text (markers stripped) is ignored in favour of the ids
-    scores = reward(prompts=[[], []], completions=[_as_completion("call:runStory"), _as_completion("x")], id=[reference["id"]] * 2, completion_ids=[[1], [2]])
+    scores = reward(
+        prompts=[[], []],
+        completions=[_as_completion("call:runStory"), _as_completion("x")],
+        id=[reference["id"]] * 2,
+        completion_ids=[[1], [2]],
+    )
     assert scores[0] >= 0.8 and scores[1] == 0.0
 
 
@@ -98,7 +115,9 @@ def test_given_files_column_seeds_the_sandbox_of_an_existing_component(existing_
     reward = StoryTestReward(STORIES)
     given = json.dumps(existing_component["given_files"], sort_keys=True)
     answer = _as_completion(existing_component["answer"])
-    with_given, without = reward(prompts=[[]] * 2, completions=[answer] * 2, id=[existing_component["id"]] * 2, given_files=[given, "[]"])
+    with_given, without = reward(
+        prompts=[[]] * 2, completions=[answer] * 2, id=[existing_component["id"]] * 2, given_files=[given, "[]"]
+    )
     assert with_given == pytest.approx(existing_component["reward"]) and with_given >= 0.8
     assert without < with_given  # the story imports a template module that only the given files provide
     assert any(row["given_files"] != "[]" for row in grpo_prompts(TRAJECTORIES, 200))

@@ -10,11 +10,11 @@ from worldagent.policy.rollout import (
     BatchedPolicy,
     GenerationStats,
     SamplingConfig,
+    constrained_policy,
     cut_at_stop,
     generate_batched,
     generate_one_at_a_time,
     left_pad,
-    constrained_policy,
     stop_token_ids,
 )
 

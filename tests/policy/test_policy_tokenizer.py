@@ -20,16 +20,32 @@ def corpus_conversations() -> list[list[dict]]:
     for story in sorted(STORIES.glob("*/*.stories.tsx"))[:6]:
         component = story.parent.name
         styles = story.with_name(f"{component}.css.ts")
-        write_styles = render_call(ToolCall("writeStyles", {"path": f"{component}/{styles.name}", "content": styles.read_text(encoding="utf-8") if styles.exists() else ""}))
-        write_story = render_call(ToolCall("writeStory", {"path": f"{component}/{story.name}", "content": story.read_text(encoding="utf-8")}))
+        write_styles = render_call(
+            ToolCall(
+                "writeStyles",
+                {
+                    "path": f"{component}/{styles.name}",
+                    "content": styles.read_text(encoding="utf-8") if styles.exists() else "",
+                },
+            )
+        )
+        write_story = render_call(
+            ToolCall("writeStory", {"path": f"{component}/{story.name}", "content": story.read_text(encoding="utf-8")})
+        )
         conversations.append(
             [
                 {"role": "system", "content": SYSTEM},
                 {"role": "user", "content": f"Create a {component} story.\n\nWork in `{component}/`."},
                 {"role": "assistant", "content": write_styles},
                 {"role": "tool", "content": render_response("writeStyles", {"success": True, "data": {"bytes": 12}})},
-                {"role": "assistant", "content": write_story + render_call(ToolCall("runStory", {"path": f"{component}/{story.name}"}))},
-                {"role": "tool", "content": render_response("runStory", {"success": True, "data": {"passed": True, "errors": []}})},
+                {
+                    "role": "assistant",
+                    "content": write_story + render_call(ToolCall("runStory", {"path": f"{component}/{story.name}"})),
+                },
+                {
+                    "role": "tool",
+                    "content": render_response("runStory", {"success": True, "data": {"passed": True, "errors": []}}),
+                },
                 {"role": "assistant", "content": "The story passes."},
             ]
         )
@@ -51,7 +67,12 @@ def test_training_is_deterministic_to_the_byte(tmp_path: Path) -> None:
     for run in range(2):
         out = tmp_path / str(run)
         train_tokenizer(texts, 1024).save_pretrained(out)
-        digests.append({name: hashlib.sha256((out / name).read_bytes()).hexdigest() for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")})
+        digests.append(
+            {
+                name: hashlib.sha256((out / name).read_bytes()).hexdigest()
+                for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja")
+            }
+        )
     assert digests[0] == digests[1]
     # Order of the texts does not matter either (counts, not iteration order, drive the merges).
     out = tmp_path / "reversed"
@@ -123,9 +144,9 @@ def test_assistant_mask_covers_exactly_the_assistant_turns(tokenizer, index: int
     out = tokenizer.apply_chat_template(messages, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
     ids, mask = out["input_ids"], out["assistant_masks"]
     assert len(ids) == len(mask)
-    masked = tokenizer.decode([t for t, m in zip(ids, mask) if m])
+    masked = tokenizer.decode([t for t, m in zip(ids, mask, strict=False) if m])
     assert masked == "".join(m["content"] + END_OF_TURN for m in messages if m["role"] == "assistant")
-    unmasked = tokenizer.decode([t for t, m in zip(ids, mask) if not m])
+    unmasked = tokenizer.decode([t for t, m in zip(ids, mask, strict=False) if not m])
     assert "<start_of_turn>model\n" in unmasked and SYSTEM in unmasked
     # Every assistant span is contiguous and ends with <end_of_turn> (the model learns to stop).
     eot = tokenizer.convert_tokens_to_ids(END_OF_TURN)
@@ -137,10 +158,25 @@ def test_assistant_mask_covers_exactly_the_assistant_turns(tokenizer, index: int
 
 
 def test_hf_tool_calls_render_in_functiongemma_format(tokenizer) -> None:
-    arguments = {"path": "button/button.stories.tsx", "content": "const a = {b: 1}\n", "n": 3, "x": 1.5, "ok": True, "none": None, "nested": {"k": ["v", 2]}}
+    arguments = {
+        "path": "button/button.stories.tsx",
+        "content": "const a = {b: 1}\n",
+        "n": 3,
+        "x": 1.5,
+        "ok": True,
+        "none": None,
+        "nested": {"k": ["v", 2]},
+    }
     messages = [
         {"role": "user", "content": "go"},
-        {"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {"name": "writeStory", "arguments": arguments}}, {"type": "function", "function": {"name": "runStory", "arguments": {"path": "p"}}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "writeStory", "arguments": arguments}},
+                {"type": "function", "function": {"name": "runStory", "arguments": {"path": "p"}}},
+            ],
+        },
         {"role": "tool", "name": "runStory", "content": {"success": True, "data": {"passed": False}}},
     ]
     text = tokenizer.apply_chat_template(messages, tokenize=False)
@@ -149,13 +185,20 @@ def test_hf_tool_calls_render_in_functiongemma_format(tokenizer) -> None:
     assert parse_calls(expected_calls).calls == [ToolCall("writeStory", arguments), ToolCall("runStory", {"path": "p"})]
     assert render_response("runStory", {"success": True, "data": {"passed": False}}) in text
     out = tokenizer.apply_chat_template(messages, tokenize=True, return_dict=True, return_assistant_tokens_mask=True)
-    masked = tokenizer.decode([t for t, m in zip(out["input_ids"], out["assistant_masks"]) if m])
+    masked = tokenizer.decode([t for t, m in zip(out["input_ids"], out["assistant_masks"], strict=False) if m])
     assert masked == expected_calls + END_OF_TURN
 
 
 def test_tools_argument_is_listed_in_the_developer_turn(tokenizer) -> None:
-    tools = [{"type": "function", "function": {"name": "runStory", "description": "Run", "parameters": {"type": "object", "properties": {}}}}]
-    with_system = tokenizer.apply_chat_template([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}], tools=tools, tokenize=False)
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "runStory", "description": "Run", "parameters": {"type": "object", "properties": {}}},
+        }
+    ]
+    with_system = tokenizer.apply_chat_template(
+        [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}], tools=tools, tokenize=False
+    )
     assert with_system.startswith("<bos><start_of_turn>developer\nS\n\nTools:\n{") and '"runStory"' in with_system
     without = tokenizer.apply_chat_template([{"role": "user", "content": "U"}], tools=tools, tokenize=False)
     assert without.startswith("<bos><start_of_turn>developer\nTools:\n{") and "<start_of_turn>user\nU" in without

@@ -32,7 +32,13 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def sft_run(work: Path) -> dict:
     """The reference uninterrupted SFT run (8 steps), shared by the tests below."""
-    metrics = train_sft(tiny_params(), work / "base", work / "trajectories.jsonl", work / "models" / "sft", curves_path=work / "curves" / "sft.json")
+    metrics = train_sft(
+        tiny_params(),
+        work / "base",
+        work / "trajectories.jsonl",
+        work / "models" / "sft",
+        curves_path=work / "curves" / "sft.json",
+    )
     return metrics
 
 
@@ -81,7 +87,15 @@ def test_sft_learns_and_writes_a_loadable_adapter(work: Path, sft_run: dict) -> 
     assert info["data_hash"] == training.file_hash(work / "trajectories.jsonl")
     config = json.loads((out / "adapter_config.json").read_text())
     assert config["r"] == 4 and config["lora_alpha"] == 8 and config["task_type"] == "CAUSAL_LM"
-    assert set(config["target_modules"]) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+    assert set(config["target_modules"]) == {
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "gate_proj",
+        "up_proj",
+        "down_proj",
+    }
     # peft loads it on the base; the trained LoRA B matrices are not zero (they start at zero)
     base, _ = load_base(work / "base", device="cpu")
     peft_model = PeftModel.from_pretrained(base, str(out))
@@ -104,7 +118,9 @@ def test_assistant_only_loss_masks_everything_but_the_assistant_turn(work: Path)
 
     model, tokenizer = load_base(work / "base", device="cpu")
     args = sft_config(tiny_params(), work / "scratch", "cpu", torch.float32, False)
-    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(sft_rows()[:1]), processing_class=tokenizer)
+    trainer = SFTTrainer(
+        model=model, args=args, train_dataset=Dataset.from_list(sft_rows()[:1]), processing_class=tokenizer
+    )
     batch = trainer.data_collator([trainer.train_dataset[0]])
     labels, ids = batch["labels"][0], batch["input_ids"][0]
     trained = tokenizer.decode(ids[labels != -100])
@@ -152,7 +168,9 @@ def test_checkpoints_of_other_inputs_are_discarded(work: Path, tmp_path: Path) -
     assert start.start_step == 0 and metrics["resumed_from_step"] == 0
 
 
-def test_a_failed_save_leaves_the_previous_adapter_intact(work: Path, sft_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_save_leaves_the_previous_adapter_intact(
+    work: Path, sft_run: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import shutil
 
     out = tmp_path / "sft"
@@ -165,7 +183,9 @@ def test_a_failed_save_leaves_the_previous_adapter_intact(work: Path, sft_run: d
             raise OSError("disk full")
 
     with pytest.raises(OSError, match="disk full"):
-        training.save_adapter(Broken(), None, out, stage="sft", base_dir=work / "base", parents=[], params={}, metrics={}, data_hash="x")
+        training.save_adapter(
+            Broken(), None, out, stage="sft", base_dir=work / "base", parents=[], params={}, metrics={}, data_hash="x"
+        )
     assert (out / "stage.json").read_text() == before
     assert _adapter_tensors(out).keys() == _adapter_tensors(work / "models" / "sft").keys()
     assert [p.name for p in tmp_path.iterdir()] == ["sft"]  # no temporary directory left
@@ -173,7 +193,14 @@ def test_a_failed_save_leaves_the_previous_adapter_intact(work: Path, sft_run: d
 
 def test_dpo_logs_reward_margins_and_records_its_chain(work: Path, sft_run: dict) -> None:
     out = work / "models" / "dpo"
-    metrics = train_dpo(tiny_params(), work / "base", work / "models" / "sft", work / "preferences.jsonl", out, curves_path=work / "curves" / "dpo.json")
+    metrics = train_dpo(
+        tiny_params(),
+        work / "base",
+        work / "models" / "sft",
+        work / "preferences.jsonl",
+        out,
+        curves_path=work / "curves" / "dpo.json",
+    )
     # The first logged step is on the starting policy: it equals the reference (the merged SFT model)
     assert metrics["loss_first"] == pytest.approx(0.6931, abs=1e-3)
     assert metrics["rewards_margins_first"] == pytest.approx(0.0, abs=1e-4)
@@ -194,9 +221,19 @@ def test_dpo_refuses_an_incomplete_sft_adapter(work: Path, tmp_path: Path) -> No
 
 def test_grpo_runs_a_step_and_the_policy_loads_with_its_chain(work: Path, sft_run: dict) -> None:
     if not (work / "models" / "dpo" / "stage.json").is_file():
-        train_dpo(tiny_params(), work / "base", work / "models" / "sft", work / "preferences.jsonl", work / "models" / "dpo")
+        train_dpo(
+            tiny_params(), work / "base", work / "models" / "sft", work / "preferences.jsonl", work / "models" / "dpo"
+        )
     out = work / "models" / "grpo"
-    metrics = train_grpo(tiny_params(), work / "base", work / "models" / "dpo", TRAJECTORIES, STORIES, out, curves_path=work / "curves" / "grpo.json")
+    metrics = train_grpo(
+        tiny_params(),
+        work / "base",
+        work / "models" / "dpo",
+        TRAJECTORIES,
+        STORIES,
+        out,
+        curves_path=work / "curves" / "grpo.json",
+    )
     assert metrics["global_step"] == 1 and metrics["prompts"] == 2
     assert metrics["completions_mean_length_last"] <= 8
     assert 0.0 <= metrics["reward_last"] <= 1.0
@@ -222,7 +259,16 @@ def test_grpo_needs_whole_groups_per_step() -> None:
 def test_trainer_kwargs_carry_every_knob(tmp_path: Path) -> None:
     from worldagent.config import SftParams
 
-    p = SftParams(epochs=2.5, max_steps=-1, learning_rate=3e-4, batch_size=3, gradient_accumulation_steps=5, logging_steps=7, save_steps=9, warmup_ratio=0.1)
+    p = SftParams(
+        epochs=2.5,
+        max_steps=-1,
+        learning_rate=3e-4,
+        batch_size=3,
+        gradient_accumulation_steps=5,
+        logging_steps=7,
+        save_steps=9,
+        warmup_ratio=0.1,
+    )
     kwargs = training.trainer_kwargs(p, output_dir=tmp_path, seed=5, device="cpu", dtype=torch.float32)
     assert kwargs["num_train_epochs"] == 2.5 and kwargs["max_steps"] == -1 and kwargs["learning_rate"] == 3e-4
     assert kwargs["per_device_train_batch_size"] == 3 and kwargs["gradient_accumulation_steps"] == 5

@@ -32,7 +32,10 @@ def _answer(name: str, good: bool = True) -> str:
     element = "button" if good else "div"
     return render_calls(
         [
-            ToolCall("writeStory", {"path": f"{name}/{name}.stories.tsx", "content": f"<{element}>{name.title()}</{element}>"}),
+            ToolCall(
+                "writeStory",
+                {"path": f"{name}/{name}.stories.tsx", "content": f"<{element}>{name.title()}</{element}>"},
+            ),
             ToolCall("runStory", {"path": f"{name}/{name}.stories.tsx"}),
         ]
     )

@@ -94,7 +94,15 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 repo = hub.repos.get(f"{kind}:{repo_id}")
                 if repo is None:
                     return self._send(404, {"error": "Repository not found"}, "Repository not found")
-                return self._send(200, {"id": repo_id, "sha": repo["head"], "private": repo["private"], "siblings": [{"rfilename": f} for f in sorted(repo["files"])]})
+                return self._send(
+                    200,
+                    {
+                        "id": repo_id,
+                        "sha": repo["head"],
+                        "private": repo["private"],
+                        "siblings": [{"rfilename": f} for f in sorted(repo["files"])],
+                    },
+                )
             return self._send(404, {"error": f"fake hub: no route GET {path}"}, "no route")
 
         def do_POST(self) -> None:  # noqa: N802
@@ -103,14 +111,26 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             body = self._body()
             if path == "/api/repos/create":
                 payload = json.loads(body)
-                repo_id = f"{payload['organization']}/{payload['name']}" if payload.get("organization") else payload["name"]
+                repo_id = (
+                    f"{payload['organization']}/{payload['name']}" if payload.get("organization") else payload["name"]
+                )
                 kind = payload.get("type") or "model"
                 key = f"{kind}:{repo_id}"
                 prefix = "" if kind == "model" else f"{kind}s/"
                 with hub.lock:
                     if key in hub.repos:  # the real Hub also answers the repo URL with its 409
-                        return self._send(409, {"error": "You already created this repo", "url": f"{hub.url}/{prefix}{repo_id}"}, "You already created this repo")
-                    hub.repos[key] = {"private": payload.get("visibility") == "private", "files": {}, "tags": {}, "head": "0" * 40, "create_payload": payload}
+                        return self._send(
+                            409,
+                            {"error": "You already created this repo", "url": f"{hub.url}/{prefix}{repo_id}"},
+                            "You already created this repo",
+                        )
+                    hub.repos[key] = {
+                        "private": payload.get("visibility") == "private",
+                        "files": {},
+                        "tags": {},
+                        "head": "0" * 40,
+                        "create_payload": payload,
+                    }
                 return self._send(200, {"url": f"{hub.url}/{prefix}{repo_id}", "name": repo_id})
             if path == "/api/validate-yaml":
                 content = json.loads(body)["content"]
@@ -131,7 +151,15 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 payload = json.loads(body)
                 with hub.lock:
                     hub.preuploads.append(payload)
-                return self._send(200, {"files": [{"path": f["path"], "uploadMode": "regular", "shouldIgnore": False} for f in payload["files"]]})
+                return self._send(
+                    200,
+                    {
+                        "files": [
+                            {"path": f["path"], "uploadMode": "regular", "shouldIgnore": False}
+                            for f in payload["files"]
+                        ]
+                    },
+                )
             if action == "commit":
                 lines = [json.loads(line) for line in body.decode().splitlines() if line.strip()]
                 header = next(item["value"] for item in lines if item["key"] == "header")
@@ -141,14 +169,20 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                         assert item["value"]["encoding"] == "base64"
                         files[item["value"]["path"]] = base64.b64decode(item["value"]["content"])
                     elif item["key"] != "header":
-                        return self._send(400, {"error": f"fake hub supports regular files only, got {item['key']}"}, "unsupported")
+                        return self._send(
+                            400, {"error": f"fake hub supports regular files only, got {item['key']}"}, "unsupported"
+                        )
                 with hub.lock:
                     oid = hashlib.sha1(repr((repo["head"], sorted(files.items()), header)).encode()).hexdigest()
                     repo["files"].update(files)
                     repo["head"] = oid
-                    hub.commits.append(Commit(repo_id, kind, revision, oid, header["summary"], header.get("description", ""), files))
+                    hub.commits.append(
+                        Commit(repo_id, kind, revision, oid, header["summary"], header.get("description", ""), files)
+                    )
                 prefix = "" if kind == "model" else f"{kind}s/"
-                return self._send(200, {"commitUrl": f"{hub.url}/{prefix}{repo_id}/commit/{oid}", "commitOid": oid, "success": True})
+                return self._send(
+                    200, {"commitUrl": f"{hub.url}/{prefix}{repo_id}/commit/{oid}", "commitOid": oid, "success": True}
+                )
             payload = json.loads(body)  # tag
             with hub.lock:
                 if payload["tag"] in repo["tags"]:
@@ -165,7 +199,9 @@ class FakeHubServer:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.hub))
         self.server.daemon_threads = True
         self.hub.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-hub", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-hub", daemon=True
+        )
 
     def __enter__(self) -> FakeHub:
         self.thread.start()

@@ -29,7 +29,9 @@ def test_creates_the_sqlite_files_parent_directory(tmp_path: Path) -> None:
 
 def test_numbers_versions_per_family_and_persists(db_url: str) -> None:
     with open_registry(db_url) as registry:
-        a1 = registry.register_version("alpha", artifact_path="m/a1", metrics={"mean_reward": 0.5}, git_revision="abc", data_hash="d1")
+        a1 = registry.register_version(
+            "alpha", artifact_path="m/a1", metrics={"mean_reward": 0.5}, git_revision="abc", data_hash="d1"
+        )
         a2 = registry.register_version("alpha", artifact_path="m/a2")
         b1 = registry.register_version("beta", artifact_path="m/b1")
         assert (a1.number, a2.number, b1.number) == (1, 2, 1)

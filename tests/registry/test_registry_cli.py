@@ -23,9 +23,21 @@ def run(argv: list[str]) -> int:
 def registry_url(tmp_path: Path) -> str:
     url = f"sqlite:///{tmp_path / 'registry.db'}"
     with open_registry(url) as registry:
-        registry.register_version("world-agent", artifact_path="models/world_agent/grpo", metrics={"mean_reward": 0.4, "story_pass_rate": 0.25}, git_revision="a" * 40)
-        registry.register_version("world-agent", artifact_path="models/world_agent/grpo", metrics={"mean_reward": 0.6}, status="published")
-        registry.register_version("world-agent", artifact_path="models/world_agent/grpo", status="rejected", notes=["story pass rate below 0.5"])
+        registry.register_version(
+            "world-agent",
+            artifact_path="models/world_agent/grpo",
+            metrics={"mean_reward": 0.4, "story_pass_rate": 0.25},
+            git_revision="a" * 40,
+        )
+        registry.register_version(
+            "world-agent", artifact_path="models/world_agent/grpo", metrics={"mean_reward": 0.6}, status="published"
+        )
+        registry.register_version(
+            "world-agent",
+            artifact_path="models/world_agent/grpo",
+            status="rejected",
+            notes=["story pass rate below 0.5"],
+        )
         registry.promote("world-agent", 1)
         registry.promote("world-agent", 2)
     return url
@@ -47,7 +59,9 @@ def test_list_table_and_json(registry_url: str, capsys: pytest.CaptureFixture[st
     assert data["versions"][1]["aliases"] == ["champion"] and data["versions"][2]["status"] == "rejected"
 
 
-def test_show_defaults_to_the_champion_and_accepts_numbers(registry_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_show_defaults_to_the_champion_and_accepts_numbers(
+    registry_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run(["models", "show", "--registry", registry_url, "--family", "world-agent", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["version"] == 2
     assert run(["models", "show", "v3", "--registry", registry_url, "--family", "world-agent"]) == 0
@@ -67,11 +81,18 @@ def test_promote_and_rollback(registry_url: str, capsys: pytest.CaptureFixture[s
     assert run(["models", "promote", "3", *common]) == 1  # rejected by the gate
     assert "rejected" in capsys.readouterr().err
     assert run(["models", "promote", "v3", "--force", "--json", *common]) == 0
-    assert json.loads(capsys.readouterr().out) == {"family": "world-agent", "alias": "champion", "version": 3, "previous": 1}
+    assert json.loads(capsys.readouterr().out) == {
+        "family": "world-agent",
+        "alias": "champion",
+        "version": 3,
+        "previous": 1,
+    }
     assert run(["models", "promote", "x1", *common]) == 2
 
 
-def test_defaults_come_from_params_yaml(tmp_path: Path, registry_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_defaults_come_from_params_yaml(
+    tmp_path: Path, registry_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "params.yaml").write_text(f"registry:\n  url: {registry_url}\n  family: world-agent\n")
     monkeypatch.chdir(tmp_path)
     assert run(["models", "list", "--json"]) == 0
@@ -82,5 +103,7 @@ def test_defaults_come_from_params_yaml(tmp_path: Path, registry_url: str, capsy
 
 
 def test_empty_registry_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["models", "list", "--registry", f"sqlite:///{tmp_path / 'new' / 'r.db'}", "--family", "world-agent"]) == 0
+    assert (
+        run(["models", "list", "--registry", f"sqlite:///{tmp_path / 'new' / 'r.db'}", "--family", "world-agent"]) == 0
+    )
     assert "no versions of world-agent" in capsys.readouterr().out

@@ -18,11 +18,18 @@ from worldagent.registry.api import CHAMPION, open_registry
 from worldagent.registry.deploy import DeployError, params_hash
 from worldagent.registry.publishers import PublishedRef, PublishError
 
-EVAL = {"models": {"grpo": {"mean_reward": 0.62, "story_pass_rate": 0.5}, "base": {"mean_reward": 0.11, "story_pass_rate": 0.0}}}
+EVAL = {
+    "models": {
+        "grpo": {"mean_reward": 0.62, "story_pass_rate": 0.5},
+        "base": {"mean_reward": 0.11, "story_pass_rate": 0.0},
+    }
+}
 
 
 def make_params(**deploy_section: Any) -> Params:
-    return parse_params({"registry": {"url": "sqlite:///models/registry.db"}, "deploy": deploy_section or {"publisher": "local"}})
+    return parse_params(
+        {"registry": {"url": "sqlite:///models/registry.db"}, "deploy": deploy_section or {"publisher": "local"}}
+    )
 
 
 def deploy(params: Params, root: Path, **options: Any):  # type: ignore[no-untyped-def]
@@ -34,7 +41,13 @@ def write_reports(root: Path, passed: bool, reasons: list[str] | None = None) ->
     reports = root / "reports" / "world_agent"
     reports.mkdir(parents=True, exist_ok=True)
     scored = directory_hash(root / "models" / "world_agent" / "grpo")
-    gate = {"passed": passed, "reasons": reasons or [], "candidate": "grpo", "family": "world-agent", "artifact_hash": scored}
+    gate = {
+        "passed": passed,
+        "reasons": reasons or [],
+        "candidate": "grpo",
+        "family": "world-agent",
+        "artifact_hash": scored,
+    }
     (reports / "gate.json").write_text(json.dumps(gate))
     (reports / "eval.json").write_text(json.dumps(EVAL))
     data = root / "data" / "generated" / "world_agent"
@@ -75,7 +88,9 @@ def test_passing_gate_publishes_registers_and_promotes(tmp_path: Path, adapter_d
     assert version.metrics == EVAL["models"]["grpo"]
     assert version.params_hash == params_hash(make_params()) and len(version.data_hash or "") == 64
     # the champion loads from the immutable published copy, not from the training output
-    assert version.artifact_path == "models/published/world-agent/v1" and version.source_path == "models/world_agent/grpo"
+    assert (
+        version.artifact_path == "models/published/world-agent/v1" and version.source_path == "models/world_agent/grpo"
+    )
     assert version.artifact_hash
     original = (adapter_dir / "adapter_model.safetensors").read_bytes()
 
@@ -92,10 +107,15 @@ def test_passing_gate_publishes_registers_and_promotes(tmp_path: Path, adapter_d
     with registry_for(tmp_path) as registry:
         assert registry.rollback("world-agent").version == 1
         champion = registry.get_alias("world-agent", CHAMPION)
-    assert champion is not None and (tmp_path / champion.artifact_path / "adapter_model.safetensors").read_bytes() == original
+    assert (
+        champion is not None
+        and (tmp_path / champion.artifact_path / "adapter_model.safetensors").read_bytes() == original
+    )
 
 
-def test_failing_gate_never_publishes_registers_rejected_alerts_and_keeps_the_champion(tmp_path: Path, adapter_dir: Path) -> None:
+def test_failing_gate_never_publishes_registers_rejected_alerts_and_keeps_the_champion(
+    tmp_path: Path, adapter_dir: Path
+) -> None:
     write_reports(tmp_path, passed=True)
     deploy(make_params(), tmp_path, alert=lambda _m: None, env={})  # v1 champion
     (adapter_dir / "adapter_model.safetensors").write_bytes(b"worse weights")
@@ -106,16 +126,26 @@ def test_failing_gate_never_publishes_registers_rejected_alerts_and_keeps_the_ch
     result = deploy(make_params(), tmp_path, publishers=[spy], alert=alerts.append, env={})
     assert spy.calls == []
     assert (result.action, result.version, result.champion) == ("rejected", 2, 1)
-    assert len(alerts) == 1 and "v2 failed the gate" in alerts[0] and "story pass rate 0.10 < 0.50" in alerts[0] and "stays v1" in alerts[0]
+    assert (
+        len(alerts) == 1
+        and "v2 failed the gate" in alerts[0]
+        and "story pass rate 0.10 < 0.50" in alerts[0]
+        and "stays v1" in alerts[0]
+    )
     assert not (tmp_path / "models" / "published" / "world-agent" / "v2").exists()
     with registry_for(tmp_path) as registry:
         rejected = registry.get_version("world-agent", 2)
         assert registry.get_alias("world-agent", CHAMPION).number == 1  # type: ignore[union-attr]
-    assert rejected.status == "rejected" and rejected.notes == ["story pass rate 0.10 < 0.50", "mean reward not non-inferior"]
+    assert rejected.status == "rejected" and rejected.notes == [
+        "story pass rate 0.10 < 0.50",
+        "mean reward not non-inferior",
+    ]
     assert rejected.published_uri is None
 
 
-def test_failing_gate_with_the_hub_publisher_sends_nothing_to_the_hub(tmp_path: Path, adapter_dir: Path, fake_hub: FakeHub) -> None:
+def test_failing_gate_with_the_hub_publisher_sends_nothing_to_the_hub(
+    tmp_path: Path, adapter_dir: Path, fake_hub: FakeHub
+) -> None:
     write_reports(tmp_path, passed=False, reasons=["below threshold"])
     params = make_params(publisher="hub", hub_repo="acme/world-agent")
     result = deploy(params, tmp_path, alert=lambda _m: None, env={"HF_TOKEN": TOKEN, "HF_ENDPOINT": fake_hub.url})
@@ -133,12 +163,17 @@ def test_passing_gate_publishes_to_the_hub_and_tags_the_version(
     repo = fake_hub.repo("acme/world-agent")
     assert result.action == "deployed" and list(repo["tags"]) == ["v1"]
     assert result.published and result.published["uri"] == f"{fake_hub.url}/acme/world-agent"
-    assert (tmp_path / "models" / "published" / "world-agent" / "v1" / "README.md").read_bytes() == repo["files"]["README.md"]
+    assert (tmp_path / "models" / "published" / "world-agent" / "v1" / "README.md").read_bytes() == repo["files"][
+        "README.md"
+    ]
     assert "# world-agent v1" in repo["files"]["README.md"].decode()
     with registry_for(tmp_path) as registry:
         version = registry.get_version("world-agent", 1)
     assert version.published_revision == repo["tags"]["v1"]["revision"] == fake_hub.commits[0].oid
-    assert version.published_uri == f"{fake_hub.url}/acme/world-agent" and version.artifact_path == "models/published/world-agent/v1"
+    assert (
+        version.published_uri == f"{fake_hub.url}/acme/world-agent"
+        and version.artifact_path == "models/published/world-agent/v1"
+    )
     assert TOKEN not in caplog.text and TOKEN not in json.dumps(result.to_dict())
 
 
@@ -150,7 +185,9 @@ def test_hub_publisher_needs_a_token_and_fails_before_registering(tmp_path: Path
         assert registry.list_versions("world-agent") == []
 
 
-def test_publish_failure_marks_the_version_failed_alerts_and_keeps_the_champion(tmp_path: Path, adapter_dir: Path) -> None:
+def test_publish_failure_marks_the_version_failed_alerts_and_keeps_the_champion(
+    tmp_path: Path, adapter_dir: Path
+) -> None:
     class Broken:
         def publish(self, artifact_dir: Path, card_markdown: str, version_label: str) -> PublishedRef:
             raise OSError("disk full")
@@ -171,7 +208,9 @@ def write_project(root: Path) -> Path:
     return params
 
 
-def test_stage_command_exit_codes(tmp_path: Path, adapter_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_stage_command_exit_codes(
+    tmp_path: Path, adapter_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     params = write_project(tmp_path)
     argv = ["--params", str(params), "--root", str(tmp_path)]
     assert deploy_stage.main(argv) == 2  # no gate.json yet
@@ -188,7 +227,11 @@ def test_stage_command_exit_codes(tmp_path: Path, adapter_dir: Path, monkeypatch
     write_reports(tmp_path, passed=True)
     assert deploy_stage.main(argv) == 0
     result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-    assert (result["action"], result["version"], result["champion"]) == ("deployed", 2, 2)  # v1 stays the rejected record
+    assert (result["action"], result["version"], result["champion"]) == (
+        "deployed",
+        2,
+        2,
+    )  # v1 stays the rejected record
 
 
 def test_a_different_adapter_next_to_an_old_passing_gate_is_refused(tmp_path: Path, adapter_dir: Path) -> None:
@@ -270,8 +313,14 @@ def test_the_intervention_family_honours_the_hub_publisher(tmp_path: Path, fake_
     metrics_json.write_text(json.dumps({"f1": 0.9, "auc": 0.95, "model": {"clip": "wa-tiny-vit"}}))
     params = make_params(publisher="hub", hub_repo="acme/intervention")
     result = deploy_family(
-        INTERVENTION, params, gate_json=gate_json, artifact_dir=bundle, metrics_json=metrics_json, root=tmp_path,
-        alert=lambda _m: None, env={"HF_TOKEN": TOKEN, "HF_ENDPOINT": fake_hub.url},
+        INTERVENTION,
+        params,
+        gate_json=gate_json,
+        artifact_dir=bundle,
+        metrics_json=metrics_json,
+        root=tmp_path,
+        alert=lambda _m: None,
+        env={"HF_TOKEN": TOKEN, "HF_ENDPOINT": fake_hub.url},
     )
     assert (result.action, result.family, result.version) == ("deployed", "intervention-predictor", 1)
     repo = fake_hub.repo("acme/intervention")

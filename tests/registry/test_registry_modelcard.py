@@ -6,7 +6,10 @@ import yaml
 
 from worldagent.registry.modelcard import render_model_card
 
-METRICS = {"grpo": {"mean_reward": 0.71234, "story_pass_rate": 0.5}, "base": {"mean_reward": 0.1, "story_pass_rate": 0.0}}
+METRICS = {
+    "grpo": {"mean_reward": 0.71234, "story_pass_rate": 0.5},
+    "base": {"mean_reward": 0.1, "story_pass_rate": 0.0},
+}
 PARAMS = {"seed": 1234, "lora": {"r": 16, "alpha": 16}, "model": {"base": "google/functiongemma-270m-it"}}
 
 

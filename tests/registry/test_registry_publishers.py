@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from fake_hub import TOKEN, FakeHub
 
-from worldagent.registry.publishers import HubPublisher, LocalPublisher, PublishError, Publisher, upload_datasets
+from worldagent.registry.publishers import HubPublisher, LocalPublisher, Publisher, PublishError, upload_datasets
 
 CARD = "---\nlibrary_name: peft\ntags:\n- world-agent\n---\n\n# world-agent v1\n"
 ADAPTER_FILES = ["adapter_config.json", "adapter_model.safetensors", "tokenizer.json"]
@@ -20,9 +20,13 @@ def test_local_publisher_copies_adapter_and_card_and_never_overwrites(tmp_path: 
     ref = publisher.publish(adapter_dir, CARD, "v1")
     target = tmp_path / "published" / "world-agent" / "v1"
     assert ref.kind == "local" and Path(ref.uri) == target
-    assert sorted(p.name for p in target.iterdir()) == sorted([*ADAPTER_FILES, "README.md"])  # no checkpoints, no dotfiles
+    assert sorted(p.name for p in target.iterdir()) == sorted(
+        [*ADAPTER_FILES, "README.md"]
+    )  # no checkpoints, no dotfiles
     assert (target / "README.md").read_text() == CARD
-    assert (target / "adapter_model.safetensors").read_bytes() == (adapter_dir / "adapter_model.safetensors").read_bytes()
+    assert (target / "adapter_model.safetensors").read_bytes() == (
+        adapter_dir / "adapter_model.safetensors"
+    ).read_bytes()
 
     (adapter_dir / "adapter_config.json").write_text("{}")
     with pytest.raises(PublishError, match="never overwritten"):
@@ -31,7 +35,9 @@ def test_local_publisher_copies_adapter_and_card_and_never_overwrites(tmp_path: 
     assert [p.name for p in target.parent.iterdir()] == ["v1"]  # no staging directory left behind
 
 
-def test_local_publisher_leaves_nothing_when_the_copy_fails(tmp_path: Path, adapter_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_local_publisher_leaves_nothing_when_the_copy_fails(
+    tmp_path: Path, adapter_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import shutil
 
     real_copy = shutil.copy2
@@ -83,7 +89,9 @@ def test_hub_publisher_creates_repo_commits_once_and_tags_that_commit(
     assert TOKEN not in repr(publisher) and TOKEN not in str(publisher) and "***" in repr(publisher)
 
 
-def test_hub_publisher_second_version_reuses_the_repo_and_refuses_an_existing_tag(fake_hub: FakeHub, adapter_dir: Path) -> None:
+def test_hub_publisher_second_version_reuses_the_repo_and_refuses_an_existing_tag(
+    fake_hub: FakeHub, adapter_dir: Path
+) -> None:
     publisher = HubPublisher(repo_id="acme/world-agent", token=TOKEN, endpoint=fake_hub.url)
     publisher.publish(adapter_dir, CARD, "v1")
     (adapter_dir / "adapter_config.json").write_text('{"r": 8}\n')
@@ -114,4 +122,7 @@ def test_upload_datasets_pushes_files_to_a_dataset_repo(fake_hub: FakeHub, tmp_p
     assert repo["create_payload"]["type"] == "dataset"
     assert repo["files"] == {"manifest.json": b'{"n": 1}\n', "trajectories.jsonl": b'{"a": 1}\n'}
     assert fake_hub.commits[0].repo_type == "dataset"
-    assert ref.uri == f"{fake_hub.url}/datasets/acme/world-agent-data" and ref.files == ("manifest.json", "trajectories.jsonl")
+    assert ref.uri == f"{fake_hub.url}/datasets/acme/world-agent-data" and ref.files == (
+        "manifest.json",
+        "trajectories.jsonl",
+    )

@@ -11,7 +11,11 @@ from fake_hub import TOKEN, FakeHub
 from tasks.upload import run_upload
 from worldagent.config import parse_params
 
-FILES = {"trajectories.jsonl": '{"messages": []}\n', "dpo-preferences.jsonl": '{"prompt": "p"}\n', "manifest.json": '{"n": 2}\n'}
+FILES = {
+    "trajectories.jsonl": '{"messages": []}\n',
+    "dpo-preferences.jsonl": '{"prompt": "p"}\n',
+    "manifest.json": '{"n": 2}\n',
+}
 
 
 def write_datasets(root: Path) -> None:
@@ -30,14 +34,20 @@ def test_skips_with_a_reason_when_nothing_is_configured(tmp_path: Path, caplog: 
     assert "upload skipped" in caplog.text
 
 
-def test_hub_repo_without_token_does_not_upload_and_says_why(tmp_path: Path, caplog: pytest.LogCaptureFixture, fake_hub: FakeHub) -> None:
+def test_hub_repo_without_token_does_not_upload_and_says_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, fake_hub: FakeHub
+) -> None:
     write_datasets(tmp_path)
-    result = run_upload(parse_params({"upload": {"hub_repo": "acme/data"}}), tmp_path, env={"HF_ENDPOINT": fake_hub.url})
+    result = run_upload(
+        parse_params({"upload": {"hub_repo": "acme/data"}}), tmp_path, env={"HF_ENDPOINT": fake_hub.url}
+    )
     assert result["action"] == "skipped" and "HF_TOKEN is not set" in result["reason"]
     assert fake_hub.requests == []
 
 
-def test_uploads_datasets_and_manifest_to_the_hub(tmp_path: Path, fake_hub: FakeHub, caplog: pytest.LogCaptureFixture) -> None:
+def test_uploads_datasets_and_manifest_to_the_hub(
+    tmp_path: Path, fake_hub: FakeHub, caplog: pytest.LogCaptureFixture
+) -> None:
     write_datasets(tmp_path)
     caplog.set_level(logging.DEBUG)
     params = parse_params({"upload": {"hub_repo": "acme/world-agent-data"}})
@@ -61,7 +71,9 @@ def test_pushes_dvc_tracked_datasets_to_the_default_remote(tmp_path: Path) -> No
             config["core"]["remote"] = "storage"
     result = run_upload(parse_params({}), tmp_path, env={})
     assert result["action"] == "dvc" and result["remote"] == "storage"
-    assert result["targets"] == ["data/generated/world_agent/trajectories.jsonl"]  # untracked files are not DVC's to push
+    assert result["targets"] == [
+        "data/generated/world_agent/trajectories.jsonl"
+    ]  # untracked files are not DVC's to push
     assert result["pushed"] == 1
     stored = [p for p in remote.rglob("*") if p.is_file()]
     assert [p.read_text() for p in stored] == [FILES["trajectories.jsonl"]]

@@ -20,7 +20,13 @@ from worldagent.config import ModelParams, Params, TinyModelParams
 
 PROJECT = Path(__file__).resolve().parents[2]
 TINY = TinyModelParams(
-    vocab_size=1024, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=32
+    vocab_size=1024,
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=2,
+    num_key_value_heads=1,
+    head_dim=32,
 )
 
 
@@ -79,7 +85,14 @@ class Server:
         env = {**os.environ, "PYTHONPATH": str(PROJECT)}
         env.pop("LOCAL_TRAINER_URL", None)
         with self.log.open("ab") as handle:
-            self.proc = subprocess.Popen([sys.executable, "-m", "worldagent.cli", *self.args, "--port", str(self.port)], cwd=self.cwd, env=env, stdout=handle, stderr=subprocess.STDOUT, start_new_session=True)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "worldagent.cli", *self.args, "--port", str(self.port)],
+                cwd=self.cwd,
+                env=env,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
 
         def up() -> bool:
             assert self.proc is not None
@@ -105,7 +118,10 @@ class Server:
 
 
 def browser_input(task: str, ref: str, extra: str = "") -> dict[str, Any]:
-    return {"pageSnapshot": f'- heading "Shop" [level=1]\n- button "{task}" [ref={ref}]\n- textbox "Search" [ref=s1]{extra}', "task": task}
+    return {
+        "pageSnapshot": f'- heading "Shop" [level=1]\n- button "{task}" [ref={ref}]\n- textbox "Search" [ref=s1]{extra}',
+        "task": task,
+    }
 
 
 def raw_export_rows(count: int) -> list[dict[str, Any]]:
@@ -113,7 +129,11 @@ def raw_export_rows(count: int) -> list[dict[str, Any]]:
     rows = []
     for i in range(count):
         action = ("click", "fill", "navigate")[i % 3]
-        output = {"action": action, "selectorOrRef": f"[ref=e{i}]", "value": None if action == "click" else f"value {i}"}
+        output = {
+            "action": action,
+            "selectorOrRef": f"[ref=e{i}]",
+            "value": None if action == "click" else f"value {i}",
+        }
         rows.append(
             {
                 "targetType": "agent",

@@ -35,8 +35,12 @@ def store(db_url: str):  # SQLite and a real PostgreSQL server (tests/conftest.p
 def test_json_values_and_json_encoded_strings_are_stored_and_read_back_the_same(store) -> None:
     value = browser_input("Buy", "e1")
     a = store.add_feedback(target_type="agent", target_id="a", input=value, output=CLICK, label="good")
-    b = store.add_feedback(target_type="agent", target_id="a", input=json.dumps(value), output=json.dumps(CLICK), label="good")
-    plain = store.add_feedback(target_type="chat", target_id="c", input="hello {there", output="plain text", label="bad")
+    b = store.add_feedback(
+        target_type="agent", target_id="a", input=json.dumps(value), output=json.dumps(CLICK), label="good"
+    )
+    plain = store.add_feedback(
+        target_type="chat", target_id="c", input="hello {there", output="plain text", label="bad"
+    )
     assert a["input"] == b["input"] == value and a["output"] == b["output"] == CLICK
     rows = {row["id"]: row for row in store.list_feedback()}
     assert rows[a["id"]]["input"] == rows[b["id"]]["input"] == value
@@ -51,7 +55,13 @@ def test_feedback_validation_names_the_field(store) -> None:
 
 
 def test_jobs_create_update_get_and_runs(store) -> None:
-    job = store.create_job(name="checkout", scope_type="agent", scope_id="agent-1", instance_refs=["i-1"], architecture_spec={"base": "tiny"})
+    job = store.create_job(
+        name="checkout",
+        scope_type="agent",
+        scope_id="agent-1",
+        instance_refs=["i-1"],
+        architecture_spec={"base": "tiny"},
+    )
     assert store.get_job(job["id"])["instanceRefs"] == ["i-1"]
     updated = store.update_job(job["id"], current_model_ref="m/1", name="checkout-2")
     assert updated["currentModelRef"] == "m/1" and updated["name"] == "checkout-2"
@@ -68,8 +78,17 @@ def test_jobs_create_update_get_and_runs(store) -> None:
 def test_from_feedback_newest_first_since_and_limit(store) -> None:
     now = utcnow()
     for i in range(5):
-        store.add_feedback(target_type="agent", target_id="a", input=browser_input(f"t{i}", "e1"), output=CLICK, label="good", created_at=now - timedelta(hours=5 - i))
-    store.add_feedback(target_type="agent", target_id="other", input=browser_input("x", "e1"), output=CLICK, label="good")
+        store.add_feedback(
+            target_type="agent",
+            target_id="a",
+            input=browser_input(f"t{i}", "e1"),
+            output=CLICK,
+            label="good",
+            created_at=now - timedelta(hours=5 - i),
+        )
+    store.add_feedback(
+        target_type="agent", target_id="other", input=browser_input("x", "e1"), output=CLICK, label="good"
+    )
     rows = from_feedback(store, "a", limit=3)
     assert [r["input"]["task"] for r in rows] == ["t4", "t3", "t2"]
     since = from_feedback(store, "a", since=now - timedelta(hours=2, minutes=30))
@@ -82,15 +101,28 @@ def test_sft_preferences_and_corrections(store, tmp_path: Path) -> None:
     store.add_feedback(target_type="agent", target_id="a", input=same, output=FILL, label="good")
     store.add_feedback(target_type="agent", target_id="a", input=same, output=CLICK, label="bad")
     other = browser_input("Open cart", "e2")
-    store.add_feedback(target_type="agent", target_id="a", input=other, output=FILL, label="bad", notes='wrong: use {"action": "click", "selectorOrRef": "[ref=e2]"}')
-    store.add_feedback(target_type="agent", target_id="a", input={"question": "hi"}, output={"answer": "hello"}, label="good")
+    store.add_feedback(
+        target_type="agent",
+        target_id="a",
+        input=other,
+        output=FILL,
+        label="bad",
+        notes='wrong: use {"action": "click", "selectorOrRef": "[ref=e2]"}',
+    )
+    store.add_feedback(
+        target_type="agent", target_id="a", input={"question": "hi"}, output={"answer": "hello"}, label="good"
+    )
     manifest = generate_training_data(store, job, tmp_path / "data")
     sft = [json.loads(line) for line in Path(manifest["files"]["sft"]).read_text().splitlines()]
     prefs = [json.loads(line) for line in Path(manifest["files"]["preferences"]).read_text().splitlines()]
     raw = [json.loads(line) for line in Path(manifest["files"]["raw"]).read_text().splitlines()]
     assert manifest["counts"] == {"sft": 3, "preferences": 2, "raw": 4}
     answers = [row["messages"][-1]["content"] for row in sft]
-    assert json.loads(answers[1]) == {"action": "click", "selectorOrRef": "[ref=e2]", "value": None}  # corrected bad row → good
+    assert json.loads(answers[1]) == {
+        "action": "click",
+        "selectorOrRef": "[ref=e2]",
+        "value": None,
+    }  # corrected bad row → good
     assert all(row["messages"][-1]["role"] == "assistant" for row in sft)
     pair = next(p for p in prefs if "Search shoes" in p["prompt"][-1]["content"])
     assert json.loads(pair["chosen"][0]["content"]) == FILL and json.loads(pair["rejected"][0]["content"]) == CLICK

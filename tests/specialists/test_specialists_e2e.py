@@ -19,8 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
-
 from specialists_helpers import Server, browser_input, free_port, wait_until, write_params
+
 from worldagent.specialists.client import SpecialistsClient, SpecialistsError
 
 pytestmark = pytest.mark.slow
@@ -34,11 +34,27 @@ def env(tmp_path_factory: pytest.TempPathFactory, tiny_base: Path) -> Iterator[d
     root = tmp_path_factory.mktemp("project")
     (root / "data").mkdir()
     trainer_port, service_port = free_port(), free_port()
-    params = write_params(root / "params.yaml", tiny_base, root / "feedback.db", root / "registry.db", f"http://127.0.0.1:{trainer_port}")
-    trainer = Server(["trainer", "serve", "--data-dir", str(root / "data"), "--params", str(params)], root, trainer_port, root / "trainer.log").start()
-    service = Server(["specialists", "serve", "--params", str(params), "--root", str(root)], root, service_port, root / "service.log").start()
+    params = write_params(
+        root / "params.yaml", tiny_base, root / "feedback.db", root / "registry.db", f"http://127.0.0.1:{trainer_port}"
+    )
+    trainer = Server(
+        ["trainer", "serve", "--data-dir", str(root / "data"), "--params", str(params)],
+        root,
+        trainer_port,
+        root / "trainer.log",
+    ).start()
+    service = Server(
+        ["specialists", "serve", "--params", str(params), "--root", str(root)], root, service_port, root / "service.log"
+    ).start()
     client = SpecialistsClient(service.url)
-    state: dict[str, Any] = {"root": root, "params": params, "trainer": trainer, "service": service, "client": client, "completed": []}
+    state: dict[str, Any] = {
+        "root": root,
+        "params": params,
+        "trainer": trainer,
+        "service": service,
+        "client": client,
+        "completed": [],
+    }
     yield state
     client.close()
     service.stop()
@@ -49,23 +65,62 @@ def _trainer_status(env: dict[str, Any], run_id: str) -> dict[str, Any]:
     return httpx.get(f"{env['trainer'].url}/status/{run_id}", timeout=5).json()
 
 
-def test_feedback_to_registered_specialist(env: dict[str, Any], tiny_base: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_feedback_to_registered_specialist(
+    env: dict[str, Any], tiny_base: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     client: SpecialistsClient = env["client"]
     job = client.create_improvement_job(name="shop", scopeType="agent", scopeId=AGENT)
     search = browser_input("Search for running shoes", "e1")
-    client.create_feedback(targetType="agent", targetId=AGENT, executionId="x1", input=search, output=FILL_SEARCH, label="good")
-    client.create_feedback(targetType="agent", targetId=AGENT, executionId="x1", input=json.dumps(search), output=json.dumps(CLICK_BUY), label="bad", notes="clicked buy before searching")
-    client.create_feedback(targetType="agent", targetId=AGENT, executionId="x2", input=browser_input("Buy the shoes", "e1"), output=CLICK_BUY, label="good")
+    client.create_feedback(
+        targetType="agent", targetId=AGENT, executionId="x1", input=search, output=FILL_SEARCH, label="good"
+    )
+    client.create_feedback(
+        targetType="agent",
+        targetId=AGENT,
+        executionId="x1",
+        input=json.dumps(search),
+        output=json.dumps(CLICK_BUY),
+        label="bad",
+        notes="clicked buy before searching",
+    )
+    client.create_feedback(
+        targetType="agent",
+        targetId=AGENT,
+        executionId="x2",
+        input=browser_input("Buy the shoes", "e1"),
+        output=CLICK_BUY,
+        label="good",
+    )
     for i in range(3):  # generic (non-browser) rows
-        client.create_feedback(targetType="agent", targetId=AGENT, input={"question": f"status of order {i}?"}, output={"answer": f"order {i} shipped"}, label="good")
+        client.create_feedback(
+            targetType="agent",
+            targetId=AGENT,
+            input={"question": f"status of order {i}?"},
+            output={"answer": f"order {i} shipped"},
+            label="good",
+        )
     recorded = client.record_browser_actions(
-        targetId=AGENT, task="Open the cart", actions=[{"pageSnapshot": '- link "Cart" [ref=c1]', "action": "click", "selectorOrRef": "[ref=c1]"}, {"pageSnapshot": '- link "Checkout" [ref=c2]', "action": "navigate", "selectorOrRef": "[ref=c2]", "value": "/checkout"}]
+        targetId=AGENT,
+        task="Open the cart",
+        actions=[
+            {"pageSnapshot": '- link "Cart" [ref=c1]', "action": "click", "selectorOrRef": "[ref=c1]"},
+            {
+                "pageSnapshot": '- link "Checkout" [ref=c2]',
+                "action": "navigate",
+                "selectorOrRef": "[ref=c2]",
+                "value": "/checkout",
+            },
+        ],
     )
     assert [row["label"] for row in recorded["feedback"]] == ["good", "good"]
-    assert recorded["feedback"][1]["input"]["previousActions"] == [{"action": "click", "selectorOrRef": "[ref=c1]", "value": None}]
+    assert recorded["feedback"][1]["input"]["previousActions"] == [
+        {"action": "click", "selectorOrRef": "[ref=c1]", "value": None}
+    ]
     rows = client.list_feedback(targetId=AGENT)
     assert len(rows) == 8 and rows[0]["id"] > rows[-1]["id"]  # newest first
-    assert rows[-2]["input"] == search and rows[-2]["output"] == CLICK_BUY  # the JSON-encoded strings read back as values
+    assert (
+        rows[-2]["input"] == search and rows[-2]["output"] == CLICK_BUY
+    )  # the JSON-encoded strings read back as values
     with pytest.raises(SpecialistsError) as bad:
         client.create_feedback(targetType="agent", targetId=AGENT, input={}, output={}, label="maybe")
     assert bad.value.status == 400 and "label" in bad.value.detail
@@ -81,7 +136,11 @@ def test_feedback_to_registered_specialist(env: dict[str, Any], tiny_base: Path,
     run = client.wait_for_training(run["id"], timeout=150)
     assert run["status"] == "completed", run
     adapter = Path(run["outputModelRef"])
-    assert adapter.is_relative_to(env["root"] / "data") and (adapter / "adapter_model.safetensors").is_file() and (adapter / "adapter_config.json").is_file()
+    assert (
+        adapter.is_relative_to(env["root"] / "data")
+        and (adapter / "adapter_model.safetensors").is_file()
+        and (adapter / "adapter_config.json").is_file()
+    )
     assert _trainer_status(env, run["id"])["status"] == "completed"
     env["completed"].append(run["id"])
 
@@ -104,7 +163,11 @@ def test_feedback_to_registered_specialist(env: dict[str, Any], tiny_base: Path,
 
     metrics = client.evaluate_model(modelRef=str(adapter), jobId=job["id"], rows="all")
     assert metrics["n"] == 4  # the good browser decisions (2 posted + 2 recorded)
-    assert 0.0 <= metrics["action_accuracy"] <= 1.0 and 0.0 <= metrics["parse_rate"] <= 1.0 and len(metrics["examples"]) == 4
+    assert (
+        0.0 <= metrics["action_accuracy"] <= 1.0
+        and 0.0 <= metrics["parse_rate"] <= 1.0
+        and len(metrics["examples"]) == 4
+    )
 
     from worldagent.cli import main
 
@@ -116,7 +179,9 @@ def test_feedback_to_registered_specialist(env: dict[str, Any], tiny_base: Path,
     from worldagent.specialists.cycle import agents_due, improve_agent
     from worldagent.specialists.service import SpecialistsService
 
-    client.create_feedback(targetType="agent", targetId=AGENT, input=browser_input("Buy again", "e1"), output=CLICK_BUY, label="good")
+    client.create_feedback(
+        targetType="agent", targetId=AGENT, input=browser_input("Buy again", "e1"), output=CLICK_BUY, label="good"
+    )
     service = SpecialistsService.from_params(load_params(env["params"]), root=env["root"])
     try:
         due = agents_due(service, min_new_feedback=1)
@@ -133,7 +198,13 @@ def test_killed_worker_fails_and_restart_keeps_state(env: dict[str, Any]) -> Non
     client: SpecialistsClient = env["client"]
     job = client.create_improvement_job(name="fault", scopeType="agent", scopeId="agent-2")
     for i in range(4):
-        client.create_feedback(targetType="agent", targetId="agent-2", input=browser_input(f"task {i}", f"e{i}"), output=CLICK_BUY, label="good")
+        client.create_feedback(
+            targetType="agent",
+            targetId="agent-2",
+            input=browser_input(f"task {i}", f"e{i}"),
+            output=CLICK_BUY,
+            label="good",
+        )
     data = client.generate_training_data(job["id"])
     run = client.trigger_training(job["id"], datasetRef=data["datasetRef"])
     pid = wait_until(lambda: _trainer_status(env, run["id"]).get("worker_pid"), 30, what="the worker to start")
@@ -144,7 +215,12 @@ def test_killed_worker_fails_and_restart_keeps_state(env: dict[str, Any]) -> Non
     # The trainer service dies (SIGKILL) while a run is running: after the restart that run is failed with the reason.
     trainer: Server = env["trainer"]
     running = client.trigger_training(job["id"], datasetRef=data["datasetRef"])
-    wait_until(lambda: _trainer_status(env, running["id"]).get("status") == "running", 30, interval=0.05, what="the run to start")
+    wait_until(
+        lambda: _trainer_status(env, running["id"]).get("status") == "running",
+        30,
+        interval=0.05,
+        what="the run to start",
+    )
     trainer.stop(signal.SIGKILL)
     pending = client.trigger_training(job["id"], datasetRef=data["datasetRef"])
     assert pending["status"] == "pending" and "unreachable" in pending["error"]

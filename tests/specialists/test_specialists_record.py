@@ -94,6 +94,7 @@ def search_snapshot(steps: list) -> str:  # type: ignore[type-arg]
 
 def test_recorded_steps_are_posted_as_good_feedback_rows(site: str, tmp_path: Path, servers: list) -> None:  # type: ignore[type-arg]
     from specialists_helpers import Server, free_port, write_params
+
     from worldagent.specialists.client import SpecialistsClient
     from worldagent.specialists.record import record_actions, record_session
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import schemathesis
 from hypothesis import HealthCheck, settings
-
 from specialists_helpers import raw_export_rows, tiny_params
+
 from worldagent.specialists.api import create_app
 from worldagent.specialists.service import SpecialistsService
 from worldagent.specialists.store import open_store

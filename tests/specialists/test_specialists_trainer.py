@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-
 from specialists_helpers import raw_export_rows, wait_until
+
 from worldagent.specialists.trainer import RunState, Supervisor, TrainerConfig, create_trainer_app
 
 
@@ -29,20 +29,38 @@ def test_train_validation_status_codes(tmp_path: Path) -> None:
     with TestClient(create_trainer_app(config, supervise=False)) as client:
         ok = {"jobId": "job-1", "datasetRef": str(config.data_dirs[0] / "raw.jsonl"), "runId": "run-1"}
         missing = client.post("/train", json={"jobId": "job-1"})
-        assert missing.status_code == 400 and "datasetRef: missing field" in missing.json()["detail"] and "runId" in missing.json()["detail"]
+        assert (
+            missing.status_code == 400
+            and "datasetRef: missing field" in missing.json()["detail"]
+            and "runId" in missing.json()["detail"]
+        )
         outside = client.post("/train", json={**ok, "datasetRef": str(tmp_path / "outside.jsonl")})
         assert outside.status_code == 400 and "outside the allowed data directories" in outside.json()["detail"]
         escape = client.post("/train", json={**ok, "datasetRef": str(config.data_dirs[0] / ".." / "outside.jsonl")})
         assert escape.status_code == 400
-        assert client.post("/train", json={**ok, "datasetRef": str(config.data_dirs[0] / "nope.jsonl")}).status_code == 400
-        assert "empty" in client.post("/train", json={**ok, "datasetRef": str(config.data_dirs[0] / "empty.jsonl")}).json()["detail"]
+        assert (
+            client.post("/train", json={**ok, "datasetRef": str(config.data_dirs[0] / "nope.jsonl")}).status_code == 400
+        )
+        assert (
+            "empty"
+            in client.post("/train", json={**ok, "datasetRef": str(config.data_dirs[0] / "empty.jsonl")}).json()[
+                "detail"
+            ]
+        )
         assert client.post("/train", json={**ok, "runId": "../evil"}).status_code == 400
-        assert client.post("/train", content=b"not json", headers={"content-type": "application/json"}).status_code == 400
+        assert (
+            client.post("/train", content=b"not json", headers={"content-type": "application/json"}).status_code == 400
+        )
         accepted = client.post("/train", json=ok)
         assert accepted.status_code == 202 and accepted.json() == {"runId": "run-1", "status": "pending"}
         assert client.post("/train", json=ok).status_code == 409
         status = client.get("/status/run-1").json()
-        assert status["status"] == "pending" and status["output_model_ref"] is None and status["error"] is None and status["rows"] == 9
+        assert (
+            status["status"] == "pending"
+            and status["output_model_ref"] is None
+            and status["error"] is None
+            and status["rows"] == 9
+        )
         assert client.get("/status/unknown").status_code == 404
         assert client.get("/health").json()["pending"] == 1
 
@@ -84,7 +102,9 @@ def test_concurrency_limit_killed_worker_and_shutdown(tmp_path: Path) -> None:
         assert state.get("a")["status"] == "running" and state.get("b")["status"] == "pending"
         pid = state.get("a")["worker_pid"]
         os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: (supervisor.tick(), state.get("a")["status"] == "failed")[1], 10, what="the killed run to fail")
+        wait_until(
+            lambda: (supervisor.tick(), state.get("a")["status"] == "failed")[1], 10, what="the killed run to fail"
+        )
         assert "killed by signal SIGKILL" in state.get("a")["error"]
         assert state.get("b")["status"] == "running"
     finally:
@@ -95,6 +115,7 @@ def test_concurrency_limit_killed_worker_and_shutdown(tmp_path: Path) -> None:
 
 def test_missing_base_names_the_fix(tmp_path: Path) -> None:
     from specialists_helpers import tiny_params
+
     from worldagent.specialists.modeling import SpecialistBaseUnavailable, resolve_base
 
     with pytest.raises(SpecialistBaseUnavailable, match="dvc repro base"):

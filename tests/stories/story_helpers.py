@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 PRELUDE = (
     "import { type FT, createStyles, createTokens, joinStyles } from 'plaited'\n"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from story_helpers import PRELUDE
+
 from worldagent.stories.render import render_story
 
 

@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-
 from story_helpers import WriteFn
+
 from worldagent.stories.discover import discover_stories
 from worldagent.stories.errors import StoryRenderError, StorySymlinkError
 from worldagent.stories.render import render_story
@@ -94,7 +94,10 @@ def test_an_import_or_tokens_symlink_leaving_the_root_is_never_read(tmp_path: Pa
         render_story(root / "a.stories.tsx", "s", root)
     discovery = discover_stories([root], root=root)
     assert discovery.stories == []  # no record would carry the outside file into the training data
-    assert {(p.kind, p.location.file) for p in discovery.problems} == {("symlink", "a.stories.tsx"), ("symlink", "t.tokens.ts")}
+    assert {(p.kind, p.location.file) for p in discovery.problems} == {
+        ("symlink", "a.stories.tsx"),
+        ("symlink", "t.tokens.ts"),
+    }
 
 
 def test_a_symlinked_folder_leaving_the_root_is_refused_and_one_inside_is_allowed(

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from story_helpers import WriteFn
+
 from worldagent.stories.errors import StoryImportError, StoryRenderError
 from worldagent.stories.render import render_story
 

@@ -5,10 +5,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from story_helpers import PRELUDE, WriteFn
+
 from worldagent.stories.errors import StoryImportError, StoryRenderError, StorySyntaxError
-from worldagent.stories.render import JsFunction, RenderedStory, UNDEFINED, load_module, render_story
+from worldagent.stories.render import UNDEFINED, JsFunction, RenderedStory, load_module, render_story
 
 STORY = "c/c.stories.tsx"
 
@@ -39,7 +39,9 @@ const T = ({ on = false }) => <div id='d' {...joinStyles(styles.a, on && styles.
     off = render(tmp_path, write, prelude + "\nexport const s = story({ intent: 'x', template: T })\n")
     assert re.fullmatch(r'<div id="d" class="a_[0-9a-f]{8}"></div>', off.html)
     assert off.stylesheets == [re.search(r"a_[0-9a-f]{8}", off.html).group(0).join([".", "{color:red;}"])]
-    on = render(tmp_path, write, prelude + "\nexport const s = story({ intent: 'x', template: T, args: { on: true } })\n")
+    on = render(
+        tmp_path, write, prelude + "\nexport const s = story({ intent: 'x', template: T, args: { on: true } })\n"
+    )
     assert re.fullmatch(r'<div id="d" class="a_[0-9a-f]{8} b_[0-9a-f]{8}"></div>', on.html)
     assert any("{padding-top:4;}" in s for s in on.stylesheets)
 
@@ -48,7 +50,10 @@ def test_boolean_and_aria_attributes(tmp_path: Path, write: WriteFn) -> None:
     template = """() => <input disabled={true} required={false} aria-checked={false} aria-hidden={true}
       data-on={true} data-off={false} hidden={null} title={undefined} checked tabIndex={-1} maxLength={10} />"""
     html = html_of(tmp_path, write, template)
-    assert html == '<input disabled aria-checked="false" aria-hidden="true" data-on="true" checked tabindex="-1" maxLength="10">'
+    assert (
+        html
+        == '<input disabled aria-checked="false" aria-hidden="true" data-on="true" checked tabindex="-1" maxLength="10">'
+    )
 
 
 def test_children_nesting(tmp_path: Path, write: WriteFn) -> None:
@@ -67,8 +72,7 @@ const Page = () => (
 )"""
     html = html_of(tmp_path, write, "Page", prelude=prelude)
     assert html == (
-        "<section><h2>Outer</h2><section><h2>Inner</h2><p>Body text</p></section>"
-        "<span>tail</span></section>"
+        "<section><h2>Outer</h2><section><h2>Inner</h2><p>Body text</p></section><span>tail</span></section>"
     )
 
 
@@ -116,7 +120,11 @@ def test_escaping_text_and_attributes(tmp_path: Path, write: WriteFn) -> None:
 
 
 def test_void_elements(tmp_path: Path, write: WriteFn) -> None:
-    html = html_of(tmp_path, write, "() => <div><img src='a.png' alt='' /><br /><hr /><input type='text' /><meta charset='utf-8' /><link rel='x' /></div>")
+    html = html_of(
+        tmp_path,
+        write,
+        "() => <div><img src='a.png' alt='' /><br /><hr /><input type='text' /><meta charset='utf-8' /><link rel='x' /></div>",
+    )
     assert html == '<div><img src="a.png" alt=""><br><hr><input type="text"><meta charset="utf-8"><link rel="x"></div>'
 
 
@@ -142,17 +150,26 @@ def test_p_trigger_style_object_and_handlers(tmp_path: Path, write: WriteFn) -> 
     template = """() => <div p-trigger={{ click: 'toggle', keydown: 'move' }} p-target='panel'
       style={{ backgroundColor: 'red', fontSize: '2px', margin: undefined }}>x</div>"""
     html = html_of(tmp_path, write, template)
-    assert html == '<div p-trigger="click:toggle keydown:move" p-target="panel" style="background-color: red; font-size: 2px;">x</div>'
+    assert (
+        html
+        == '<div p-trigger="click:toggle keydown:move" p-target="panel" style="background-color: red; font-size: 2px;">x</div>'
+    )
 
 
 def test_create_tokens_refs_render_vars_into_stylesheets(tmp_path: Path, write: WriteFn) -> None:
-    write("c/c.tokens.ts", "import { createTokens } from 'plaited'\nexport const brandTokens = createTokens('brand', { primaryText: { $value: '#ffffff' } })\n")
-    write("c/c.css.ts", """import { createStyles } from 'plaited'
+    write(
+        "c/c.tokens.ts",
+        "import { createTokens } from 'plaited'\nexport const brandTokens = createTokens('brand', { primaryText: { $value: '#ffffff' } })\n",
+    )
+    write(
+        "c/c.css.ts",
+        """import { createStyles } from 'plaited'
 import { brandTokens } from './c.tokens'
 export const styles = createStyles({
   cta: { color: brandTokens.primaryText, border: `1px solid ${brandTokens.primaryText}`, backgroundColor: { $default: 'transparent', ':hover': brandTokens.primaryText } },
 })
-""")
+""",
+    )
     body = "import { styles } from './c.css.ts'\nexport const s = story({ intent: 'x', template: () => <a href='#' {...styles.cta}>Go</a> })\n"
     r = render(tmp_path, write, body)
     cls = re.search(r'class="(cta_[0-9a-f]{8})"', r.html).group(1)
@@ -165,7 +182,9 @@ export const styles = createStyles({
 
 def test_render_is_deterministic(tmp_path: Path, write: WriteFn) -> None:
     prelude = "const styles = createStyles({ a: { color: 'red' }, b: { color: 'blue' } })\nconst T = ({ n }) => <ul {...styles.a}>{[1, 2, 3].map((i) => <li {...styles.b}>{i * n}</li>)}</ul>"
-    first = render(tmp_path, write, prelude + "\nexport const s = story({ intent: 'x', template: T, args: { n: 1.5 } })\n")
+    first = render(
+        tmp_path, write, prelude + "\nexport const s = story({ intent: 'x', template: T, args: { n: 1.5 } })\n"
+    )
     second = render_story(Path(STORY), "s", tmp_path)
     assert first == second
     assert "<li" in first.html and ">4.5</li>" in first.html
@@ -186,11 +205,34 @@ def test_js_values_and_operators(tmp_path: Path, write: WriteFn) -> None:
 }"""
     html = html_of(tmp_path, write, template)
     expected = [
-        "1", "0.30000000000000004", "n1", "3x", "1", "-1", "Infinity", "2.5",
-        "true", "false", "true", "true", "false",
-        "undefined", "2", "3", "true", "2-3",
-        "3", "9", "null", "42", "false", "undefined",
-        "or", "", "1,2,3", "1,2",
+        "1",
+        "0.30000000000000004",
+        "n1",
+        "3x",
+        "1",
+        "-1",
+        "Infinity",
+        "2.5",
+        "true",
+        "false",
+        "true",
+        "true",
+        "false",
+        "undefined",
+        "2",
+        "3",
+        "true",
+        "2-3",
+        "3",
+        "9",
+        "null",
+        "42",
+        "false",
+        "undefined",
+        "or",
+        "",
+        "1,2,3",
+        "1,2",
     ]
     assert html == "<p>" + "|".join(expected) + "</p>"
 
@@ -210,7 +252,11 @@ const T = ({ counts = [0, 1, 5] }: { counts?: number[] }) => <p>{counts.map((c) 
 
 
 def test_args_absent_means_empty_props(tmp_path: Path, write: WriteFn) -> None:
-    r = render(tmp_path, write, "const T = (props) => <p>{Object.keys(props).length}</p>\nexport const s = story({ description: 'desc', template: T })\n")
+    r = render(
+        tmp_path,
+        write,
+        "const T = (props) => <p>{Object.keys(props).length}</p>\nexport const s = story({ description: 'desc', template: T })\n",
+    )
     assert r.html == "<p>0</p>"
     assert r.intent == "desc"
 
@@ -218,7 +264,11 @@ def test_args_absent_means_empty_props(tmp_path: Path, write: WriteFn) -> None:
 def test_component_recursion_is_bounded(tmp_path: Path, write: WriteFn) -> None:
     start = time.perf_counter()
     with pytest.raises(StoryRenderError, match="component recursion") as info:
-        render(tmp_path, write, "const R: FT = () => <div><span><R /></span></div>\nexport const s = story({ intent: 'x', template: R })\n")
+        render(
+            tmp_path,
+            write,
+            "const R: FT = () => <div><span><R /></span></div>\nexport const s = story({ intent: 'x', template: R })\n",
+        )
     assert time.perf_counter() - start < 2
     assert str(info.value).startswith(f"{STORY}:3:")
 
@@ -252,12 +302,18 @@ def test_exponential_string_growth_is_refused(tmp_path: Path, write: WriteFn) ->
 def test_deeply_nested_expression_is_an_error_not_a_crash(tmp_path: Path, write: WriteFn) -> None:
     nested = "[" * 20000 + "]" * 20000
     with pytest.raises((StoryRenderError, StorySyntaxError)):
-        render(tmp_path, write, f"const deep = {nested}\nexport const s = story({{ intent: 'x', template: () => <p /> }})\n")
+        render(
+            tmp_path,
+            write,
+            f"const deep = {nested}\nexport const s = story({{ intent: 'x', template: () => <p /> }})\n",
+        )
 
 
 def test_unknown_component_names_tag_and_location(tmp_path: Path, write: WriteFn) -> None:
     with pytest.raises(StoryRenderError) as info:
-        render(tmp_path, write, "export const s = story({ intent: 'x', template: () => <div>\n  <Missing />\n</div> })\n")
+        render(
+            tmp_path, write, "export const s = story({ intent: 'x', template: () => <div>\n  <Missing />\n</div> })\n"
+        )
     assert "<Missing>" in info.value.message
     assert (info.value.location.file, info.value.location.line, info.value.location.col) == (STORY, 4, 4)
     assert str(info.value).startswith(f"{STORY}:4:4: ")
@@ -273,7 +329,9 @@ def test_undefined_variable_and_null_member(tmp_path: Path, write: WriteFn) -> N
     with pytest.raises(StoryRenderError, match="nope is not defined"):
         render(tmp_path, write, "export const s = story({ intent: 'x', template: () => <p>{nope}</p> })\n")
     with pytest.raises(StoryRenderError, match="cannot read properties of null"):
-        render(tmp_path, write, "const o = null\nexport const s = story({ intent: 'x', template: () => <p>{o.x}</p> })\n")
+        render(
+            tmp_path, write, "const o = null\nexport const s = story({ intent: 'x', template: () => <p>{o.x}</p> })\n"
+        )
 
 
 def test_missing_export_and_non_story_export(tmp_path: Path, write: WriteFn) -> None:
@@ -285,7 +343,10 @@ def test_missing_export_and_non_story_export(tmp_path: Path, write: WriteFn) -> 
 
 
 def test_overlay_replaces_disk_file(tmp_path: Path, write: WriteFn) -> None:
-    write("c/c.css.ts", "import { createStyles } from 'plaited'\nexport const styles = createStyles({ a: { color: 'red' } })\n")
+    write(
+        "c/c.css.ts",
+        "import { createStyles } from 'plaited'\nexport const styles = createStyles({ a: { color: 'red' } })\n",
+    )
     body = "import { styles } from './c.css.ts'\nexport const s = story({ intent: 'x', template: () => <p {...styles.a}>Disk</p> })\n"
     render(tmp_path, write, body)
     overlay = {
@@ -306,17 +367,31 @@ def test_import_cycle_is_an_error(tmp_path: Path, write: WriteFn) -> None:
     write("c/a.ts", "import { b } from './b.ts'\nexport const a = 1\n")
     write("c/b.ts", "import { a } from './a'\nexport const b = 2\n")
     with pytest.raises(StoryImportError, match=r"import cycle: c/a\.ts -> c/b\.ts -> c/a\.ts"):
-        render(tmp_path, write, "import { a } from './a.ts'\nexport const s = story({ intent: 'x', template: () => <p>{a}</p> })\n")
+        render(
+            tmp_path,
+            write,
+            "import { a } from './a.ts'\nexport const s = story({ intent: 'x', template: () => <p>{a}</p> })\n",
+        )
 
 
 def test_bad_imports(tmp_path: Path, write: WriteFn) -> None:
     with pytest.raises(StoryImportError, match="cannot resolve import './nope.css.ts'"):
-        render(tmp_path, write, "import { styles } from './nope.css.ts'\nexport const s = story({ intent: 'x', template: () => <p /> })\n")
+        render(
+            tmp_path,
+            write,
+            "import { styles } from './nope.css.ts'\nexport const s = story({ intent: 'x', template: () => <p /> })\n",
+        )
     write("c/x.ts", "export const y = 1\n")
     with pytest.raises(StoryImportError, match="has no export 'z'"):
-        render(tmp_path, write, "import { z } from './x'\nexport const s = story({ intent: 'x', template: () => <p /> })\n")
+        render(
+            tmp_path, write, "import { z } from './x'\nexport const s = story({ intent: 'x', template: () => <p /> })\n"
+        )
     with pytest.raises(StoryImportError, match="unsupported module 'react'"):
-        render(tmp_path, write, "import React from 'react'\nexport const s = story({ intent: 'x', template: () => <p /> })\n")
+        render(
+            tmp_path,
+            write,
+            "import React from 'react'\nexport const s = story({ intent: 'x', template: () => <p /> })\n",
+        )
 
 
 def test_syntax_error_in_story_is_reported(tmp_path: Path, write: WriteFn) -> None:
@@ -325,7 +400,10 @@ def test_syntax_error_in_story_is_reported(tmp_path: Path, write: WriteFn) -> No
 
 
 def test_load_module_namespace(tmp_path: Path, write: WriteFn) -> None:
-    write("m/mod.tsx", "type P = { a: number }\ninterface Q { b: string }\nconst data = { list: [1, null], flag: true } satisfies object\nexport const f = (p: P) => p.a\nexport function g() { return data }\n")
+    write(
+        "m/mod.tsx",
+        "type P = { a: number }\ninterface Q { b: string }\nconst data = { list: [1, null], flag: true } satisfies object\nexport const f = (p: P) => p.a\nexport function g() { return data }\n",
+    )
     module = load_module(Path("m/mod.tsx"), tmp_path)
     assert module.file == "m/mod.tsx"
     assert module.namespace["data"] == {"list": [1, None], "flag": True}
@@ -337,14 +415,24 @@ def test_load_module_namespace(tmp_path: Path, write: WriteFn) -> None:
 def test_rendered_story_reports_every_module_it_evaluated(tmp_path: Path) -> None:
     card = tmp_path / "card"
     card.mkdir()
-    (card / "card.tokens.ts").write_text("import { createTokens } from 'plaited'\nexport const t = createTokens('card', { ink: { $value: '#000000' } })\n")
-    (card / "card.css.ts").write_text("import { createStyles } from 'plaited'\nimport { t } from './card.tokens.ts'\nexport const styles = createStyles({ box: { color: t.ink } })\n")
+    (card / "card.tokens.ts").write_text(
+        "import { createTokens } from 'plaited'\nexport const t = createTokens('card', { ink: { $value: '#000000' } })\n"
+    )
+    (card / "card.css.ts").write_text(
+        "import { createStyles } from 'plaited'\nimport { t } from './card.tokens.ts'\nexport const styles = createStyles({ box: { color: t.ink } })\n"
+    )
     (card / "card.stories.tsx").write_text(
         "import { story } from 'plaited/testing'\nimport { styles } from './card.css.ts'\n"
         "export const plain = story({ intent: 'a card', template: () => <article {...styles.box}>Hi</article> })\n"
     )
-    overlay = {"card/card.css.ts": "import { createStyles } from 'plaited'\nexport const styles = createStyles({ box: { padding: '1px' } })\n"}
+    overlay = {
+        "card/card.css.ts": "import { createStyles } from 'plaited'\nexport const styles = createStyles({ box: { padding: '1px' } })\n"
+    }
     rendered = render_story(card / "card.stories.tsx", "plain", tmp_path, overlay=overlay)
     assert sorted(rendered.sources) == ["card/card.css.ts", "card/card.stories.tsx"]
     assert rendered.sources["card/card.css.ts"] == overlay["card/card.css.ts"]
-    assert sorted(render_story(card / "card.stories.tsx", "plain", tmp_path).sources) == ["card/card.css.ts", "card/card.stories.tsx", "card/card.tokens.ts"]
+    assert sorted(render_story(card / "card.stories.tsx", "plain", tmp_path).sources) == [
+        "card/card.css.ts",
+        "card/card.stories.tsx",
+        "card/card.tokens.ts",
+    ]

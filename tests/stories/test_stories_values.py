@@ -16,9 +16,20 @@ from worldagent.stories.values import (
 
 def test_number_to_string_matches_js() -> None:
     cases = {
-        1.0: "1", -0.0: "0", 0.5: "0.5", 1e21: "1e+21", 1.5e-7: "1.5e-7", 0.000001: "0.000001",
-        123456789012345680000.0: "123456789012345680000", 2.5e-6: "0.0000025", math.nan: "NaN",
-        math.inf: "Infinity", -math.inf: "-Infinity", 3: "3", -12.25: "-12.25", 1e100: "1e+100",
+        1.0: "1",
+        -0.0: "0",
+        0.5: "0.5",
+        1e21: "1e+21",
+        1.5e-7: "1.5e-7",
+        0.000001: "0.000001",
+        123456789012345680000.0: "123456789012345680000",
+        2.5e-6: "0.0000025",
+        math.nan: "NaN",
+        math.inf: "Infinity",
+        -math.inf: "-Infinity",
+        3: "3",
+        -12.25: "-12.25",
+        1e100: "1e+100",
     }
     for value, text in cases.items():
         assert number_to_string(value) == text, value

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from worldagent.storytest.a11y import RULES, Violation, check_accessibility
@@ -259,7 +258,10 @@ def test_aria_required_parent_uses_aria_owns_and_skips_generic_wrappers() -> Non
     html = '<div role="tablist" aria-owns="t1"></div><div><button role="tab" id="t1">A</button></div>'
     assert "aria-required-parent" not in rules(html)
     assert rules('<div role="tablist"><span><button role="tab">A</button></span></div>') == []
-    assert rules('<ul role="listbox" aria-label="Fruit"><li role="option" aria-selected="true" tabindex="0">A</li></ul>') == []
+    assert (
+        rules('<ul role="listbox" aria-label="Fruit"><li role="option" aria-selected="true" tabindex="0">A</li></ul>')
+        == []
+    )
     assert rules('<div role="menuitem" tabindex="0">Open</div>') == ["aria-required-parent"]
 
 
@@ -272,11 +274,13 @@ def test_aria_roles_fallback_and_abstract() -> None:
 def test_aria_valid_attr_value_types() -> None:
     assert rules('<h2 aria-level="two">x</h2>') == ["aria-valid-attr-value"]
     assert rules('<div role="slider" tabindex="0" aria-label="V" aria-valuenow="high"></div>') == [
-        "aria-valid-attr-value"]
+        "aria-valid-attr-value"
+    ]
     assert rules('<button type="button" aria-expanded="open">x</button>') == ["aria-valid-attr-value"]
     assert rules('<button type="button" aria-controls="menu" aria-expanded="false">x</button>') == []
     assert rules('<button type="button" aria-controls="menu" aria-expanded="true">x</button>') == [
-        "aria-valid-attr-value"]
+        "aria-valid-attr-value"
+    ]
     # As axe-core: one existing id of a list is enough; a missing label or description
     # reference is only "needs review".
     assert rules('<p id="a">A</p><button type="button" aria-controls="a b" aria-expanded="true">x</button>') == []
@@ -312,15 +316,20 @@ def test_focusable_interactive_variants() -> None:
     assert rules('<button type="button" tabindex="-1">Go</button>') == ["focusable-interactive"]
     assert rules('<div role="button" aria-disabled="true">Go</div>') == []  # disabled: not reachable by design
     # roving tabindex: inactive tabs have tabindex=-1
-    roving = ('<div role="tablist"><button role="tab" aria-selected="true">A</button>'
-              '<button role="tab" aria-selected="false" tabindex="-1">B</button></div>')
+    roving = (
+        '<div role="tablist"><button role="tab" aria-selected="true">A</button>'
+        '<button role="tab" aria-selected="false" tabindex="-1">B</button></div>'
+    )
     assert rules(roving) == []
     # aria-activedescendant on a focusable container
-    active = ('<ul role="listbox" tabindex="0" aria-label="Fruit" aria-activedescendant="o1">'
-              '<li role="option" id="o1" aria-selected="true">A</li><li role="option">B</li></ul>')
+    active = (
+        '<ul role="listbox" tabindex="0" aria-label="Fruit" aria-activedescendant="o1">'
+        '<li role="option" id="o1" aria-selected="true">A</li><li role="option">B</li></ul>'
+    )
     assert rules(active) == []
-    none_focusable = ('<div role="tablist"><div role="tab" aria-selected="true">A</div>'
-                      '<div role="tab" tabindex="-1">B</div></div>')
+    none_focusable = (
+        '<div role="tablist"><div role="tab" aria-selected="true">A</div><div role="tab" tabindex="-1">B</div></div>'
+    )
     assert rules(none_focusable) == ["focusable-interactive", "focusable-interactive"]
 
 
@@ -350,7 +359,7 @@ def test_duplicate_ids_are_reported_once_each() -> None:
         ("duplicate-id", "p:nth-of-type(2)"),
         ("duplicate-id", "p:nth-of-type(5)"),
     ]
-    assert '3 times' in found[0].message
+    assert "3 times" in found[0].message
 
 
 def test_story_like_markup_is_clean() -> None:

@@ -17,8 +17,11 @@ def only(html: str) -> AXNode:
     ("html", "expected"),
     [
         # aria-labelledby beats aria-label beats content
-        ('<button id="x" aria-labelledby="a b" aria-label="Nope">Nope</button>'
-         '<span id="a">Delete</span><span id="b">file</span>', "Delete file"),
+        (
+            '<button id="x" aria-labelledby="a b" aria-label="Nope">Nope</button>'
+            '<span id="a">Delete</span><span id="b">file</span>',
+            "Delete file",
+        ),
         ('<button id="x" aria-label="Close dialog">×</button>', "Close dialog"),
         ('<button id="x">  Save\n   changes </button>', "Save changes"),
         # labels
@@ -109,11 +112,20 @@ def test_roles(html: str, role: str) -> None:
 
 @pytest.mark.parametrize(
     "html",
-    ["<div>x</div>", "<span>x</span>", "<a>no href</a>", "<section>unnamed</section>",
-     "<form>unnamed</form>", '<img src="a" alt="">', '<div role="presentation">x</div>',
-     '<input type="hidden">', "<div hidden><button>x</button></div>",
-     '<div aria-hidden="true"><button>x</button></div>', "<label>x</label>",
-     "<dialog><button>Close</button></dialog>"],
+    [
+        "<div>x</div>",
+        "<span>x</span>",
+        "<a>no href</a>",
+        "<section>unnamed</section>",
+        "<form>unnamed</form>",
+        '<img src="a" alt="">',
+        '<div role="presentation">x</div>',
+        '<input type="hidden">',
+        "<div hidden><button>x</button></div>",
+        '<div aria-hidden="true"><button>x</button></div>',
+        "<label>x</label>",
+        "<dialog><button>Close</button></dialog>",
+    ],
 )
 def test_elements_without_a_node(html: str) -> None:
     assert accessibility_tree(html) == []
@@ -133,16 +145,15 @@ def test_header_inside_article_is_not_a_banner() -> None:
 
 
 def test_td_in_grid_is_gridcell() -> None:
-    tree = accessibility_tree('<table role="grid"><tr><td>a</td></tr></table>'
-                              '<table><tr><td>b</td><th>h</th></tr></table>')
+    tree = accessibility_tree(
+        '<table role="grid"><tr><td>a</td></tr></table><table><tr><td>b</td><th>h</th></tr></table>'
+    )
     assert [n.role for n in tree] == ["grid", "row", "gridcell", "table", "row", "cell", "columnheader"]
 
 
 def test_depth_counts_included_ancestors() -> None:
     tree = accessibility_tree('<nav aria-label="Main"><div><ul><li><a href="/">Home</a></li></ul></div></nav>')
-    assert [(n.role, n.depth) for n in tree] == [
-        ("navigation", 0), ("list", 1), ("listitem", 2), ("link", 3)
-    ]
+    assert [(n.role, n.depth) for n in tree] == [("navigation", 0), ("list", 1), ("listitem", 2), ("link", 3)]
 
 
 def test_children_of_presentational_roles_are_not_separate_nodes() -> None:
@@ -163,7 +174,7 @@ def test_states_from_aria_and_native_attributes() -> None:
         '<div role="dialog" aria-modal="true" aria-label="D" aria-busy="true"></div>'
         '<input type="text" aria-label="E" aria-invalid="true" aria-describedby="h1 h2">'
         '<span id="h1">Must be</span><span id="h2">an email.</span>'
-        '<fieldset disabled><button>In fieldset</button></fieldset>'
+        "<fieldset disabled><button>In fieldset</button></fieldset>"
         '<select aria-label="P"><option>a</option><option selected>b</option></select>'
         '<div role="tablist"><div role="tab" tabindex="0" aria-selected="true">T</div></div>'
     )

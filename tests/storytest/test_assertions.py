@@ -10,10 +10,10 @@ from worldagent.storytest.assertions import (
 
 REFERENCE = (
     '<div class="toolbar"><h2>Formatting</h2>'
-    '<p>Choose a style</p>'
+    "<p>Choose a style</p>"
     '<button type="button" aria-pressed="true">Bold</button>'
     '<button type="button" aria-pressed="false">Italic</button>'
-    '<span>hint</span><strong>Note</strong></div>'
+    "<span>hint</span><strong>Note</strong></div>"
 )
 
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-
 from worldagent.storytest.dom import Element, iter_elements, parse_html, text_content
 
 
@@ -69,7 +68,9 @@ def test_script_content_is_text() -> None:
 
 def test_forty_buttons_parse_into_forty_elements() -> None:
     # How fast it parses is a benchmark (`python -m benchmarks`), not a test.
-    html = "<div>" + "".join(
-        f'<button type="button" aria-pressed="false" id="b{i}">Item {i}</button>' for i in range(40)
-    ) + "</div>"
+    html = (
+        "<div>"
+        + "".join(f'<button type="button" aria-pressed="false" id="b{i}">Item {i}</button>' for i in range(40))
+        + "</div>"
+    )
     assert sum(1 for element in iter_elements(parse_html(html)) if element.tag == "button") == 40

@@ -3,9 +3,9 @@ the bundled corpus (page-level verdicts >= 97%, precision >= 0.95 for every rule
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from benchmarks.storytest_fidelity import (
     AGREEMENT_TARGET,

@@ -53,14 +53,23 @@ def test_find_inline_styles(source: str, expected: list[str]) -> None:
     ("source", "path", "expected"),
     [
         # hex in every length, rgb/hsl functions, named colours in a styles file
-        ("createStyles({a: {color: '#abc', b: '#abcd', c: '#a1b2c3', d: '#a1b2c3d4'}})", "x.css.ts",
-         ["#abc", "#abcd", "#a1b2c3", "#a1b2c3d4"]),
-        ("createStyles({a: {color: 'rgb(0, 0, 0)', bg: 'rgba(0,0,0,.5)', c: 'hsl(10 20% 30%)', d: 'hsla(1,2%,3%,.4)'}})",
-         "x.css.ts", ["rgb(0, 0, 0)", "rgba(0,0,0,.5)", "hsl(10 20% 30%)", "hsla(1,2%,3%,.4)"]),
+        (
+            "createStyles({a: {color: '#abc', b: '#abcd', c: '#a1b2c3', d: '#a1b2c3d4'}})",
+            "x.css.ts",
+            ["#abc", "#abcd", "#a1b2c3", "#a1b2c3d4"],
+        ),
+        (
+            "createStyles({a: {color: 'rgb(0, 0, 0)', bg: 'rgba(0,0,0,.5)', c: 'hsl(10 20% 30%)', d: 'hsla(1,2%,3%,.4)'}})",
+            "x.css.ts",
+            ["rgb(0, 0, 0)", "rgba(0,0,0,.5)", "hsl(10 20% 30%)", "hsla(1,2%,3%,.4)"],
+        ),
         ("createStyles({a: {border: '1px solid Tomato', outline: `2px dashed ${w}`}})", "x.css.ts", ["Tomato"]),
         # allowed values
-        ("createStyles({a: {color: 'currentColor', bg: 'transparent', c: 'inherit', d: 'var(--button-primary)'}})",
-         "x.css.ts", []),
+        (
+            "createStyles({a: {color: 'currentColor', bg: 'transparent', c: 'inherit', d: 'var(--button-primary)'}})",
+            "x.css.ts",
+            [],
+        ),
         ("createStyles({a: {color: buttonTokens.primary, bg: 'rgb(var(--rgb))'}})", "x.css.ts", []),
         # token files are exempt
         ("createTokens('b', { primary: { $value: '#1d4ed8' }, fg: { $value: 'white' } })", "b.tokens.ts", []),

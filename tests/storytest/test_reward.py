@@ -40,14 +40,19 @@ def test_reward_is_clamped_for_large_weights() -> None:
 def test_story_result_json_names() -> None:
     r = StoryResult(passed=True, totalAssertions=2, passedAssertions=1, a11yPassed=False, errors=["x: y (z)"])
     assert r.model_dump(mode="json") == {
-        "passed": True, "totalAssertions": 2, "passedAssertions": 1, "a11yPassed": False, "errors": ["x: y (z)"]
+        "passed": True,
+        "totalAssertions": 2,
+        "passedAssertions": 1,
+        "a11yPassed": False,
+        "errors": ["x: y (z)"],
     }
     assert StoryResult.model_validate_json(r.model_dump_json()) == r
     with pytest.raises(ValidationError):
         StoryResult(passed=True, totalAssertions=1, passedAssertions=2, a11yPassed=True)
     with pytest.raises(ValidationError):
-        StoryResult.model_validate({"passed": True, "totalAssertions": 0, "passedAssertions": 0,
-                                    "a11yPassed": True, "errors": [], "extra": 1})
+        StoryResult.model_validate(
+            {"passed": True, "totalAssertions": 0, "passedAssertions": 0, "a11yPassed": True, "errors": [], "extra": 1}
+        )
 
 
 @given(

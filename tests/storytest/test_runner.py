@@ -37,14 +37,19 @@ def test_evaluate_clean_story() -> None:
 def test_evaluate_a11y_failure_does_not_fail_passed() -> None:
     r = evaluate_html('<main><button type="button"></button></main>', {}, [])
     assert (r.passed, r.a11yPassed) == (True, False)
-    assert r.errors == ["button-name: Button has no accessible name: give it text content, "
-                        "aria-label or aria-labelledby (main > button)"]
+    assert r.errors == [
+        "button-name: Button has no accessible name: give it text content, "
+        "aria-label or aria-labelledby (main > button)"
+    ]
 
 
 def test_evaluate_pattern_and_assertion_failures() -> None:
     expected = [Assertion(role="button", name="Save", states={"pressed": "true"})]
-    r = evaluate_html('<button type="button" style="margin:0">Save</button>',
-                      {"a.css.ts": "createStyles({a: {color: 'red'}})"}, expected)
+    r = evaluate_html(
+        '<button type="button" style="margin:0">Save</button>',
+        {"a.css.ts": "createStyles({a: {color: 'red'}})"},
+        expected,
+    )
     assert (r.passed, r.a11yPassed, r.totalAssertions, r.passedAssertions) == (False, True, 1, 0)
     assert [e.split(":")[0] for e in r.errors] == ["inline-style", "hardcoded-color", "assertion"]
     assert r.errors[-1] == 'assertion: expected button "Save" [pressed=true] was not found'
@@ -86,8 +91,9 @@ def test_python_runner_story_error_message(monkeypatch: pytest.MonkeyPatch) -> N
 
 def test_python_runner_scores_rendered_html(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (tmp_path / "b.stories.tsx").write_text("export const a = 1\n")
-    monkeypatch.setattr(runner_mod, "_load_render",
-                        lambda: lambda *a, **k: FakeRendered('<button type="button">Go</button>'))
+    monkeypatch.setattr(
+        runner_mod, "_load_render", lambda: lambda *a, **k: FakeRendered('<button type="button">Go</button>')
+    )
     r = PythonStoryRunner().run(Path("b.stories.tsx"), "a", tmp_path, [Assertion(role="button", name="Go")])
     assert r == StoryResult(passed=True, totalAssertions=1, passedAssertions=1, a11yPassed=True, errors=[])
 
@@ -123,15 +129,19 @@ def test_overlay_candidate_is_scored_against_reference(render_module: Any) -> No
     source = (REPO / BUTTON).read_text()
     candidate = source.replace("<button\n", "<button\n    style='color: red'\n", 1)
     assert candidate != source
-    r = PythonStoryRunner().run(BUTTON, "primaryButton", REPO, expected,
-                                overlay={BUTTON.as_posix(): candidate})
+    r = PythonStoryRunner().run(BUTTON, "primaryButton", REPO, expected, overlay={BUTTON.as_posix(): candidate})
     assert (r.passed, r.a11yPassed, r.totalAssertions, r.passedAssertions) == (False, True, 1, 0)
     assert any(e.startswith("inline-style:") for e in r.errors)
 
 
 def test_broken_overlay_is_a_failed_result(render_module: Any) -> None:
-    r = PythonStoryRunner().run(BUTTON, "primaryButton", REPO, [],
-                                overlay={BUTTON.as_posix(): "export const primaryButton = story({ template: () => <Nope/> })"})
+    r = PythonStoryRunner().run(
+        BUTTON,
+        "primaryButton",
+        REPO,
+        [],
+        overlay={BUTTON.as_posix(): "export const primaryButton = story({ template: () => <Nope/> })"},
+    )
     assert r.passed is False and r.a11yPassed is False
     assert r.errors and r.errors[0].startswith("render: ")
     r = PythonStoryRunner().run(BUTTON, "noSuchExport", REPO)
@@ -148,25 +158,33 @@ def script(tmp_path: Path, body: str) -> list[str]:
 
 
 def test_command_runner_reads_story_result(tmp_path: Path) -> None:
-    cmd = script(tmp_path, """
+    cmd = script(
+        tmp_path,
+        """
         import json, sys
         payload = json.load(sys.stdin)
         print(json.dumps({"passed": True, "totalAssertions": len(payload["expected"]),
                           "passedAssertions": len(payload["expected"]), "a11yPassed": True,
                           "errors": [sys.argv[1], sys.argv[2], payload["overlay"].get("a", "")]}))
-    """)
-    r = CommandStoryRunner(cmd).run(Path("s.stories.tsx"), "primary", tmp_path,
-                                    [Assertion(role="button", name="x")], {"a": "b"})
-    assert r == StoryResult(passed=True, totalAssertions=1, passedAssertions=1, a11yPassed=True,
-                            errors=["s.stories.tsx", "primary", "b"])
+    """,
+    )
+    r = CommandStoryRunner(cmd).run(
+        Path("s.stories.tsx"), "primary", tmp_path, [Assertion(role="button", name="x")], {"a": "b"}
+    )
+    assert r == StoryResult(
+        passed=True, totalAssertions=1, passedAssertions=1, a11yPassed=True, errors=["s.stories.tsx", "primary", "b"]
+    )
 
 
 def test_command_runner_placeholders(tmp_path: Path) -> None:
-    cmd = script(tmp_path, """
+    cmd = script(
+        tmp_path,
+        """
         import json, sys
         print(json.dumps({"passed": False, "totalAssertions": 0, "passedAssertions": 0,
                           "a11yPassed": False, "errors": sys.argv[1:]}))
-    """)
+    """,
+    )
     r = CommandStoryRunner([*cmd, "--export={export}", "{story_file}"]).run(Path("a.tsx"), "e", tmp_path)
     assert r.errors == ["--export=e", "a.tsx"]
 
@@ -219,5 +237,9 @@ def test_make_runner_follows_storytest_params() -> None:
 def test_story_result_json_from_runner_is_trajectory_ready() -> None:
     r = evaluate_html("<button>Go</button>", {}, [])
     assert json.loads(r.model_dump_json()) == {
-        "passed": True, "totalAssertions": 0, "passedAssertions": 0, "a11yPassed": True, "errors": []
+        "passed": True,
+        "totalAssertions": 0,
+        "passedAssertions": 0,
+        "a11yPassed": True,
+        "errors": [],
     }

@@ -30,7 +30,14 @@ def test_bench_parser_reports_seconds() -> None:
 
 
 def test_errors_beyond_the_report_limit_are_summarised_and_good_calls_still_found() -> None:
-    from worldagent.tools.callformat import MAX_REPORTED_ERRORS, CALL_END, CALL_START, ToolCall, parse_calls, render_call
+    from worldagent.tools.callformat import (
+        CALL_END,
+        CALL_START,
+        MAX_REPORTED_ERRORS,
+        ToolCall,
+        parse_calls,
+        render_call,
+    )
 
     broken = f"{CALL_START}call:x{{a:1,,}}{CALL_END}"
     good = render_call(ToolCall("writeStory", {"path": "a.stories.tsx", "content": "x"}))

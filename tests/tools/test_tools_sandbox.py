@@ -114,9 +114,7 @@ def test_write_refuses_directory_target(box: Sandbox) -> None:
         box.write_text("d.tsx", "x")
 
 
-def test_failed_write_leaves_no_temp_file_and_keeps_old_content(
-    box: Sandbox, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_failed_write_leaves_no_temp_file_and_keeps_old_content(box: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
     box.write_text("x.tsx", "old")
 
     def broken_replace(src: str, dst: object) -> None:

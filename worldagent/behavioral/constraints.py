@@ -23,8 +23,9 @@ number of (call, rule) pairs that blocked.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection, Mapping, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from .engine import BPEvent, BThread, Program, SnapshotRecord, behavioral, bsync, bthread
 

@@ -35,8 +35,9 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence, TypedDict, Union
+from typing import Any, TypedDict
 
 __all__ = [
     "BPEvent",
@@ -60,9 +61,9 @@ class BPEvent(TypedDict):
     detail: Any
 
 
-Listener = Union[str, Callable[[BPEvent], bool]]
-Listeners = Union[Listener, Sequence[Listener], None]
-RequestSpec = Union[Mapping[str, Any], Callable[[], Mapping[str, Any]], None]
+Listener = str | Callable[[BPEvent], bool]
+Listeners = Listener | Sequence[Listener] | None
+RequestSpec = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
 SnapshotRecord = dict[str, Any]
 SnapshotListener = Callable[[list[SnapshotRecord]], None]
 FeedbackHandler = Callable[[Any], None]
@@ -100,7 +101,7 @@ def bsync(
 
 
 BThread = Callable[[], Iterator[SyncPoint]]
-Rule = Union[SyncPoint, BThread]
+Rule = SyncPoint | BThread
 
 
 def bthread(rules: Sequence[Rule], repeat: bool | Callable[[], Any] = False) -> BThread:
@@ -159,8 +160,7 @@ def _to_event(value: Any) -> BPEvent:
 
 def _matches(listeners: tuple[Listener, ...], event: BPEvent) -> bool:
     return any(
-        listener == event["type"] if isinstance(listener, str) else bool(listener(event))
-        for listener in listeners
+        listener == event["type"] if isinstance(listener, str) else bool(listener(event)) for listener in listeners
     )
 
 
@@ -356,9 +356,11 @@ class Program:
             if _matches(thread.bid.interrupt, event):
                 del self._threads[thread.name]
                 _close(thread.generator)
-            elif thread.name in requested and _same_event(requested[thread.name], event):
-                thread.bid = None
-            elif _matches(thread.bid.wait_for, event):
+            elif (
+                thread.name in requested
+                and _same_event(requested[thread.name], event)
+                or _matches(thread.bid.wait_for, event)
+            ):
                 thread.bid = None
 
     # -- outputs --------------------------------------------------------------------

@@ -61,7 +61,9 @@ def _common_ids(report: EvalReport, names: Sequence[str]) -> list[str]:
     return ids
 
 
-def _versus(report: EvalReport, candidate: str, baseline: str, samples: int, confidence: float, seed: int) -> dict[str, Any]:
+def _versus(
+    report: EvalReport, candidate: str, baseline: str, samples: int, confidence: float, seed: int
+) -> dict[str, Any]:
     ids = _common_ids(report, [candidate, baseline])
     if not ids:
         raise ValueError(f"{candidate!r} and {baseline!r} share no evaluated intents")
@@ -118,7 +120,9 @@ def compare(
         if name not in report.models:
             result["comparisons"][name] = None
             if name == "champion":
-                result["notes"].append("No champion is deployed yet (first run): nothing to compare the candidate with but the base.")
+                result["notes"].append(
+                    "No champion is deployed yet (first run): nothing to compare the candidate with but the base."
+                )
             else:
                 result["notes"].append(f"{name} was not evaluated, so there is no comparison with it.")
             continue
@@ -135,5 +139,7 @@ def compare(
             for metric in METRICS
         }
     else:
-        result["notes"].append("The reference outputs were not evaluated, so the distance to the upper bound is unknown.")
+        result["notes"].append(
+            "The reference outputs were not evaluated, so the distance to the upper bound is unknown."
+        )
     return result

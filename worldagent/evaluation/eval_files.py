@@ -58,6 +58,12 @@ def read_eval_report(summary_path: Path, rows_path: Path) -> EvalReport:
         if row["id"] not in intents:
             intents.append(row["id"])
     models = {
-        name: ModelEval(metrics=ModelMetrics(**summary["models"][name]), per_intent=per_model.get(name, [])) for name in summary["models"]
+        name: ModelEval(metrics=ModelMetrics(**summary["models"][name]), per_intent=per_model.get(name, []))
+        for name in summary["models"]
     }
-    return EvalReport(models=models, intents=intents, components=list(summary.get("components", [])), notes=list(summary.get("notes", [])))
+    return EvalReport(
+        models=models,
+        intents=intents,
+        components=list(summary.get("components", [])),
+        notes=list(summary.get("notes", [])),
+    )

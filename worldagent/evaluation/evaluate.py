@@ -97,7 +97,11 @@ def load_token_files(stories_jsonl: Path) -> dict[str, list[str]]:
 def component_token_files(stories_root: Path, component: str) -> list[str]:
     """Fallback seeding: every ``*.tokens.ts`` of the component directory."""
     directory = stories_root / component
-    return sorted(path.relative_to(stories_root).as_posix() for path in directory.glob("*.tokens.ts")) if directory.is_dir() else []
+    return (
+        sorted(path.relative_to(stories_root).as_posix() for path in directory.glob("*.tokens.ts"))
+        if directory.is_dir()
+        else []
+    )
 
 
 # -- scoring ---------------------------------------------------------------------------------------
@@ -173,7 +177,9 @@ class Scorer:
                 if story is not None:
                     env.registry.execute(ToolCall("runStory", {"path": story}))
                     episode.story_result = env.last_story_result
-                    why = "runStory never tested a written story" if _ran_story(episode) else "runStory was never called"
+                    why = (
+                        "runStory never tested a written story" if _ran_story(episode) else "runStory was never called"
+                    )
                     notes.append(f"{why}; ran {story} once at the end")
         return episode, notes
 
@@ -264,5 +270,11 @@ def evaluate_models(
         results = evaluate_outputs(rows, outputs, stories_root, runner, weights, scorer=scorer)
         report.models[name] = ModelEval(metrics=summarize(results), per_intent=results)
         metrics = report.models[name].metrics
-        log.info("%s: mean reward %.3f, story pass %.2f, parse %.2f", name, metrics.mean_reward, metrics.story_pass_rate, metrics.parse_rate)
+        log.info(
+            "%s: mean reward %.3f, story pass %.2f, parse %.2f",
+            name,
+            metrics.mean_reward,
+            metrics.story_pass_rate,
+            metrics.parse_rate,
+        )
     return report

@@ -70,7 +70,9 @@ def draw_metrics(report: EvalReport, path: Path) -> None:
         values = [float(getattr(report.models[name].metrics, metric)) for metric in METRICS]
         positions = [i - 0.4 + width * (offset + 0.5) for i in range(len(METRICS))]
         axes.bar(positions, values, width=width, label=name)
-    axes.set_xticks(range(len(METRICS)), [LABELS[m].replace(" (per intent)", "\n(per intent)") for m in METRICS], fontsize=8)
+    axes.set_xticks(
+        range(len(METRICS)), [LABELS[m].replace(" (per intent)", "\n(per intent)") for m in METRICS], fontsize=8
+    )
     axes.set_ylabel("value (rates and reward in [0, 1])")
     axes.set_title(f"World-agent metrics on {len(report.intents)} held-out intents")
     axes.grid(axis="y", alpha=0.3)
@@ -88,7 +90,14 @@ def draw_rewards(report: EvalReport, path: Path) -> None:
     markers = "osD^v<>ph*"
     for k, (name, evaluation) in enumerate(report.models.items()):
         points = sorted((index[r.id], r.reward) for r in evaluation.per_intent if r.id in index)
-        axes.plot([p[0] for p in points], [p[1] for p in points], marker=markers[k % len(markers)], linestyle="-", alpha=0.8, label=name)
+        axes.plot(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            marker=markers[k % len(markers)],
+            linestyle="-",
+            alpha=0.8,
+            label=name,
+        )
     labels = [intent.split("#", 1)[-1] for intent in intents]
     axes.set_xticks(range(len(intents)), labels, rotation=60, ha="right", fontsize=7)
     axes.set_ylim(-0.05, 1.05)

@@ -176,7 +176,7 @@ class HFPolicy:
         with tqdm(total=len(prompts), desc=self.desc, unit="intent", disable=not self.progress) as bar:
             for start in range(0, len(order), self.batch_size):
                 batch = order[start : start + self.batch_size]
-                for index, new_ids in zip(batch, self._generate_batch([encoded[i] for i in batch])):
+                for index, new_ids in zip(batch, self._generate_batch([encoded[i] for i in batch]), strict=False):
                     answers[index] = self.decode_new(new_ids)
                 bar.update(len(batch))
         return answers

@@ -84,7 +84,9 @@ def _reference_section(comparison: dict[str, Any]) -> list[str]:
     for metric in METRICS:
         entry = gap[metric]
         ratio = f"{entry['candidate'] / entry['reference']:.0%}" if entry["reference"] else "n/a"
-        lines.append(f"| {LABELS[metric]} | {_num(entry['candidate'])} | {_num(entry['reference'])} | {_signed(entry['gap'])} | {ratio} |")
+        lines.append(
+            f"| {LABELS[metric]} | {_num(entry['candidate'])} | {_num(entry['reference'])} | {_signed(entry['gap'])} | {ratio} |"
+        )
     lines.append("")
     return lines
 
@@ -94,13 +96,18 @@ def _gate_section(decision: GateDecision) -> list[str]:
     lines += [f"- {reason}" for reason in decision.reasons]
     lines += ["", "| check | value | threshold | passed |", "|---|---:|---:|---|"]
     for check in decision.checks:
-        lines.append(f"| {check.name} | {_num(check.value)} | {_num(check.threshold)} | {'yes' if check.passed else 'no'} |")
+        lines.append(
+            f"| {check.name} | {_num(check.value)} | {_num(check.threshold)} | {'yes' if check.passed else 'no'} |"
+        )
     lines.append("")
     return lines
 
 
 def _intent_table(evaluation: ModelEval, limit: int = 40) -> list[str]:
-    lines = ["| intent | reward | story | a11y | assertions | blocked calls | first problem |", "|---|---:|---|---|---:|---:|---|"]
+    lines = [
+        "| intent | reward | story | a11y | assertions | blocked calls | first problem |",
+        "|---|---:|---|---|---:|---:|---|",
+    ]
     for result in sorted(evaluation.per_intent, key=lambda r: (r.reward, r.id))[:limit]:
         problem = result.errors[0] if result.errors else ""
         lines.append(
@@ -123,7 +130,10 @@ def render_report(
         f"- {len(report.intents)} held-out intents (the single-turn prompts of `trajectories.eval.jsonl`; no training row has"
         f" them) from the components: {', '.join(f'`{c}`' for c in report.components) or 'none'}."
     )
-    lines.append(f"- Models: {', '.join(f'`{name}`' for name in report.models)}" + (f"; the candidate is `{candidate}`." if candidate else "."))
+    lines.append(
+        f"- Models: {', '.join(f'`{name}`' for name in report.models)}"
+        + (f"; the candidate is `{candidate}`." if candidate else ".")
+    )
     if "champion" not in report.models and not any("champion" in note for note in report.notes):
         lines.append("- No champion is deployed yet (first run).")
     lines.append(

@@ -39,7 +39,9 @@ def _experience(args: argparse.Namespace) -> int:
             if args.json:
                 _print(stats)
             else:
-                print(f"{stats['tasks']} tasks, {stats['steps']} steps ({stats['steps_without_screenshot']} without screenshot); intervention rate {stats['intervention_rate']:.1%}")
+                print(
+                    f"{stats['tasks']} tasks, {stats['steps']} steps ({stats['steps_without_screenshot']} without screenshot); intervention rate {stats['intervention_rate']:.1%}"
+                )
                 for key in ("by_status", "by_category", "interventions_by_reason"):
                     print(f"  {key}: " + ", ".join(f"{k} {v}" for k, v in stats[key].items()))
     except (StoreError, ImportError_, ValueError) as error:
@@ -80,7 +82,9 @@ def _predict(args: argparse.Namespace) -> int:
         params = load_params(args.params) if Path(args.params).is_file() else None
         registry_url = params.registry.url if params else "sqlite:///models/registry.db"
         family = params.intervention.family if params else "intervention-predictor"
-        predictor = InterventionPredictor.load(args.model, registry_url=registry_url, family=family, root=Path(args.root))
+        predictor = InterventionPredictor.load(
+            args.model, registry_url=registry_url, family=family, root=Path(args.root)
+        )
         if args.strict:
             predictor.on_bad_screenshot = "error"
         results = predictor.predict_batch(states)
@@ -102,7 +106,10 @@ def add_intervention_commands(commands: Any) -> None:
     for name, text in (
         ("init", "create the store's tables (idempotent) and print its counts"),
         ("import", "import logs in the reference shape: DIR/interventions.json, successes.json, manifest.json"),
-        ("export", "write the store as DIR/interventions.json, successes.json, manifest.json (the importer reads them back)"),
+        (
+            "export",
+            "write the store as DIR/interventions.json, successes.json, manifest.json (the importer reads them back)",
+        ),
         ("stats", "tasks, steps, statuses, categories and intervention reasons"),
     ):
         sub = exp_cmds.add_parser(name, help=text, description=text)
@@ -113,7 +120,9 @@ def add_intervention_commands(commands: Any) -> None:
             sub.add_argument("--json", action="store_true", help="print the counts as JSON")
         sub.set_defaults(handler=_experience)
 
-    iv = commands.add_parser("intervention", help="the intervention predictor: will the agent need a human at this step?")
+    iv = commands.add_parser(
+        "intervention", help="the intervention predictor: will the agent need a human at this step?"
+    )
     iv_cmds = iv.add_subparsers(dest="action", required=True, metavar="ACTION")
     predict = iv_cmds.add_parser(
         "predict",
@@ -124,10 +133,22 @@ def add_intervention_commands(commands: Any) -> None:
         '"step": 3, "max_steps": 16}. Prints {probability, needs_human, threshold, warnings}; fallbacks are listed in warnings.',
     )
     predict.add_argument("state", metavar="STATE.json", help="the state file ('-' reads standard input)")
-    predict.add_argument("--model", default="champion", help="a bundle directory or a registry reference: champion (default), v3, FAMILY@champion")
+    predict.add_argument(
+        "--model",
+        default="champion",
+        help="a bundle directory or a registry reference: champion (default), v3, FAMILY@champion",
+    )
     predict.add_argument("--screenshot", help="use this screenshot for every state")
-    predict.add_argument("--strict", action="store_true", help="a missing or unreadable screenshot is an error instead of the documented fallback")
-    predict.add_argument("--params", default="params.yaml", help="where registry.url and intervention.family are read (default: params.yaml)")
+    predict.add_argument(
+        "--strict",
+        action="store_true",
+        help="a missing or unreadable screenshot is an error instead of the documented fallback",
+    )
+    predict.add_argument(
+        "--params",
+        default="params.yaml",
+        help="where registry.url and intervention.family are read (default: params.yaml)",
+    )
     predict.add_argument("--root", default=".", help="project root that registry paths are relative to")
     predict.add_argument("--threads", type=int, default=1, help="torch threads (default 1: fastest for a few states)")
     predict.set_defaults(handler=_predict)

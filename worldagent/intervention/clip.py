@@ -46,7 +46,14 @@ class VisualTower:
     pretrained: str | None
 
     def spec(self) -> dict[str, Any]:
-        return {"model": self.name, "pretrained": self.pretrained, "image_size": self.image_size, "mean": list(self.mean), "std": list(self.std), "dim": self.dim}
+        return {
+            "model": self.name,
+            "pretrained": self.pretrained,
+            "image_size": self.image_size,
+            "mean": list(self.mean),
+            "std": list(self.std),
+            "dim": self.dim,
+        }
 
 
 @contextmanager
@@ -82,14 +89,22 @@ def build_visual(name: str, pretrained: str | None, offline: bool = True, seed: 
 
     _register_builtin()
     if open_clip.get_model_config(name) is None:
-        raise ClipError(f"intervention.clip.model: unknown open_clip model {name!r} (built in here: {', '.join(sorted(BUILTIN))})")
+        raise ClipError(
+            f"intervention.clip.model: unknown open_clip model {name!r} (built in here: {', '.join(sorted(BUILTIN))})"
+        )
     torch.manual_seed(seed)
     try:
         with _hub_offline(offline and bool(pretrained)):
             model = open_clip.create_model(name, pretrained=pretrained or None, device="cpu")
     except Exception as error:  # noqa: BLE001 - hub/network/file errors of every kind
-        hint = " (offline: the weights are not cached; set intervention.clip.offline: false where the Hub is reachable)" if offline else ""
-        raise ClipError(f"cannot load open_clip {name!r} pretrained={pretrained!r}{hint}: {type(error).__name__}: {error}") from None
+        hint = (
+            " (offline: the weights are not cached; set intervention.clip.offline: false where the Hub is reachable)"
+            if offline
+            else ""
+        )
+        raise ClipError(
+            f"cannot load open_clip {name!r} pretrained={pretrained!r}{hint}: {type(error).__name__}: {error}"
+        ) from None
     visual = model.visual
     visual.eval()
     for param in visual.parameters():

@@ -129,11 +129,15 @@ def action_token(action: dict[str, Any]) -> str:
 def build_vocab(rows: Iterable[dict[str, Any]], min_count: int = 1) -> list[str]:
     """Action tokens of the training rows (current actions), most frequent first; 0 = pad, 1 = unknown."""
     counts = Counter(action_token(row["actions"][-1]) for row in rows if row["actions"])
-    tokens = sorted((tok for tok, c in counts.items() if c >= min_count and tok not in (PAD, UNK)), key=lambda t: (-counts[t], t))
+    tokens = sorted(
+        (tok for tok, c in counts.items() if c >= min_count and tok not in (PAD, UNK)), key=lambda t: (-counts[t], t)
+    )
     return [PAD, UNK, *tokens]
 
 
-def encode_actions(actions: Sequence[dict[str, Any]], vocab: dict[str, int], history: int) -> tuple[list[int], list[int], int]:
+def encode_actions(
+    actions: Sequence[dict[str, Any]], vocab: dict[str, int], history: int
+) -> tuple[list[int], list[int], int]:
     """Token ids and success flags (0 pad, 1 failed, 2 succeeded) of the last ``history`` actions,
     left-padded; also how many were unknown to the vocabulary."""
     recent = list(actions)[-history:]
@@ -184,7 +188,10 @@ def task_rows(task: dict[str, Any], horizon: int, history: int) -> list[dict[str
         if not step.get("action"):
             raise DatasetError(f"session {task['session_id']!r} step {i}: 'action' is missing or empty")
         start = max(0, i - history + 1)
-        actions = [{"action": s["action"], "target": s.get("target") or "", "success": bool(s.get("success", True))} for s in task["steps"][start : i + 1]]
+        actions = [
+            {"action": s["action"], "target": s.get("target") or "", "success": bool(s.get("success", True))}
+            for s in task["steps"][start : i + 1]
+        ]
         recent_urls = [str((s.get("page_before") or {}).get("url") or "") for s in task["steps"][max(0, i - 2) : i + 1]]
         rows.append(
             {
@@ -241,7 +248,9 @@ def featurize(rows: Sequence[dict[str, Any]], vocab: dict[str, int], history: in
     for row in rows:
         if not row.get("actions"):
             raise DatasetError(f"{row.get('id', '?')}: 'actions' is empty (the step's own action is required)")
-        vec = page_vector(row.get("page_state"), int(row.get("step", len(row["actions"]) - 1)), row.get("max_steps"), buckets)
+        vec = page_vector(
+            row.get("page_state"), int(row.get("step", len(row["actions"]) - 1)), row.get("max_steps"), buckets
+        )
         missing.update(vec.missing)
         ids, ok, unk = encode_actions(row["actions"], vocab, history)
         unknown += unk

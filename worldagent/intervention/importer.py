@@ -78,7 +78,11 @@ def _action(entry: Any, where: str) -> dict[str, Any]:
         name, _, target = entry.strip().partition(" ")
         return {"action": name, "target": target, "success": True}
     if isinstance(entry, dict) and (entry.get("action") or entry.get("type")):
-        return {"action": str(entry.get("action") or entry.get("type")), "target": str(entry.get("target") or entry.get("selector") or ""), "success": bool(entry.get("success", True))}
+        return {
+            "action": str(entry.get("action") or entry.get("type")),
+            "target": str(entry.get("target") or entry.get("selector") or ""),
+            "success": bool(entry.get("success", True)),
+        }
     raise ImportError_(f"{where}: an action needs an 'action' name, got {entry!r}")
 
 
@@ -116,7 +120,10 @@ def read_reference_logs(directory: Path) -> tuple[list[dict[str, Any]], dict[str
             continue
         page = normalise_page_state(entry.get("page_state"), counts)
         shot = _screenshot(entry.get("screenshot_path"), directory, counts)
-        steps = [{"index": k, **a, "page_before": {}, "page_after": None, "screenshot_path": None} for k, a in enumerate(actions)]
+        steps = [
+            {"index": k, **a, "page_before": {}, "page_after": None, "screenshot_path": None}
+            for k, a in enumerate(actions)
+        ]
         counts["steps_without_page_state"] += max(0, len(steps) - 1)
         if steps:  # the page and screenshot belong to the step at which the human stepped in
             steps[-1]["page_before"], steps[-1]["screenshot_path"] = page, shot
@@ -130,7 +137,13 @@ def read_reference_logs(directory: Path) -> tuple[list[dict[str, Any]], dict[str
             "status": "intervention",
             "max_steps": entry.get("max_steps"),
             "steps": steps,
-            "interventions": [{"step": len(steps) - 1 if steps else int(entry["step"]), "reason": reason, "details": f"imported; original step {entry['step']} of {entry.get('total_steps')}"}],
+            "interventions": [
+                {
+                    "step": len(steps) - 1 if steps else int(entry["step"]),
+                    "reason": reason,
+                    "details": f"imported; original step {entry['step']} of {entry.get('total_steps')}",
+                }
+            ],
         }
     for i, entry in enumerate(_read_list(directory / "successes.json", required=True)):
         where = f"{directory / 'successes.json'}[{i}]"
@@ -140,10 +153,29 @@ def read_reference_logs(directory: Path) -> tuple[list[dict[str, Any]], dict[str
         steps = []
         for k, st in enumerate(entry.get("steps") or []):
             action = _action(st, f"{where}.steps[{k}]")
-            steps.append({"index": k, **action, "page_before": normalise_page_state(st.get("page_before"), counts) if isinstance(st, dict) else {}, "page_after": None, "screenshot_path": _screenshot(st.get("screenshot_path") if isinstance(st, dict) else None, directory, counts)})
+            steps.append(
+                {
+                    "index": k,
+                    **action,
+                    "page_before": normalise_page_state(st.get("page_before"), counts) if isinstance(st, dict) else {},
+                    "page_after": None,
+                    "screenshot_path": _screenshot(
+                        st.get("screenshot_path") if isinstance(st, dict) else None, directory, counts
+                    ),
+                }
+            )
         if not steps:
             counts["successes_without_steps"] += 1
-        tasks[sid] = {"session_id": sid, "goal": str(entry.get("goal") or ""), "start_url": str(entry.get("start_url") or ""), "category": entry.get("category") or "unknown", "status": "complete", "max_steps": entry.get("max_steps"), "steps": steps, "interventions": []}
+        tasks[sid] = {
+            "session_id": sid,
+            "goal": str(entry.get("goal") or ""),
+            "start_url": str(entry.get("start_url") or ""),
+            "category": entry.get("category") or "unknown",
+            "status": "complete",
+            "max_steps": entry.get("max_steps"),
+            "steps": steps,
+            "interventions": [],
+        }
     manifest_path = directory / "manifest.json"
     if manifest_path.is_file():
         manifest = read_json(manifest_path, "the manifest", error=ReferenceImportError)
@@ -179,9 +211,15 @@ def import_logs(store: ExperienceStore, directory: Path, skip_existing: bool = T
 def export_logs(store: ExperienceStore, directory: Path) -> dict[str, Any]:
     """Write the store in the reference shape (the importer reads it back unchanged)."""
     with store.session() as s:
-        rows = [task_to_dict(t) for t in s.scalars(select(TaskRow).where(TaskRow.status != "running").order_by(TaskRow.session_id))]
+        rows = [
+            task_to_dict(t)
+            for t in s.scalars(select(TaskRow).where(TaskRow.status != "running").order_by(TaskRow.session_id))
+        ]
     interventions, successes = to_reference(rows)
-    manifest = {"format": "reference-v1", "counts": {"interventions": len(interventions), "successes": len(successes), "tasks": len(rows)}}
+    manifest = {
+        "format": "reference-v1",
+        "counts": {"interventions": len(interventions), "successes": len(successes), "tasks": len(rows)},
+    }
     directory.mkdir(parents=True, exist_ok=True)
     atomic_write_text(directory / "interventions.json", pretty_json(interventions))
     atomic_write_text(directory / "successes.json", pretty_json(successes))
@@ -189,7 +227,9 @@ def export_logs(store: ExperienceStore, directory: Path) -> dict[str, Any]:
     return manifest
 
 
-def to_reference(rows: list[dict[str, Any]], splits: dict[str, str] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def to_reference(
+    rows: list[dict[str, Any]], splits: dict[str, str] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(interventions, successes) entries of finished tasks in :func:`task_to_dict`'s layout."""
     interventions, successes = [], []
     for task in rows:
@@ -208,7 +248,10 @@ def to_reference(rows: list[dict[str, Any]], splits: dict[str, str] | None = Non
                         "category": task["category"],
                         "max_steps": task["max_steps"],
                         "page_state": step.get("page_before") or {},
-                        "actions_before": [{"action": st["action"], "target": st["target"], "success": st["success"]} for st in task["steps"][: at + 1]],
+                        "actions_before": [
+                            {"action": st["action"], "target": st["target"], "success": st["success"]}
+                            for st in task["steps"][: at + 1]
+                        ],
                         "screenshot_path": step.get("screenshot_path"),
                         **({"split": splits[task["session_id"]]} if splits else {}),
                     }
@@ -222,7 +265,10 @@ def to_reference(rows: list[dict[str, Any]], splits: dict[str, str] | None = Non
                     "category": task["category"],
                     "max_steps": task["max_steps"],
                     "total_steps": task["total_steps"],
-                    "steps": [{k: st[k] for k in ("action", "target", "success", "page_before", "screenshot_path")} for st in task["steps"]],
+                    "steps": [
+                        {k: st[k] for k in ("action", "target", "success", "page_before", "screenshot_path")}
+                        for st in task["steps"]
+                    ],
                     **({"split": splits[task["session_id"]]} if splits else {}),
                 }
             )

@@ -43,7 +43,9 @@ def classification_metrics(labels: np.ndarray, probabilities: np.ndarray, thresh
     notes: list[str] = []
     both = len(set(labels.tolist())) == 2
     if not both:
-        notes.append(f"the test split holds only {'interventions' if labels[0] == 1 else 'successes'}: ROC AUC and PR AUC are undefined")
+        notes.append(
+            f"the test split holds only {'interventions' if labels[0] == 1 else 'successes'}: ROC AUC and PR AUC are undefined"
+        )
     return {
         "accuracy": float(accuracy_score(labels, predictions)),
         "precision": float(precision_score(labels, predictions, zero_division=0)),
@@ -53,7 +55,11 @@ def classification_metrics(labels: np.ndarray, probabilities: np.ndarray, thresh
         "pr_auc": float(average_precision_score(labels, probabilities)) if both else None,
         "threshold": float(threshold),
         "confusion_matrix": {"true_negatives": tn, "false_positives": fp, "false_negatives": fn, "true_positives": tp},
-        "samples": {"total": int(labels.size), "interventions": int(labels.sum()), "successes": int(labels.size - labels.sum())},
+        "samples": {
+            "total": int(labels.size),
+            "interventions": int(labels.sum()),
+            "successes": int(labels.size - labels.sum()),
+        },
         "notes": notes,
     }
 
@@ -69,12 +75,21 @@ def majority_baseline(train_labels: np.ndarray, test_labels: np.ndarray) -> dict
 
 
 def logistic_baseline(
-    x_train: np.ndarray, y_train: np.ndarray, x_val: np.ndarray, y_val: np.ndarray, x_test: np.ndarray, y_test: np.ndarray, recall_target: float, seed: int
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_val: np.ndarray,
+    y_val: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    recall_target: float,
+    seed: int,
 ) -> tuple[dict[str, Any], np.ndarray]:
     """Logistic regression on hand-made features, thresholded on validation like the predictor."""
     if len(set(y_train.tolist())) < 2:
         raise SingleClassError("the training split holds one class: the logistic baseline cannot be fitted")
-    model = make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=2000, random_state=seed))
+    model = make_pipeline(
+        StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=2000, random_state=seed)
+    )
     model.fit(x_train, y_train)
     threshold, rule = choose_threshold(model.predict_proba(x_val)[:, 1], y_val, recall_target)
     probabilities = model.predict_proba(x_test)[:, 1]
@@ -100,7 +115,15 @@ def plot_confusion(metrics: dict[str, Any], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(4.8, 4.0), dpi=100)
     ax.imshow(grid, cmap="Blues")
     for (i, j), value in np.ndenumerate(grid):
-        ax.text(j, i, str(value), ha="center", va="center", color="white" if value > grid.max() / 2 else "black", fontsize=13)
+        ax.text(
+            j,
+            i,
+            str(value),
+            ha="center",
+            va="center",
+            color="white" if value > grid.max() / 2 else "black",
+            fontsize=13,
+        )
     ax.set_xticks([0, 1], ["success", "intervention"])
     ax.set_yticks([0, 1], ["success", "intervention"])
     ax.set_xlabel("predicted")
@@ -124,7 +147,9 @@ def plot_curves(labels: np.ndarray, curves: dict[str, np.ndarray], roc_path: Pat
                     ax.plot(x, y, label=f"{name} (AUC {roc_auc_score(labels, probabilities):.3f})")
                 else:
                     precision, recall, _ = precision_recall_curve(labels, probabilities)
-                    ax.plot(recall, precision, label=f"{name} (AP {average_precision_score(labels, probabilities):.3f})")
+                    ax.plot(
+                        recall, precision, label=f"{name} (AP {average_precision_score(labels, probabilities):.3f})"
+                    )
             if kind == "roc":
                 ax.plot([0, 1], [0, 1], "--", color="grey", linewidth=0.8)
             ax.legend(loc="lower right" if kind == "roc" else "lower left", fontsize=8)

@@ -43,18 +43,30 @@ class ExperienceEncoder(nn.Module):
         # per-dimension standardisation of the frozen tower's features (set from the training split)
         self.register_buffer("visual_mean", torch.zeros(cfg.visual_in))
         self.register_buffer("visual_std", torch.ones(cfg.visual_in))
-        self.visual_proj = nn.Sequential(nn.Linear(cfg.visual_in, cfg.visual_dim), nn.GELU(), nn.Linear(cfg.visual_dim, cfg.visual_dim))
+        self.visual_proj = nn.Sequential(
+            nn.Linear(cfg.visual_in, cfg.visual_dim), nn.GELU(), nn.Linear(cfg.visual_dim, cfg.visual_dim)
+        )
         self.no_screenshot = nn.Parameter(torch.zeros(cfg.visual_dim))
         self.action_emb = nn.Embedding(cfg.vocab_size, cfg.action_dim, padding_idx=0)
         self.success_emb = nn.Embedding(3, cfg.action_dim, padding_idx=0)
         self.repeat_emb = nn.Embedding(4, cfg.action_dim)  # how often this token occurred earlier in the window (0-3+)
         self.position = nn.Parameter(torch.randn(cfg.history, cfg.action_dim) * 0.02)
-        layer = nn.TransformerEncoderLayer(cfg.action_dim, cfg.action_heads, cfg.action_dim * 2, cfg.dropout, batch_first=True, norm_first=True)
+        layer = nn.TransformerEncoderLayer(
+            cfg.action_dim, cfg.action_heads, cfg.action_dim * 2, cfg.dropout, batch_first=True, norm_first=True
+        )
         self.actions = nn.TransformerEncoder(layer, cfg.action_layers, enable_nested_tensor=False)
         self.url_emb = nn.Embedding(cfg.url_buckets, 16)
-        self.page_mlp = nn.Sequential(nn.Linear(cfg.page_in + 16, cfg.page_hidden), nn.GELU(), nn.Linear(cfg.page_hidden, cfg.page_hidden))
+        self.page_mlp = nn.Sequential(
+            nn.Linear(cfg.page_in + 16, cfg.page_hidden), nn.GELU(), nn.Linear(cfg.page_hidden, cfg.page_hidden)
+        )
         fused = cfg.visual_dim + cfg.action_dim + cfg.page_hidden
-        self.fusion = nn.Sequential(nn.LayerNorm(fused), nn.Linear(fused, cfg.dim), nn.GELU(), nn.Dropout(cfg.dropout), nn.Linear(cfg.dim, cfg.dim))
+        self.fusion = nn.Sequential(
+            nn.LayerNorm(fused),
+            nn.Linear(fused, cfg.dim),
+            nn.GELU(),
+            nn.Dropout(cfg.dropout),
+            nn.Linear(cfg.dim, cfg.dim),
+        )
 
     def forward(
         self,
@@ -66,7 +78,9 @@ class ExperienceEncoder(nn.Module):
         url: torch.Tensor,  # (B,)
     ) -> torch.Tensor:
         if visual.shape[-1] != self.cfg.visual_in:
-            raise ValueError(f"visual features have {visual.shape[-1]} dims, the encoder expects {self.cfg.visual_in} (was it trained with another clip model?)")
+            raise ValueError(
+                f"visual features have {visual.shape[-1]} dims, the encoder expects {self.cfg.visual_in} (was it trained with another clip model?)"
+            )
         m = visual_mask.unsqueeze(-1).to(visual.dtype)
         v = self.visual_proj((visual - self.visual_mean) / self.visual_std) * m + self.no_screenshot * (1 - m)
         pad = actions == 0

@@ -1,11 +1,11 @@
 """The recorder an agent calls while it runs, and a Playwright helper that captures a live page.
 
-    rec = Recorder(open_store(url), screenshots_dir="data/experience/screenshots")
-    sid = rec.start_task(goal="buy a lamp", start_url="https://shop.example", category="ecommerce")
-    shot, state = capture_page_state(page, rec.screenshot_path(sid, 0))     # Playwright sync Page
-    rec.record_step(sid, action="click", target="#buy", success=True, page_before=state, screenshot_path=shot)
-    rec.record_intervention(sid, step=0, reason="captcha")                   # a human had to step in
-    rec.finish(sid, "intervention")
+rec = Recorder(open_store(url), screenshots_dir="data/experience/screenshots")
+sid = rec.start_task(goal="buy a lamp", start_url="https://shop.example", category="ecommerce")
+shot, state = capture_page_state(page, rec.screenshot_path(sid, 0))     # Playwright sync Page
+rec.record_step(sid, action="click", target="#buy", success=True, page_before=state, screenshot_path=shot)
+rec.record_intervention(sid, step=0, reason="captcha")                   # a human had to step in
+rec.finish(sid, "intervention")
 """
 
 from __future__ import annotations
@@ -16,7 +16,15 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from worldagent.intervention.store import REASONS, STATUSES, ExperienceStore, InterventionRow, StepRow, StoreError, TaskRow
+from worldagent.intervention.store import (
+    REASONS,
+    STATUSES,
+    ExperienceStore,
+    InterventionRow,
+    StepRow,
+    StoreError,
+    TaskRow,
+)
 
 # A short accessibility-tree summary: role counts and the first names, computed in the page.
 _PAGE_STATE_JS = """
@@ -57,7 +65,12 @@ def capture_page_state(page: Any, screenshot_path: str | Path | None = None) -> 
 class Recorder:
     """Write one agent run at a time (or many) into the experience store; every call is one transaction."""
 
-    def __init__(self, store: ExperienceStore, screenshots_dir: str | Path = "data/experience/screenshots", source: str = "recorder") -> None:
+    def __init__(
+        self,
+        store: ExperienceStore,
+        screenshots_dir: str | Path = "data/experience/screenshots",
+        source: str = "recorder",
+    ) -> None:
         self.store = store
         self.screenshots_dir = Path(screenshots_dir)
         self.source = source
@@ -80,7 +93,18 @@ class Recorder:
         with self.store.session() as s:
             if s.scalar(select(TaskRow.id).where(TaskRow.session_id == sid)) is not None:
                 raise StoreError(f"start_task: session {sid!r} already exists in {self.store.url}")
-            s.add(TaskRow(session_id=sid, goal=goal, start_url=start_url, category=category, status="running", max_steps=max_steps, source=self.source, started_at=started_at))
+            s.add(
+                TaskRow(
+                    session_id=sid,
+                    goal=goal,
+                    start_url=start_url,
+                    category=category,
+                    status="running",
+                    max_steps=max_steps,
+                    source=self.source,
+                    started_at=started_at,
+                )
+            )
         return sid
 
     def _task(self, s: Any, session_id: str) -> TaskRow:

@@ -46,7 +46,13 @@ def _torch_bytes(obj: Any) -> bytes:
     return buffer.getvalue()
 
 
-def write_bundle(out_dir: Path, meta: dict[str, Any], encoder: ExperienceEncoder, head: PredictorHead, clip_state: dict[str, torch.Tensor]) -> None:
+def write_bundle(
+    out_dir: Path,
+    meta: dict[str, Any],
+    encoder: ExperienceEncoder,
+    head: PredictorHead,
+    clip_state: dict[str, torch.Tensor],
+) -> None:
     """Write the bundle into a temp directory and rename it over ``out_dir`` (complete or absent)."""
     write_directory(
         out_dir,
@@ -111,7 +117,15 @@ class InterventionPredictor:
         head.eval()
         tower = load_visual(meta["clip"], _load_state(path / "clip_visual.pt"))
         vocab = {token: i for i, token in enumerate(meta["vocab"])}
-        return cls(meta=meta, encoder=encoder, head=head, tower=tower, vocab=vocab, threshold=float(meta["threshold"]), source=str(path))
+        return cls(
+            meta=meta,
+            encoder=encoder,
+            head=head,
+            tower=tower,
+            vocab=vocab,
+            threshold=float(meta["threshold"]),
+            source=str(path),
+        )
 
     # -- prediction ---------------------------------------------------------------------------
 
@@ -122,8 +136,19 @@ class InterventionPredictor:
                 raise DatasetError(f"state {i}: expected an object, got {type(state).__name__}")
             actions = state.get("actions")
             if not actions:
-                raise DatasetError(f"state {i}: 'actions' is missing or empty (at least the step's own action is needed)")
-            rows.append({"id": str(i), "actions": actions, "page_state": state.get("page_state") or {}, "step": int(state.get("step", len(actions) - 1)), "max_steps": state.get("max_steps"), "label": 0})
+                raise DatasetError(
+                    f"state {i}: 'actions' is missing or empty (at least the step's own action is needed)"
+                )
+            rows.append(
+                {
+                    "id": str(i),
+                    "actions": actions,
+                    "page_state": state.get("page_state") or {},
+                    "step": int(state.get("step", len(actions) - 1)),
+                    "max_steps": state.get("max_steps"),
+                    "label": 0,
+                }
+            )
         return rows
 
     @torch.inference_mode()
@@ -151,12 +176,18 @@ class InterventionPredictor:
             unknown = [action_token(a) for a in row["actions"][-history:] if action_token(a) not in self.vocab]
             if unknown:
                 warnings[i].append(f"unknown action(s) {', '.join(sorted(set(unknown)))}: the unknown token was used")
-            missing = page_vector(row["page_state"], row["step"], row["max_steps"], int(self.meta["url_buckets"])).missing
+            missing = page_vector(
+                row["page_state"], row["step"], row["max_steps"], int(self.meta["url_buckets"])
+            ).missing
             if missing:
                 warnings[i].append(f"page state is missing {', '.join(missing)} under 'state': defaults were used")
         z = self.encoder(
-            torch.from_numpy(visual), torch.from_numpy(mask), torch.from_numpy(arrays.actions), torch.from_numpy(arrays.success),
-            torch.from_numpy(arrays.page), torch.from_numpy(arrays.url),
+            torch.from_numpy(visual),
+            torch.from_numpy(mask),
+            torch.from_numpy(arrays.actions),
+            torch.from_numpy(arrays.success),
+            torch.from_numpy(arrays.page),
+            torch.from_numpy(arrays.url),
         )
         return torch.sigmoid(self.head(z)).numpy().astype(np.float64), warnings
 
@@ -167,7 +198,13 @@ class InterventionPredictor:
         probabilities, warnings = self.probabilities(states)
         elapsed = (time.perf_counter() - start) * 1000 / len(states)
         return [
-            {"probability": float(p), "needs_human": bool(p >= self.threshold), "threshold": self.threshold, "warnings": w, "latency_ms": elapsed}
+            {
+                "probability": float(p),
+                "needs_human": bool(p >= self.threshold),
+                "threshold": self.threshold,
+                "warnings": w,
+                "latency_ms": elapsed,
+            }
             for p, w in zip(probabilities, warnings, strict=True)
         ]
 
@@ -185,15 +222,23 @@ def resolve_registry_ref(ref: str, registry_url: str, family: str, root: Path) -
 
     match = _REF.match(ref)
     if match is None:
-        raise BundleError(f"{ref!r}: neither a bundle directory nor a registry reference (champion, v3, FAMILY@champion)")
+        raise BundleError(
+            f"{ref!r}: neither a bundle directory nor a registry reference (champion, v3, FAMILY@champion)"
+        )
     fam = match.group("family") or family
     which = match.group("which")
     with open_registry(database_url(registry_url, root)) as registry:
         try:
-            version = registry.get_version(fam, int(which[1:])) if re.fullmatch(r"v\d+", which) else registry.get_alias(fam, which)
+            version = (
+                registry.get_version(fam, int(which[1:]))
+                if re.fullmatch(r"v\d+", which)
+                else registry.get_alias(fam, which)
+            )
         except Exception as error:  # noqa: BLE001 - NotFoundError and friends
             raise BundleError(f"{ref!r}: {error}") from None
     if version is None:
-        raise BundleError(f"{ref!r}: {fam} has no {which!r} in the registry {registry_url} (no bundle directory of that name either)")
+        raise BundleError(
+            f"{ref!r}: {fam} has no {which!r} in the registry {registry_url} (no bundle directory of that name either)"
+        )
     path = Path(version.artifact_path)
     return path if path.is_absolute() else root / path

@@ -31,13 +31,28 @@ SITES: dict[str, dict[str, Any]] = {
         "goals": ["buy a {x}", "find the cheapest {x}", "add a {x} to the basket", "compare two {x} models"],
         "things": ["desk lamp", "kettle", "backpack", "monitor", "running shoe", "coffee grinder"],
         "pages": ["/", "/search", "/product", "/basket", "/checkout"],
-        "targets": ["#search", "button.search", "a.result", "button.add-to-cart", "a.basket", "button.checkout", "select.size", "a.next-page"],
+        "targets": [
+            "#search",
+            "button.search",
+            "a.result",
+            "button.add-to-cart",
+            "a.basket",
+            "button.checkout",
+            "select.size",
+            "a.next-page",
+        ],
     },
     "research": {
         "host": "https://papers.example",
         "colour": (41, 128, 185),
         "goals": ["find papers on {x}", "download the newest paper about {x}", "cite a survey of {x}"],
-        "things": ["contrastive learning", "graph neural networks", "protein folding", "speech recognition", "robot grasping"],
+        "things": [
+            "contrastive learning",
+            "graph neural networks",
+            "protein folding",
+            "speech recognition",
+            "robot grasping",
+        ],
         "pages": ["/", "/search", "/abs", "/pdf", "/authors"],
         "targets": ["#query", "button.go", "a.title", "a.pdf", "a.cite", "button.filter", "a.next", "input.year"],
     },
@@ -47,7 +62,15 @@ SITES: dict[str, dict[str, Any]] = {
         "goals": ["look up the population of {x}", "find when {x} was founded", "summarise the history of {x}"],
         "things": ["Lisbon", "Osaka", "Nairobi", "Quebec", "Tallinn", "Cusco"],
         "pages": ["/", "/wiki", "/search", "/history", "/talk"],
-        "targets": ["#searchInput", "button.search", "a.article", "a.section", "button.expand", "a.reference", "a.lang"],
+        "targets": [
+            "#searchInput",
+            "button.search",
+            "a.article",
+            "a.section",
+            "button.expand",
+            "a.reference",
+            "a.lang",
+        ],
     },
 }
 
@@ -90,9 +113,19 @@ def _page(site: dict[str, Any], path: str, scroll_y: int, summary: str, interact
     }
 
 
-def _ordinary_step(rng: random.Random, site: dict[str, Any], k: int, scroll: int, decoy: str | None) -> tuple[SimStep, int]:
+def _ordinary_step(
+    rng: random.Random, site: dict[str, Any], k: int, scroll: int, decoy: str | None
+) -> tuple[SimStep, int]:
     action = rng.choices(["click", "type", "scroll", "navigate", "select", "wait"], weights=[5, 2, 2, 1, 1, 0.5])[0]
-    target = rng.choice(site["targets"]) if action not in ("scroll", "wait", "navigate") else ("window" if action == "scroll" else (site["host"] + rng.choice(site["pages"]) if action == "navigate" else ""))
+    target = (
+        rng.choice(site["targets"])
+        if action not in ("scroll", "wait", "navigate")
+        else (
+            "window"
+            if action == "scroll"
+            else (site["host"] + rng.choice(site["pages"]) if action == "navigate" else "")
+        )
+    )
     if action == "scroll":
         scroll = min(scroll + rng.choice([300, 400, 600]), 2000)
     elif action in ("navigate", "click") and rng.random() < 0.5:
@@ -101,15 +134,35 @@ def _ordinary_step(rng: random.Random, site: dict[str, Any], k: int, scroll: int
     success = not (decoy == "failed_click" and action == "click" and rng.random() < 0.5)
     interactive = rng.randint(14, 60)
     summary = f'searchbox "Search"; link "{path.strip("/") or "home"}"; button "Go"'
-    scene = {"path": path, "scroll": scroll, "highlight": rng.randint(0, 5), "cookie": decoy == "cookie", "toast": not success, "overlay": False, "login": False, "captcha": False}
+    scene = {
+        "path": path,
+        "scroll": scroll,
+        "highlight": rng.randint(0, 5),
+        "cookie": decoy == "cookie",
+        "toast": not success,
+        "overlay": False,
+        "login": False,
+        "captcha": False,
+    }
     return SimStep(action, target, success, _page(site, path, scroll, summary, interactive), scene), scroll
 
 
-def _trouble_step(rng: random.Random, site: dict[str, Any], cause: str, j: int, k: int, scroll: int, stuck_target: str) -> SimStep:
+def _trouble_step(
+    rng: random.Random, site: dict[str, Any], cause: str, j: int, k: int, scroll: int, stuck_target: str
+) -> SimStep:
     path = site["pages"][min(k // 2, len(site["pages"]) - 1)]
     interactive = rng.randint(14, 60)
     summary = f'searchbox "Search"; link "{path.strip("/") or "home"}"; button "Go"'
-    scene = {"path": path, "scroll": scroll, "highlight": rng.randint(0, 5), "cookie": False, "toast": False, "overlay": False, "login": False, "captcha": False}
+    scene = {
+        "path": path,
+        "scroll": scroll,
+        "highlight": rng.randint(0, 5),
+        "cookie": False,
+        "toast": False,
+        "overlay": False,
+        "login": False,
+        "captcha": False,
+    }
     action, target, success = "click", rng.choice(site["targets"]), True
     if cause == "agent_stuck":
         target = stuck_target
@@ -140,7 +193,11 @@ def _trouble_step(rng: random.Random, site: dict[str, Any], cause: str, j: int, 
         success = rng.random() < 0.5
     elif cause == "max_steps":
         action = rng.choices(["click", "type", "scroll", "navigate"], weights=[5, 2, 2, 1])[0]
-        target = rng.choice(site["targets"]) if action in ("click", "type") else ("window" if action == "scroll" else site["host"] + rng.choice(site["pages"]))
+        target = (
+            rng.choice(site["targets"])
+            if action in ("click", "type")
+            else ("window" if action == "scroll" else site["host"] + rng.choice(site["pages"]))
+        )
     scene["path"] = path
     page = _page(site, path, scroll, summary, interactive)
     return SimStep(action, target, success, page, scene, label_cause=cause)
@@ -180,7 +237,9 @@ def simulate_episode(seed: int, index: int, category: str, intervention: bool, m
     return episode
 
 
-def plan_episodes(episodes: int, intervention_fraction: float, categories: list[str], seed: int) -> list[tuple[int, str, bool]]:
+def plan_episodes(
+    episodes: int, intervention_fraction: float, categories: list[str], seed: int
+) -> list[tuple[int, str, bool]]:
     """(index, category, ends in intervention) for every episode: exact balance, deterministic order."""
     n_int = round(episodes * intervention_fraction)
     flags = [True] * n_int + [False] * (episodes - n_int)
@@ -228,18 +287,33 @@ def render_screenshot(scene: dict[str, Any], category: str, width: int, height: 
     if scene.get("login"):
         _rect(d, [0, header, width, height], fill=(236, 240, 241))
         cx, w = width // 2, width // 3
-        _rect(d, [cx - w // 2, height // 4, cx + w // 2, height * 3 // 4], fill=(255, 255, 255), outline=(127, 140, 141))
+        _rect(
+            d, [cx - w // 2, height // 4, cx + w // 2, height * 3 // 4], fill=(255, 255, 255), outline=(127, 140, 141)
+        )
         for k in range(2):
             yy = height // 4 + 8 + k * (height // 8)
             _rect(d, [cx - w // 2 + 6, yy, cx + w // 2 - 6, yy + height // 14], outline=(127, 140, 141))
-        _rect(d, [cx - w // 2 + 6, height * 3 // 4 - height // 8, cx + w // 2 - 6, height * 3 // 4 - 6], fill=(41, 128, 185))
+        _rect(
+            d,
+            [cx - w // 2 + 6, height * 3 // 4 - height // 8, cx + w // 2 - 6, height * 3 // 4 - 6],
+            fill=(41, 128, 185),
+        )
     if scene.get("captcha"):
         cx, cy, s = width // 2, height // 2, min(width, height) // 2
         cell = max(2, s // 4)
         for gx in range(4):
             for gy in range(4):
                 c = tuple(rng.randint(40, 220) for _ in range(3))
-                _rect(d, [cx - s // 2 + gx * cell, cy - s // 2 + gy * cell, cx - s // 2 + (gx + 1) * cell - 1, cy - s // 2 + (gy + 1) * cell - 1], fill=c)
+                _rect(
+                    d,
+                    [
+                        cx - s // 2 + gx * cell,
+                        cy - s // 2 + gy * cell,
+                        cx - s // 2 + (gx + 1) * cell - 1,
+                        cy - s // 2 + (gy + 1) * cell - 1,
+                    ],
+                    fill=c,
+                )
         _rect(d, [cx - s // 2 - 3, cy - s // 2 - 3, cx + s // 2 + 3, cy + s // 2 + 3], outline=(26, 115, 232), width=3)
     buffer = io.BytesIO()
     img.save(buffer, format="PNG", optimize=False, compress_level=6)

@@ -24,7 +24,15 @@ from worldagent.errors import InputError
 from worldagent.registry.db import create_tables, location_of, make_engine, open_failure, sqlite_path
 
 STATUSES: tuple[str, ...] = ("running", "complete", "intervention", "failed")
-REASONS: tuple[str, ...] = ("agent_stuck", "repeated_failures", "blocking_overlay", "login_wall", "captcha", "max_steps", "other")
+REASONS: tuple[str, ...] = (
+    "agent_stuck",
+    "repeated_failures",
+    "blocking_overlay",
+    "login_wall",
+    "captcha",
+    "max_steps",
+    "other",
+)
 
 
 class StoreError(InputError):
@@ -46,8 +54,12 @@ class TaskRow(Base):
     max_steps: Mapped[int | None] = mapped_column(Integer, nullable=True)
     source: Mapped[str] = mapped_column(String(32), default="recorder")
     started_at: Mapped[str | None] = mapped_column(String(40), nullable=True)
-    steps: Mapped[list[StepRow]] = relationship(back_populates="task", order_by="StepRow.index", cascade="all, delete-orphan")
-    interventions: Mapped[list[InterventionRow]] = relationship(back_populates="task", order_by="InterventionRow.step", cascade="all, delete-orphan")
+    steps: Mapped[list[StepRow]] = relationship(
+        back_populates="task", order_by="StepRow.index", cascade="all, delete-orphan"
+    )
+    interventions: Mapped[list[InterventionRow]] = relationship(
+        back_populates="task", order_by="InterventionRow.step", cascade="all, delete-orphan"
+    )
 
 
 class StepRow(Base):
@@ -96,7 +108,9 @@ class ExperienceStore:
     def stats(self) -> dict[str, Any]:
         with self.session() as s:
             by_status = dict(s.execute(select(TaskRow.status, func.count()).group_by(TaskRow.status)).all())
-            by_reason = dict(s.execute(select(InterventionRow.reason, func.count()).group_by(InterventionRow.reason)).all())
+            by_reason = dict(
+                s.execute(select(InterventionRow.reason, func.count()).group_by(InterventionRow.reason)).all()
+            )
             by_category = dict(s.execute(select(TaskRow.category, func.count()).group_by(TaskRow.category)).all())
             steps = s.scalar(select(func.count()).select_from(StepRow)) or 0
             missing = s.scalar(select(func.count()).select_from(StepRow).where(StepRow.screenshot_path.is_(None))) or 0
@@ -127,7 +141,9 @@ def open_store(url: str, create: bool = True) -> ExperienceStore:
         try:
             with engine.connect() as conn:
                 if not engine.dialect.has_table(conn, "tasks"):
-                    raise StoreError(f"{url}: not an experience store (no 'tasks' table; run `worldagent experience init`)")
+                    raise StoreError(
+                        f"{url}: not an experience store (no 'tasks' table; run `worldagent experience init`)"
+                    )
         except DBAPIError as error:
             engine.dispose()
             raise open_failure(error, "experience store", location_of(url)) from None
@@ -170,7 +186,9 @@ def add_task(session: Session, task: dict[str, Any], source: str = "import") -> 
     """Insert one finished task in :func:`task_to_dict`'s layout (steps and interventions included)."""
     status = task.get("status", "complete")
     if status not in STATUSES:
-        raise StoreError(f"task {task.get('session_id')!r}: unknown status {status!r}; expected one of {', '.join(STATUSES)}")
+        raise StoreError(
+            f"task {task.get('session_id')!r}: unknown status {status!r}; expected one of {', '.join(STATUSES)}"
+        )
     if session.scalar(select(TaskRow.id).where(TaskRow.session_id == task["session_id"])) is not None:
         raise StoreError(f"task {task['session_id']!r} is already in the store")
     row = TaskRow(
@@ -196,6 +214,10 @@ def add_task(session: Session, task: dict[str, Any], source: str = "import") -> 
             )
         )
     for iv in task.get("interventions", []):
-        row.interventions.append(InterventionRow(step=int(iv["step"]), reason=str(iv.get("reason") or "other"), details=str(iv.get("details") or "")))
+        row.interventions.append(
+            InterventionRow(
+                step=int(iv["step"]), reason=str(iv.get("reason") or "other"), details=str(iv.get("details") or "")
+            )
+        )
     session.add(row)
     return row

@@ -49,7 +49,9 @@ class Inputs:
         return int(self.labels.shape[0])
 
     def take(self, index: torch.Tensor) -> Inputs:
-        return Inputs(*(getattr(self, name)[index] for name in ("visual", "mask", "actions", "success", "page", "url", "labels")))
+        return Inputs(
+            *(getattr(self, name)[index] for name in ("visual", "mask", "actions", "success", "page", "url", "labels"))
+        )
 
     def args(self) -> tuple[torch.Tensor, ...]:
         return self.visual, self.mask, self.actions, self.success, self.page, self.url
@@ -57,7 +59,9 @@ class Inputs:
 
 def make_inputs(arrays: Arrays, visual: np.ndarray, mask: np.ndarray) -> Inputs:
     if visual.shape[0] != arrays.labels.shape[0]:
-        raise ValueError(f"{visual.shape[0]} visual embeddings for {arrays.labels.shape[0]} steps: the embed stage is stale, rerun it")
+        raise ValueError(
+            f"{visual.shape[0]} visual embeddings for {arrays.labels.shape[0]} steps: the embed stage is stale, rerun it"
+        )
     return Inputs(
         visual=torch.from_numpy(np.ascontiguousarray(visual, dtype=np.float32)),
         mask=torch.from_numpy(np.ascontiguousarray(mask, dtype=np.float32)),
@@ -116,7 +120,9 @@ def train_encoder(
     optimiser = torch.optim.AdamW(encoder.parameters(), lr=p.lr_contrastive, weight_decay=p.weight_decay)
     generator = torch.Generator().manual_seed(seed)
     total = p.epochs_contrastive * math.ceil(len(train) / p.batch_size)
-    scheduler = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=p.lr_contrastive, total_steps=max(total, 1), pct_start=0.1)
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(
+        optimiser, max_lr=p.lr_contrastive, total_steps=max(total, 1), pct_start=0.1
+    )
     history: list[dict[str, float]] = []
     for epoch in range(1, p.epochs_contrastive + 1):
         encoder.train()
@@ -144,7 +150,10 @@ def train_encoder(
 @torch.no_grad()
 def encode(encoder: ExperienceEncoder, inputs: Inputs, batch_size: int = 1024) -> torch.Tensor:
     encoder.eval()
-    parts = [encoder(*inputs.take(torch.arange(i, min(i + batch_size, len(inputs)))).args()) for i in range(0, len(inputs), batch_size)]
+    parts = [
+        encoder(*inputs.take(torch.arange(i, min(i + batch_size, len(inputs)))).args())
+        for i in range(0, len(inputs), batch_size)
+    ]
     return torch.cat(parts) if parts else torch.zeros(0, encoder.cfg.dim)
 
 
@@ -161,7 +170,9 @@ def train_predictor(
     positives = int(y_train.sum())
     negatives = len(y_train) - positives
     if positives == 0 or negatives == 0:
-        raise ValueError(f"the training split has {positives} positive and {negatives} negative steps; the predictor needs both classes")
+        raise ValueError(
+            f"the training split has {positives} positive and {negatives} negative steps; the predictor needs both classes"
+        )
     seed_everything(seed + 1, p.threads)
     head = PredictorHead(z_train.shape[1], dropout=dropout)
     optimiser = torch.optim.AdamW(head.parameters(), lr=p.lr_predictor, weight_decay=p.weight_decay)
@@ -182,7 +193,11 @@ def train_predictor(
             losses.append(float(loss.detach()))
         head.eval()
         with torch.no_grad():
-            val_loss = float(F.binary_cross_entropy_with_logits(head(z_val), y_val_f, pos_weight=pos_weight)) if len(z_val) else float(np.mean(losses))
+            val_loss = (
+                float(F.binary_cross_entropy_with_logits(head(z_val), y_val_f, pos_weight=pos_weight))
+                if len(z_val)
+                else float(np.mean(losses))
+            )
         history.append({"epoch": float(epoch), "loss": float(np.mean(losses)), "val_loss": val_loss})
         if val_loss < best[0] - 1e-6:
             best, stale = (val_loss, epoch, copy.deepcopy(head.state_dict())), 0
@@ -192,7 +207,13 @@ def train_predictor(
                 break
     head.load_state_dict(best[2])
     head.eval()
-    info = {"best_epoch": best[1], "best_val_loss": best[0], "epochs_run": len(history), "pos_weight": float(pos_weight), "stopped_early": len(history) < p.epochs_predictor}
+    info = {
+        "best_epoch": best[1],
+        "best_val_loss": best[0],
+        "epochs_run": len(history),
+        "pos_weight": float(pos_weight),
+        "stopped_early": len(history) < p.epochs_predictor,
+    }
     return head, history, info
 
 
@@ -202,4 +223,6 @@ def choose_threshold(probabilities: np.ndarray, labels: np.ndarray, recall_targe
     if positive.size == 0:
         return 0.5, "validation has no positive step: the threshold falls back to 0.5"
     k = max(1, math.ceil(recall_target * positive.size))
-    return float(positive[k - 1]), f"highest threshold with validation recall ≥ {recall_target:.2f} ({k}/{positive.size} positives)"
+    return float(
+        positive[k - 1]
+    ), f"highest threshold with validation recall ≥ {recall_target:.2f} ({k}/{positive.size} positives)"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from worldagent.config import load_params
 from worldagent.pipeline.dvcfile import render
-from worldagent.pipeline.table import interpolate
 from worldagent.pipeline.families import PIPELINES
+from worldagent.pipeline.table import interpolate
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         current = target.read_text(encoding="utf-8") if target.is_file() else ""
         if current == text:
             return 0
-        sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True), str(target), "tables"))
+        sys.stdout.writelines(
+            difflib.unified_diff(current.splitlines(True), text.splitlines(True), str(target), "tables")
+        )
         print(f"\n{target} is out of date: run `python -m worldagent.pipeline --write`", file=sys.stderr)
         return 1
     sys.stdout.write(text)

@@ -7,10 +7,9 @@ the tables disagree, so the tables are the one place a stage is declared.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
-
-import json
 
 import yaml
 

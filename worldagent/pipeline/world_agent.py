@@ -74,7 +74,9 @@ PIPELINE = Pipeline(
             metrics={"manifest": MANIFEST},
             params=("seed", "generate", "reward", "storytest"),
         ),
-        SideEffect("upload", "tasks.upload:run_upload", "push the generated datasets to the Hub or the DVC remote", retries=2),
+        SideEffect(
+            "upload", "tasks.upload:run_upload", "push the generated datasets to the Hub or the DVC remote", retries=2
+        ),
         Stage(
             name="base",
             entry="tasks.base",

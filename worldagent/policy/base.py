@@ -179,7 +179,16 @@ def _mean_loss(model: Any, blocks: Sequence[Sequence[int]], pad_id: int) -> floa
     return total / max(count, 1)
 
 
-def pretrain(model: Any, tokenizer: Any, texts: Sequence[str], params: PretrainParams, seed: int, output_dir: Path, device: str | None = None, dtype: str = "auto") -> dict[str, Any]:
+def pretrain(
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[str],
+    params: PretrainParams,
+    seed: int,
+    output_dir: Path,
+    device: str | None = None,
+    dtype: str = "auto",
+) -> dict[str, Any]:
     """Brief causal-LM pre-training with trl's ``SFTTrainer`` on the texts cut into blocks.
 
     Returns ``{train_loss, initial_loss, final_loss, steps, tokens, blocks, seconds, device}``:
@@ -199,9 +208,16 @@ def pretrain(model: Any, tokenizer: Any, texts: Sequence[str], params: PretrainP
     model.to(device)
     initial_loss = _mean_loss(model, probe, tokenizer.pad_token_id)
     started = time.perf_counter()
-    metrics: dict[str, Any] = {"blocks": len(blocks), "tokens_per_epoch": tokens_per_epoch, "device": device, **precision}
+    metrics: dict[str, Any] = {
+        "blocks": len(blocks),
+        "tokens_per_epoch": tokens_per_epoch,
+        "device": device,
+        **precision,
+    }
     if params.epochs <= 0:
-        metrics.update(train_loss=initial_loss, initial_loss=initial_loss, final_loss=initial_loss, steps=0, tokens=0, seconds=0.0)
+        metrics.update(
+            train_loss=initial_loss, initial_loss=initial_loss, final_loss=initial_loss, steps=0, tokens=0, seconds=0.0
+        )
         return metrics
     steps_per_epoch = math.ceil(len(blocks) / params.batch_size)
     total_steps = max(1, math.ceil(steps_per_epoch * params.epochs))
@@ -387,7 +403,9 @@ def build_base(params: Params, trajectories_path: Path, out_dir: Path) -> dict[s
         seed_everything(params.seed)
         model = build_tiny_model(model_params.tiny, tokenizer, params.seed)
         with tempfile.TemporaryDirectory(prefix="worldagent-pretrain-") as scratch:
-            metrics = pretrain(model, tokenizer, texts, model_params.pretrain, params.seed, Path(scratch), dtype=model_params.dtype)
+            metrics = pretrain(
+                model, tokenizer, texts, model_params.pretrain, params.seed, Path(scratch), dtype=model_params.dtype
+            )
         metadata: dict[str, Any] = {
             "kind": "builtin:tiny",
             "base": model_params.base,
@@ -410,7 +428,9 @@ def build_base(params: Params, trajectories_path: Path, out_dir: Path) -> dict[s
             "vocab_size": len(tokenizer),
         }
     metadata["eos_token"] = tokenizer.eos_token
-    metadata["has_generation_markers"] = re.search(r"{%-?\s*generation\s*-?%}", tokenizer.chat_template or "") is not None
+    metadata["has_generation_markers"] = (
+        re.search(r"{%-?\s*generation\s*-?%}", tokenizer.chat_template or "") is not None
+    )
     metadata["seconds"] = round(time.perf_counter() - started, 3)
     save_base(model, tokenizer, metadata, Path(out_dir))
     return metadata

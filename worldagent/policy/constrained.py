@@ -159,7 +159,7 @@ class CallAutomaton:
             return ("head", "") if matched == len(CALL_START) else (kind, matched)
         if kind == "head":
             prefix = state[1] + char
-            for head, tool in zip(self.heads, self.grammar.arguments):
+            for head, tool in zip(self.heads, self.grammar.arguments, strict=False):
                 if head == prefix:
                     if not self.grammar.arguments[tool]:
                         return ("after", tool, frozenset(), "")
@@ -201,7 +201,7 @@ class CallAutomaton:
             return ""
         if kind == "head":  # the shortest of the calls this prefix can still become
             options = []
-            for head, tool in zip(self.heads, self.grammar.arguments):
+            for head, tool in zip(self.heads, self.grammar.arguments, strict=False):
                 if head.startswith(state[1]):
                     inner = (
                         self.closing(self.state_id(("key", tool, frozenset(), "")))
@@ -333,7 +333,9 @@ class ToolCallConstraint:
             dense[ids] = nexts
             found = _StateTable(torch.from_numpy(allowed).to(device), None, dense)
         else:
-            found = _StateTable(torch.from_numpy(allowed).to(device), dict(zip(ids.tolist(), nexts.tolist())), None)
+            found = _StateTable(
+                torch.from_numpy(allowed).to(device), dict(zip(ids.tolist(), nexts.tolist(), strict=False)), None
+            )
         self._tables[key] = found
         return found
 

@@ -18,7 +18,26 @@ _TSX = ts.Parser(ts.Language(tst.language_tsx()))
 _TS = ts.Parser(ts.Language(tst.language_typescript()))
 
 SEMANTIC_TAGS = frozenset(
-    {"button", "a", "nav", "article", "section", "header", "footer", "fieldset", "legend", "ul", "ol", "li", "h1", "h2", "h3", "h4", "h5", "h6"}
+    {
+        "button",
+        "a",
+        "nav",
+        "article",
+        "section",
+        "header",
+        "footer",
+        "fieldset",
+        "legend",
+        "ul",
+        "ol",
+        "li",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+    }
 )
 KEYBOARD_FOCUSABLE_FIELDS = frozenset({"input", "select", "textarea"})
 LABEL_ATTRIBUTES = frozenset({"htmlFor", "aria-label", "aria-labelledby"})
@@ -51,9 +70,11 @@ class _Edit:
 def _apply(source: str, edits: list[_Edit]) -> str:
     data = source.encode("utf-8")
     ordered = sorted(edits, key=lambda e: (e.start, e.end))
-    for before, after in zip(ordered, ordered[1:]):
+    for before, after in zip(ordered, ordered[1:], strict=False):
         if after.start < before.end:
-            raise ValueError(f"overlapping source edits at bytes {before.start}-{before.end} and {after.start}-{after.end}")
+            raise ValueError(
+                f"overlapping source edits at bytes {before.start}-{before.end} and {after.start}-{after.end}"
+            )
     for edit in reversed(ordered):
         data = data[: edit.start] + edit.text.encode("utf-8") + data[edit.end :]
     return data.decode("utf-8")
@@ -172,7 +193,11 @@ def no_keyboard(source: str) -> str:
                 edits.extend(_rename(element, "span"))
                 if not has_role:
                     edits.append(_insert_attribute(element, f"role='{'button' if tag == 'button' else 'link'}'"))
-                edits.extend(_remove_attribute(a) for a in _attributes(element) if _attribute_name(a) in ("href", "tabIndex", "type"))
+                edits.extend(
+                    _remove_attribute(a)
+                    for a in _attributes(element)
+                    if _attribute_name(a) in ("href", "tabIndex", "type")
+                )
             elif tag in KEYBOARD_FOCUSABLE_FIELDS:
                 edits.append(_insert_attribute(element, "tabIndex={-1}"))
         return edits
@@ -231,7 +256,13 @@ def _token_values(tokens_source: str) -> dict[tuple[str, str], str]:
                 continue
             for inner in value.named_children:
                 inner_key, inner_value = inner.child_by_field_name("key"), inner.child_by_field_name("value")
-                if inner.type == "pair" and inner_key is not None and _text(inner_key) == "$value" and inner_value is not None and inner_value.type == "string":
+                if (
+                    inner.type == "pair"
+                    and inner_key is not None
+                    and _text(inner_key) == "$value"
+                    and inner_value is not None
+                    and inner_value.type == "string"
+                ):
                     values[(_text(name), _text(key))] = _text(inner_value)[1:-1]
     return values
 

@@ -18,7 +18,7 @@ DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "bfloat16": torch.bf
 
 
 def select_device() -> str:
-    """"cuda" when a CUDA device is visible, else "mps" (Apple silicon), else "cpu"."""
+    """ "cuda" when a CUDA device is visible, else "mps" (Apple silicon), else "cpu"."""
     if torch.cuda.is_available():
         return "cuda"
     mps = getattr(torch.backends, "mps", None)

@@ -48,7 +48,14 @@ def dpo_config(params: Params, output_dir: Path, device: str, dtype: Any, gradie
     from trl import DPOConfig
 
     return DPOConfig(
-        **trainer_kwargs(params.dpo, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing),
+        **trainer_kwargs(
+            params.dpo,
+            output_dir=output_dir,
+            seed=params.seed,
+            device=device,
+            dtype=dtype,
+            gradient_checkpointing=gradient_checkpointing,
+        ),
         beta=params.dpo.beta,
         max_length=params.dpo.max_length,
     )

@@ -37,7 +37,10 @@ def _colour_violations(arguments: Mapping[str, Any]) -> list[str]:
     path = str(arguments.get("path", ""))
     if path.endswith(".tokens.ts"):
         return []
-    return [f"hard-coded colour {colour} in {path} (use a design token)" for colour in find_hardcoded_colors(arguments["content"])]
+    return [
+        f"hard-coded colour {colour} in {path} (use a design token)"
+        for colour in find_hardcoded_colors(arguments["content"])
+    ]
 
 
 # One blocked call needs a few examples, not every one: bounds the check on hostile content.
@@ -58,7 +61,11 @@ def content_checks() -> list[ContentCheck]:
     """Source-level checks that block a write before it reaches the sandbox."""
     return [
         ContentCheck("hardcoded-color", _writes_source, _colour_violations),
-        ContentCheck("inline-style", lambda tool, args: _writes_source(tool, args) and tool != "writeStyles", _inline_style_violations),
+        ContentCheck(
+            "inline-style",
+            lambda tool, args: _writes_source(tool, args) and tool != "writeStyles",
+            _inline_style_violations,
+        ),
     ]
 
 
@@ -124,7 +131,11 @@ class AgentEnvironment:
 
     @staticmethod
     def _is_story_write(tool: str, arguments: Mapping[str, Any]) -> bool:
-        return tool == "writeStory" and isinstance(arguments.get("content"), str) and isinstance(arguments.get("path"), str)
+        return (
+            tool == "writeStory"
+            and isinstance(arguments.get("content"), str)
+            and isinstance(arguments.get("path"), str)
+        )
 
     def _story_a11y_violations(self, arguments: Mapping[str, Any]) -> list[str]:
         """Render the proposed story against the sandbox as it is now; block if it is inaccessible."""
@@ -134,7 +145,9 @@ class AgentEnvironment:
         overlay = {str(arguments["path"]): str(arguments["content"])}
         export = self.story_export(str(arguments["path"]), str(arguments["content"]))
         try:
-            rendered = render_story(self.sandbox.root / str(arguments["path"]), export, self.sandbox.root, overlay=overlay)
+            rendered = render_story(
+                self.sandbox.root / str(arguments["path"]), export, self.sandbox.root, overlay=overlay
+            )
         except StoryError:
             return []  # not renderable yet: the story test reports it, the constraint does not guess
         return [f"{v.rule}: {v.message} ({v.target})" for v in check_accessibility(rendered.html)]
@@ -162,7 +175,9 @@ class AgentEnvironment:
         decision = self.constraints.propose(call.name, call.arguments)
         if not decision.allowed:
             messages = decision.messages
-            return StepOutcome(call, False, messages, ToolResult(success=False, error="blocked by constraints: " + "; ".join(messages)))
+            return StepOutcome(
+                call, False, messages, ToolResult(success=False, error="blocked by constraints: " + "; ".join(messages))
+            )
         if self._executed is None:  # a known tool always has a handler; guard against wiring bugs
             raise RuntimeError(f"allowed call {call.name!r} was not executed")
         return StepOutcome(call, True, [], self._executed)
@@ -176,7 +191,9 @@ class AgentEnvironment:
 
 
 @contextmanager
-def episode_sandbox(stories_root: Path, given_files: Sequence[str], given_sources: Mapping[str, str] | None = None) -> Iterator[Path]:
+def episode_sandbox(
+    stories_root: Path, given_files: Sequence[str], given_sources: Mapping[str, str] | None = None
+) -> Iterator[Path]:
     """A temporary sandbox pre-seeded with the files the agent is given.
 
     ``given_files`` are copied from ``stories_root`` (design tokens); ``given_sources`` maps further

@@ -92,10 +92,10 @@ def samples_from_groups(
     if not len(rows) == len(completions) == len(rewards):
         raise ValueError(f"{len(rows)} rows, {len(completions)} completion groups and {len(rewards)} reward groups")
     samples = []
-    for row, group, scores in zip(rows, completions, rewards):
+    for row, group, scores in zip(rows, completions, rewards, strict=False):
         if len(group) != len(scores):
             raise ValueError(f"{row['id']}: {len(group)} completions but {len(scores)} rewards")
-        for completion, reward in zip(group, scores):
+        for completion, reward in zip(group, scores, strict=False):
             samples.append(
                 ExperienceSample(
                     prompt_id=str(row["id"]),
@@ -289,7 +289,7 @@ def preference_pairs(
         failing = sorted((s for s in group if not s.passed), key=lambda s: (s.reward, s.completion_hash))
         first = group[0]
         if passing:
-            pairs = [(p.completion, p.reward, f) for p, f in zip(passing, failing) if p.reward > f.reward]
+            pairs = [(p.completion, p.reward, f) for p, f in zip(passing, failing, strict=False) if p.reward > f.reward]
             source = "on-policy"
         elif references and first.prompt_id in references:
             reference = references[first.prompt_id]
@@ -330,7 +330,7 @@ def reward_variance_filter(
     if len(prompts) != len(rewards_per_prompt):
         raise ValueError(f"{len(prompts)} prompts but {len(rewards_per_prompt)} reward groups")
     stds = [reward_std(list(rewards)) for rewards in rewards_per_prompt]
-    kept = [prompt for prompt, std in zip(prompts, stds) if std > min_std]
+    kept = [prompt for prompt, std in zip(prompts, stds, strict=False) if std > min_std]
     flat = [r for rewards in rewards_per_prompt for r in rewards]
     summary = {
         "prompts": len(prompts),

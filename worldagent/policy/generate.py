@@ -63,7 +63,9 @@ def split_components(components: Iterable[str], params: GenerateParams, seed: in
     if params.eval_components:
         unknown = sorted(set(params.eval_components) - set(names))
         if unknown:
-            raise GenerateError(f"params.yaml: generate.eval_components names unknown components {unknown}; known: {names}")
+            raise GenerateError(
+                f"params.yaml: generate.eval_components names unknown components {unknown}; known: {names}"
+            )
         held_out = sorted(set(params.eval_components))
     else:
         count = round(params.eval_fraction * len(names))
@@ -107,7 +109,11 @@ def solution_calls(solution: Solution) -> list[ToolCall]:
         for p in solution.style_paths
     ]
     if solution.template_path is not None:
-        calls.append(ToolCall("writeTemplate", {"path": solution.template_path, "content": solution.files[solution.template_path]}))
+        calls.append(
+            ToolCall(
+                "writeTemplate", {"path": solution.template_path, "content": solution.files[solution.template_path]}
+            )
+        )
     calls.append(ToolCall("writeStory", {"path": solution.story_path, "content": solution.files[solution.story_path]}))
     calls.append(ToolCall("runStory", {"path": solution.story_path}))
     return calls
@@ -125,7 +131,13 @@ def given_sources(row: Mapping[str, Any]) -> dict[str, str]:
 
 def story_result_dict(result: StoryResult | None) -> dict[str, Any]:
     if result is None:
-        return StoryResult(passed=False, totalAssertions=0, passedAssertions=0, a11yPassed=False, errors=["runStory was never executed"]).model_dump()
+        return StoryResult(
+            passed=False,
+            totalAssertions=0,
+            passedAssertions=0,
+            a11yPassed=False,
+            errors=["runStory was never executed"],
+        ).model_dump()
     return result.model_dump()
 
 
@@ -191,20 +203,34 @@ def generate_for_story(
     reference_reward = episode_reward(episode, weights)
     result = story_result_dict(episode.story_result)
     if episode.violations or not (result["passed"] and result["a11yPassed"]):
-        data.reference_failure = f"{record.id}: reference scores {reference_reward:.3f}: {episode.violations + result['errors']}"
+        data.reference_failure = (
+            f"{record.id}: reference scores {reference_reward:.3f}: {episode.violations + result['errors']}"
+        )
     directory = str(PurePosixPath(record.file).parent)
     existing = {path: module_exports(text, path) for path, text in solution.given.items()}
     # Tokens matter to the agent that writes styles; an existing component's styles already use them.
     shown_tokens = {} if solution.given else tokens
-    prompt = prompt_messages(tool_schemas, record.intent, directory, shown_tokens, record.export, solution.story_path, existing=existing)
-    multi_prompt = prompt_messages(tool_schemas, record.intent, directory, shown_tokens, record.export, solution.story_path, "multi", existing)
-    base = {"id": record.id, "intent": record.intent, "component": record.component, "split": split, "given_files": given_files_column(solution.given)}
+    prompt = prompt_messages(
+        tool_schemas, record.intent, directory, shown_tokens, record.export, solution.story_path, existing=existing
+    )
+    multi_prompt = prompt_messages(
+        tool_schemas, record.intent, directory, shown_tokens, record.export, solution.story_path, "multi", existing
+    )
+    base = {
+        "id": record.id,
+        "intent": record.intent,
+        "component": record.component,
+        "split": split,
+        "given_files": given_files_column(solution.given),
+    }
     calls_text = render_calls(solution_calls(solution))
     turns = ([("single", [*prompt, {"role": "assistant", "content": calls_text}])] if params.single_turn else []) + (
         [("multi", multi_turn_messages(multi_prompt, episode))] if params.multi_turn else []
     )
     for turn, messages in turns:
-        data.trajectories.append({**base, "turns": turn, "messages": messages, "reward": reference_reward, "storyResult": result})
+        data.trajectories.append(
+            {**base, "turns": turn, "messages": messages, "reward": reference_reward, "storyResult": result}
+        )
 
     for rule in params.degradations:
         if len(data.preferences) >= params.max_pairs_per_story:
@@ -213,7 +239,13 @@ def generate_for_story(
         if degraded is None:
             data.not_applicable[rule] += 1
             continue
-        rejected_result = runner.run(stories_root / degraded.story_path, record.export, stories_root, expected, overlay={**degraded.given, **degraded.files})
+        rejected_result = runner.run(
+            stories_root / degraded.story_path,
+            record.export,
+            stories_root,
+            expected,
+            overlay={**degraded.given, **degraded.files},
+        )
         rejected_reward = story_reward(rejected_result, weights)
         if not rejected_reward < reference_reward:
             data.dropped[rule] += 1
@@ -257,7 +289,9 @@ def generate_datasets(
     eval_components = sorted({r.component for r in records if r.id in held_out})
     if params.eval_split == "intent":
         train_components = sorted({r.component for r in records if r.id not in held_out})
-    outputs: dict[str, list[dict[str, Any]]] = {name: [] for name in (TRAIN_TRAJECTORIES, EVAL_TRAJECTORIES, TRAIN_PREFERENCES, EVAL_PREFERENCES)}
+    outputs: dict[str, list[dict[str, Any]]] = {
+        name: [] for name in (TRAIN_TRAJECTORIES, EVAL_TRAJECTORIES, TRAIN_PREFERENCES, EVAL_PREFERENCES)
+    }
     dropped: Counter[str] = Counter()
     not_applicable: Counter[str] = Counter()
     failures: list[str] = []

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
+from worldagent.io import sha256_bytes
 from worldagent.policy.rewards import StoryTestReward
 from worldagent.policy.training import (
     TrainingError,
-    checkpoint_root,
     canonical_json,
+    checkpoint_root,
     fingerprint,
     load_training_model,
     lora_config,
@@ -25,7 +26,6 @@ from worldagent.policy.training import (
     trainer_kwargs,
     wants_gradient_checkpointing,
 )
-from worldagent.io import sha256_bytes
 
 log = logging.getLogger(__name__)
 STAGE = "grpo"
@@ -46,7 +46,13 @@ def grpo_prompts(path: Path, max_prompts: int) -> list[dict[str, Any]]:
             prompt.append({"role": str(message["role"]), "content": str(message["content"])})
         if not prompt or "id" not in row:
             continue
-        rows.append({"prompt": prompt, "id": str(row["id"]), "given_files": json.dumps(row.get("given_files") or [], sort_keys=True)})
+        rows.append(
+            {
+                "prompt": prompt,
+                "id": str(row["id"]),
+                "given_files": json.dumps(row.get("given_files") or [], sort_keys=True),
+            }
+        )
         if len(rows) >= max_prompts:
             break
     if not rows:
@@ -62,7 +68,12 @@ def _fit_prompts(rows: list[dict[str, Any]], tokenizer: Any, max_length: int) ->
         if len(ids) <= max_length:
             kept.append(row)
     if len(kept) < len(rows):
-        log.warning("grpo: %d of %d prompts are longer than grpo.max_length=%d tokens and were left out", len(rows) - len(kept), len(rows), max_length)
+        log.warning(
+            "grpo: %d of %d prompts are longer than grpo.max_length=%d tokens and were left out",
+            len(rows) - len(kept),
+            len(rows),
+            max_length,
+        )
     if not kept:
         raise TrainingError(f"params.yaml: grpo.max_length={max_length} is shorter than every prompt")
     return kept
@@ -79,7 +90,14 @@ def grpo_config(params: Params, output_dir: Path, device: str, dtype: Any, gradi
             f" of grpo.num_generations ({p.num_generations}): each step trains on whole groups of completions"
         )
     return GRPOConfig(
-        **trainer_kwargs(p, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing),
+        **trainer_kwargs(
+            p,
+            output_dir=output_dir,
+            seed=params.seed,
+            device=device,
+            dtype=dtype,
+            gradient_checkpointing=gradient_checkpointing,
+        ),
         num_generations=p.num_generations,
         temperature=p.temperature,
         max_completion_length=p.max_completion_length,

@@ -53,7 +53,9 @@ def user_prompt(
     the component's modules that already exist (path → exported names), the tokens."""
     parts = [intent, "", f"Work in `{directory}/`."]
     if existing:
-        modules = ", ".join(f"`{path}` (exports {', '.join(f'`{name}`' for name in names)})" for path, names in sorted(existing.items()))
+        modules = ", ".join(
+            f"`{path}` (exports {', '.join(f'`{name}`' for name in names)})" for path, names in sorted(existing.items())
+        )
         parts.append(f"The component already exists: {modules}. Import from them; do not rewrite them.")
     for path, source in sorted(tokens.items()):
         parts += ["", f"Design tokens, already in `{path}`:", "```ts", source.rstrip("\n"), "```"]

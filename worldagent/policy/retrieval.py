@@ -22,7 +22,31 @@ from dataclasses import dataclass
 from typing import Any
 
 _WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+|[A-Z]+(?![a-z])")
-STOPWORDS = frozenset("a an and the of to in on for with that this is it as by or be its at from".split())
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "the",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "that",
+        "this",
+        "is",
+        "it",
+        "as",
+        "by",
+        "or",
+        "be",
+        "its",
+        "at",
+        "from",
+    ]
+)
 
 
 def words(text: str) -> list[str]:
@@ -94,7 +118,7 @@ class BM25Index:
     def scores(self, query: str) -> list[float]:
         terms = words(query)
         result = []
-        for counts, length in zip(self.term_counts, self.lengths):
+        for counts, length in zip(self.term_counts, self.lengths, strict=False):
             norm = self.k1 * (1 - self.b + self.b * length / self.average_length)
             result.append(
                 sum(self.idf.get(t, 0.0) * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t in terms if t in counts)
@@ -113,7 +137,7 @@ class BM25Index:
         ranked = sorted(
             (
                 (-score, document.id, document)
-                for score, document in zip(self.scores(query), self.documents)
+                for score, document in zip(self.scores(query), self.documents, strict=False)
                 if document.id not in skip_ids and normalise_intent(document.intent) not in skip_intents
             ),
             key=lambda item: (item[0], item[1]),

@@ -33,7 +33,11 @@ def completion_text(completion: Any) -> str:
     if isinstance(completion, dict):
         return str(completion.get("content") or "")
     if isinstance(completion, Sequence):
-        return "".join(completion_text(message) for message in completion if not isinstance(message, dict) or message.get("role", "assistant") == "assistant")
+        return "".join(
+            completion_text(message)
+            for message in completion
+            if not isinstance(message, dict) or message.get("role", "assistant") == "assistant"
+        )
     return ""
 
 
@@ -85,7 +89,9 @@ class StoryTestReward:
         """The component's design tokens (``*.tokens.ts``), relative to the stories root."""
         file, _ = self._story(story_id)
         component = PurePosixPath(file).parent
-        return sorted((component / path.name).as_posix() for path in (self.stories_root / component).glob("*.tokens.ts"))
+        return sorted(
+            (component / path.name).as_posix() for path in (self.stories_root / component).glob("*.tokens.ts")
+        )
 
     def score_text(self, text: str, story_id: str, given: Mapping[str, str] | None = None) -> float:
         calls = parse_completion(text)
@@ -113,7 +119,11 @@ class StoryTestReward:
     ) -> list[float]:
         if len(id) != len(completions):
             raise ValueError(f"{len(completions)} completions but {len(id)} story ids")
-        givens = [given_sources({"given_files": json.loads(g) if isinstance(g, str) else g}) for g in given_files] if given_files else [{}] * len(id)
+        givens = (
+            [given_sources({"given_files": json.loads(g) if isinstance(g, str) else g}) for g in given_files]
+            if given_files
+            else [{}] * len(id)
+        )
         texts = self._texts(completions, completion_ids)
         return [self.score_text(text, story_id, given) for text, story_id, given in zip(texts, id, givens, strict=True)]
 

@@ -33,7 +33,9 @@ def sft_rows(path: Path) -> list[dict[str, Any]]:
     rows = []
     for number, row in enumerate(read_jsonl(path), start=1):
         messages = row.get("messages")
-        if not isinstance(messages, list) or not any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages):
+        if not isinstance(messages, list) or not any(
+            isinstance(m, dict) and m.get("role") == "assistant" for m in messages
+        ):
             raise TrainingError(f"{path}: row {number} has no assistant message in `messages`")
         rows.append({"messages": [{"role": str(m["role"]), "content": str(m["content"])} for m in messages]})
     return rows
@@ -43,7 +45,14 @@ def sft_config(params: Params, output_dir: Path, device: str, dtype: Any, gradie
     from trl import SFTConfig
 
     return SFTConfig(
-        **trainer_kwargs(params.sft, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, gradient_checkpointing=gradient_checkpointing),
+        **trainer_kwargs(
+            params.sft,
+            output_dir=output_dir,
+            seed=params.seed,
+            device=device,
+            dtype=dtype,
+            gradient_checkpointing=gradient_checkpointing,
+        ),
         max_length=params.sft.max_length,
         assistant_only_loss=params.sft.assistant_only_loss,
         packing=False,

@@ -82,7 +82,11 @@ def _file_declarations(story_source: str, file: str) -> tuple[list[str], list[st
             text = (name.text or b"").decode("utf-8")
             if node.type == "export_statement":
                 value = declarator.child_by_field_name("value")
-                function = value.child_by_field_name("function") if value is not None and value.type == "call_expression" else None
+                function = (
+                    value.child_by_field_name("function")
+                    if value is not None and value.type == "call_expression"
+                    else None
+                )
                 if function is not None and (function.text or b"") == b"story":
                     exports.append(text)
             else:
@@ -133,12 +137,16 @@ def reference_solution(record: StoryRecord, stories_root: Path) -> Solution:
         if template_path is not None:
             files[template_path] = _template_module(imports, declarations)
         files[story_path] = story_text
-        return Solution(files=files, template_path=template_path, style_paths=tuple(record.style_files), story_path=story_path)
+        return Solution(
+            files=files, template_path=template_path, style_paths=tuple(record.style_files), story_path=story_path
+        )
     given = dict(styles)
     if template_path is not None:
         _, all_declarations, _ = _file_declarations(story_source, record.file)
         given[template_path] = _template_module(imports, all_declarations)
-    return Solution(files={story_path: story_text}, template_path=None, style_paths=(), story_path=story_path, given=given)
+    return Solution(
+        files={story_path: story_text}, template_path=None, style_paths=(), story_path=story_path, given=given
+    )
 
 
 def module_exports(source: str, file: str) -> list[str]:

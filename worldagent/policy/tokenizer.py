@@ -50,7 +50,14 @@ START_OF_TURN, END_OF_TURN = "<start_of_turn>", "<end_of_turn>"
 MARKER_TOKENS: tuple[str, ...] = (CALL_START, CALL_END, RESPONSE_START, RESPONSE_END, ESCAPE)
 CONTROL_TOKENS: tuple[str, ...] = (PAD, EOS, BOS, UNK, START_OF_TURN, END_OF_TURN)
 SPECIAL_TOKENS: tuple[str, ...] = CONTROL_TOKENS + MARKER_TOKENS
-ROLE_NAMES = {"system": "developer", "developer": "developer", "user": "user", "assistant": "model", "model": "model", "tool": "tool"}
+ROLE_NAMES = {
+    "system": "developer",
+    "developer": "developer",
+    "user": "user",
+    "assistant": "model",
+    "model": "model",
+    "tool": "tool",
+}
 
 CHAT_TEMPLATE = (
     # FunctionGemma value encoding (mirrors callformat.render_value).

@@ -252,7 +252,14 @@ def save_adapter(
             target = tmp / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             _copy_adapter_files(parent, target)
-            chain.append({"stage": parent_info["stage"], "path": relative.as_posix(), "source": str(parent), "data_hash": parent_info.get("data_hash")})
+            chain.append(
+                {
+                    "stage": parent_info["stage"],
+                    "path": relative.as_posix(),
+                    "source": str(parent),
+                    "data_hash": parent_info.get("data_hash"),
+                }
+            )
         info = {
             "stage": stage,
             "base_dir": str(base_dir),
@@ -387,7 +394,9 @@ def require_complete_adapter(adapter_dir: Path, stage: str) -> None:
         raise TrainingError(f"{adapter_dir}: expected a {stage} adapter, found {info.get('stage')!r}")
 
 
-def load_training_model(params: Params, base_dir: Path, parent: Path | None, device: str | None) -> tuple[Any, Any, str, Any, list[Path]]:
+def load_training_model(
+    params: Params, base_dir: Path, parent: Path | None, device: str | None
+) -> tuple[Any, Any, str, Any, list[Path]]:
     """(model, tokenizer, device, dtype, parents): the base with ``parent``'s chain merged, ready to train."""
     from worldagent.policy.base import load_base
     from worldagent.policy.device import resolve_dtype, seed_everything, select_device

@@ -338,7 +338,12 @@ class Registry(Database):
             current.updated_at = utcnow()
         session.add(
             AliasEventRow(
-                family_id=fam.id, alias=alias, action=action, version_id=row.id, previous_version_id=previous_id, created_at=utcnow()
+                family_id=fam.id,
+                alias=alias,
+                action=action,
+                version_id=row.id,
+                previous_version_id=previous_id,
+                created_at=utcnow(),
             )
         )
         session.flush()
@@ -375,12 +380,24 @@ class Registry(Database):
             fam = session.scalar(select(FamilyRow).where(FamilyRow.name == family))
             if fam is None:
                 return []
-            numbers = {vid: num for vid, num in session.execute(select(VersionRow.id, VersionRow.number).where(VersionRow.family_id == fam.id))}
+            numbers = {
+                vid: num
+                for vid, num in session.execute(
+                    select(VersionRow.id, VersionRow.number).where(VersionRow.family_id == fam.id)
+                )
+            }
             events = session.scalars(
-                select(AliasEventRow).where(AliasEventRow.family_id == fam.id, AliasEventRow.alias == alias).order_by(AliasEventRow.id)
+                select(AliasEventRow)
+                .where(AliasEventRow.family_id == fam.id, AliasEventRow.alias == alias)
+                .order_by(AliasEventRow.id)
             )
             return [
-                AliasMove(fam.name, alias, numbers[e.version_id], numbers.get(e.previous_version_id) if e.previous_version_id else None)
+                AliasMove(
+                    fam.name,
+                    alias,
+                    numbers[e.version_id],
+                    numbers.get(e.previous_version_id) if e.previous_version_id else None,
+                )
                 for e in events
             ]
 
@@ -393,7 +410,9 @@ class Registry(Database):
             fam = self._family(session, family)
             row = self._version_row(session, fam, version)
             if row.status in ("rejected", "failed") and not allow_rejected:
-                raise RegistryError(f"{family} v{version} is {row.status}; promote it anyway with allow_rejected (--force)")
+                raise RegistryError(
+                    f"{family} v{version} is {row.status}; promote it anyway with allow_rejected (--force)"
+                )
             return self._move(session, fam, CHAMPION, row, action="set")
 
         return self._write(do)
@@ -419,7 +438,9 @@ class Registry(Database):
             )
             if setter is None or setter.previous_version_id is None:
                 number = session.get(VersionRow, current.version_id).number  # type: ignore[union-attr]
-                raise RegistryError(f"{family} {alias} is v{number}, the first it ever pointed at: there is no previous version to roll back to")
+                raise RegistryError(
+                    f"{family} {alias} is v{number}, the first it ever pointed at: there is no previous version to roll back to"
+                )
             target = session.get(VersionRow, setter.previous_version_id)
             assert target is not None
             return self._move(session, fam, alias, target, action="rollback")

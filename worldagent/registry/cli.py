@@ -27,15 +27,25 @@ def add_models_commands(subparsers: Any) -> argparse.ArgumentParser:
     def common(parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
         parser.add_argument("--family", help="model family (default: params.yaml registry.family)")
-        parser.add_argument("--registry", metavar="URL", help="registry database URL (default: params.yaml registry.url)")
-        parser.add_argument("--params", default="params.yaml", help="parameters file for the defaults (default: params.yaml)")
+        parser.add_argument(
+            "--registry", metavar="URL", help="registry database URL (default: params.yaml registry.url)"
+        )
+        parser.add_argument(
+            "--params", default="params.yaml", help="parameters file for the defaults (default: params.yaml)"
+        )
 
     listing = actions.add_parser("list", help="every version of the family, with status, aliases and key metrics")
     common(listing)
     listing.set_defaults(handler=cmd_list)
 
     show = actions.add_parser("show", help="one version in full (default: the champion)")
-    show.add_argument("ref", nargs="?", default=CHAMPION, metavar="VERSION|ALIAS", help="a version number (3 or v3) or an alias (default: champion)")
+    show.add_argument(
+        "ref",
+        nargs="?",
+        default=CHAMPION,
+        metavar="VERSION|ALIAS",
+        help="a version number (3 or v3) or an alias (default: champion)",
+    )
     common(show)
     show.set_defaults(handler=cmd_show)
 
@@ -132,7 +142,19 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _describe(version: Version) -> str:
     lines = [f"{version.family} v{version.number}"]
     data = version.to_dict()
-    for key in ("status", "aliases", "created_at", "artifact_path", "artifact_hash", "dvc_hash", "git_revision", "params_hash", "data_hash", "published_uri", "published_revision"):
+    for key in (
+        "status",
+        "aliases",
+        "created_at",
+        "artifact_path",
+        "artifact_hash",
+        "dvc_hash",
+        "git_revision",
+        "params_hash",
+        "data_hash",
+        "published_uri",
+        "published_revision",
+    ):
         value = data[key]
         if isinstance(value, list):
             value = ", ".join(value) or "-"
@@ -141,7 +163,9 @@ def _describe(version: Version) -> str:
         lines.append("  metrics:")
         for key in sorted(version.metrics):
             value = version.metrics[key]
-            lines.append(f"    {key + ':':22} {value:.4f}" if isinstance(value, float) else f"    {key + ':':22} {value}")
+            lines.append(
+                f"    {key + ':':22} {value:.4f}" if isinstance(value, float) else f"    {key + ':':22} {value}"
+            )
     for note in version.notes:
         lines.append(f"  note: {note}")
     return "\n".join(lines)

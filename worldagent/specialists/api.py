@@ -36,7 +36,9 @@ class FeedbackIn(Model):
     targetId: Annotated[str, Field(min_length=1, max_length=200)]
     executionId: Annotated[str, Field(max_length=200)] | None = None
     input: Any = Field(description="a JSON value or a JSON-encoded string; browser decisions: {pageSnapshot, task}")
-    output: Any = Field(description="a JSON value or a JSON-encoded string; browser decisions: {action, selectorOrRef, value}")
+    output: Any = Field(
+        description="a JSON value or a JSON-encoded string; browser decisions: {action, selectorOrRef, value}"
+    )
     label: Literal["good", "bad"]
     notes: Annotated[str, Field(max_length=10_000)] | None = None
 
@@ -112,7 +114,10 @@ class EvaluateIn(Model):
     rows: Literal["heldout", "all"] = "heldout"
 
 
-ERRORS: dict[int | str, dict[str, Any]] = {400: {"description": "bad input (names the field)"}, 404: {"description": "unknown id"}}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "bad input (names the field)"},
+    404: {"description": "unknown id"},
+}
 
 
 def create_app(

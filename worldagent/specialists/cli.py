@@ -124,12 +124,18 @@ def add_specialists_commands(commands: Any) -> None:
     serve = trainer_sub.add_parser("serve", help="serve POST /train, GET /status/{runId}, GET /health")
     serve.add_argument("--host", default=None, help="bind address (default specialists.trainer.host: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=None, help="port (default specialists.trainer.port: 8765)")
-    serve.add_argument("--data-dir", action="append", help="a directory datasetRef may point into (repeatable; default: data)")
+    serve.add_argument(
+        "--data-dir", action="append", help="a directory datasetRef may point into (repeatable; default: data)"
+    )
     serve.add_argument("--params", default=None, help="parameters file (default: params.yaml when present)")
-    serve.add_argument("--db-url", default=None, help="run-state database (default: <data-dir>/specialists/trainer/trainer.db)")
+    serve.add_argument(
+        "--db-url", default=None, help="run-state database (default: <data-dir>/specialists/trainer/trainer.db)"
+    )
     serve.add_argument("--max-concurrent", type=int, default=None, help="runs trained at once; more wait as pending")
     serve.add_argument("--base-model", default=None, help="override specialists.base_model")
-    serve.add_argument("--token", default=None, help="require 'Authorization: Bearer TOKEN' (or WORLDAGENT_TRAINER_TOKEN)")
+    serve.add_argument(
+        "--token", default=None, help="require 'Authorization: Bearer TOKEN' (or WORLDAGENT_TRAINER_TOKEN)"
+    )
     serve.add_argument("--log-level", default="warning")
     serve.set_defaults(handler=cmd_trainer_serve)
 
@@ -163,12 +169,27 @@ def add_specialists_commands(commands: Any) -> None:
 
     def op(name: str, help: str, call: Any) -> argparse.ArgumentParser:
         parser = sub.add_parser(name, help=help)
-        parser.add_argument("--url", default=None, help=f"specialists service (default $WORLDAGENT_SPECIALISTS_URL or {DEFAULT_SERVICE_URL})")
+        parser.add_argument(
+            "--url",
+            default=None,
+            help=f"specialists service (default $WORLDAGENT_SPECIALISTS_URL or {DEFAULT_SERVICE_URL})",
+        )
         parser.set_defaults(handler=cmd_call, call=call)
         return parser
 
-    p = op("feedback-add", "create_feedback: post a good or bad decision", lambda c, a: c.create_feedback(
-        targetType=a.target_type, targetId=a.target_id, executionId=a.execution_id, input=_json_arg(a.input, "input"), output=_json_arg(a.output, "output"), label=a.label, notes=a.notes))
+    p = op(
+        "feedback-add",
+        "create_feedback: post a good or bad decision",
+        lambda c, a: c.create_feedback(
+            targetType=a.target_type,
+            targetId=a.target_id,
+            executionId=a.execution_id,
+            input=_json_arg(a.input, "input"),
+            output=_json_arg(a.output, "output"),
+            label=a.label,
+            notes=a.notes,
+        ),
+    )
     p.add_argument("--target-type", default="agent", choices=["agent", "chat"])
     p.add_argument("--target-id", required=True)
     p.add_argument("--execution-id")
@@ -176,39 +197,76 @@ def add_specialists_commands(commands: Any) -> None:
     p.add_argument("--output", required=True, help="JSON (or a plain string)")
     p.add_argument("--label", required=True, choices=["good", "bad"])
     p.add_argument("--notes")
-    p = op("feedback-list", "list_feedback: rows of a target, newest first", lambda c, a: c.list_feedback(targetId=a.target_id, since=a.since, limit=a.limit))
+    p = op(
+        "feedback-list",
+        "list_feedback: rows of a target, newest first",
+        lambda c, a: c.list_feedback(targetId=a.target_id, since=a.since, limit=a.limit),
+    )
     p.add_argument("--target-id")
     p.add_argument("--since")
     p.add_argument("--limit", type=int)
-    p = op("job-create", "create_improvement_job", lambda c, a: c.create_improvement_job(name=a.name, scopeType=a.scope_type, scopeId=a.scope_id, strategy=a.strategy))
+    p = op(
+        "job-create",
+        "create_improvement_job",
+        lambda c, a: c.create_improvement_job(
+            name=a.name, scopeType=a.scope_type, scopeId=a.scope_id, strategy=a.strategy
+        ),
+    )
     p.add_argument("--name", required=True)
     p.add_argument("--scope-type", default="agent", choices=["agent", "chat"])
     p.add_argument("--scope-id", required=True)
     p.add_argument("--strategy", default="from_feedback")
     p = op("job-get", "get_improvement_job", lambda c, a: c.get_improvement_job(a.job_id))
     p.add_argument("job_id", type=int)
-    p = op("job-update", "update_improvement_job", lambda c, a: c.update_improvement_job(a.job_id, **{k: v for k, v in {"name": a.name, "strategy": a.strategy, "currentModelRef": a.current_model_ref}.items() if v is not None}))
+    p = op(
+        "job-update",
+        "update_improvement_job",
+        lambda c, a: c.update_improvement_job(
+            a.job_id,
+            **{
+                k: v
+                for k, v in {"name": a.name, "strategy": a.strategy, "currentModelRef": a.current_model_ref}.items()
+                if v is not None
+            },
+        ),
+    )
     p.add_argument("job_id", type=int)
     p.add_argument("--name")
     p.add_argument("--strategy")
     p.add_argument("--current-model-ref")
-    p = op("generate-data", "generate_training_data for a job", lambda c, a: c.generate_training_data(a.job_id, strategy=a.strategy, since=a.since, limit=a.limit))
+    p = op(
+        "generate-data",
+        "generate_training_data for a job",
+        lambda c, a: c.generate_training_data(a.job_id, strategy=a.strategy, since=a.since, limit=a.limit),
+    )
     p.add_argument("job_id", type=int)
     p.add_argument("--strategy")
     p.add_argument("--since")
     p.add_argument("--limit", type=int)
-    p = op("trigger", "trigger_training on the local trainer", lambda c, a: c.trigger_training(a.job_id, datasetRef=a.dataset_ref))
+    p = op(
+        "trigger",
+        "trigger_training on the local trainer",
+        lambda c, a: c.trigger_training(a.job_id, datasetRef=a.dataset_ref),
+    )
     p.add_argument("job_id", type=int)
     p.add_argument("--dataset-ref", required=True)
     p = op("status", "get_training_status (polls the trainer)", lambda c, a: c.get_training_status(a.run_id))
     p.add_argument("run_id")
-    p = op("register", "register_trained_model in the model registry", lambda c, a: c.register_trained_model(outputModelRef=a.output_model_ref, name=a.name, jobId=a.job_id))
+    p = op(
+        "register",
+        "register_trained_model in the model registry",
+        lambda c, a: c.register_trained_model(outputModelRef=a.output_model_ref, name=a.name, jobId=a.job_id),
+    )
     p.add_argument("--output-model-ref", required=True)
     p.add_argument("--name", required=True)
     p.add_argument("--job-id", type=int, required=True)
     p = op("list-models", "list_specialist_models of an agent", lambda c, a: c.list_specialist_models(a.agent_id))
     p.add_argument("agent_id")
-    p = op("evaluate", "evaluate_model on held-out feedback rows", lambda c, a: c.evaluate_model(modelRef=a.model_ref, jobId=a.job_id, rows=a.rows))
+    p = op(
+        "evaluate",
+        "evaluate_model on held-out feedback rows",
+        lambda c, a: c.evaluate_model(modelRef=a.model_ref, jobId=a.job_id, rows=a.rows),
+    )
     p.add_argument("--model-ref", required=True)
     p.add_argument("--job-id", type=int, required=True)
     p.add_argument("--rows", default="heldout", choices=["heldout", "all"])

@@ -1,12 +1,12 @@
 """Python client for the specialists API: one method per operation id (``httpx``, synchronous).
 
-    client = SpecialistsClient("http://127.0.0.1:8766")
-    job = client.create_improvement_job(name="checkout", scopeType="agent", scopeId="agent-1")
-    client.create_feedback(targetType="agent", targetId="agent-1", input={...}, output={...}, label="good")
-    data = client.generate_training_data(job["id"])
-    run = client.trigger_training(job["id"], datasetRef=data["datasetRef"])
-    run = client.wait_for_training(run["id"])
-    client.register_trained_model(outputModelRef=run["outputModelRef"], name="v1", jobId=job["id"])
+client = SpecialistsClient("http://127.0.0.1:8766")
+job = client.create_improvement_job(name="checkout", scopeType="agent", scopeId="agent-1")
+client.create_feedback(targetType="agent", targetId="agent-1", input={...}, output={...}, label="good")
+data = client.generate_training_data(job["id"])
+run = client.trigger_training(job["id"], datasetRef=data["datasetRef"])
+run = client.wait_for_training(run["id"])
+client.register_trained_model(outputModelRef=run["outputModelRef"], name="v1", jobId=job["id"])
 """
 
 from __future__ import annotations
@@ -55,21 +55,82 @@ class SpecialistsClient:
     def _clean(values: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in values.items() if v is not None}
 
-    def create_feedback(self, *, targetType: str, targetId: str, input: Any, output: Any, label: str, executionId: str | None = None, notes: str | None = None) -> dict[str, Any]:
-        body = {"targetType": targetType, "targetId": targetId, "input": input, "output": output, "label": label, **self._clean({"executionId": executionId, "notes": notes})}
+    def create_feedback(
+        self,
+        *,
+        targetType: str,
+        targetId: str,
+        input: Any,
+        output: Any,
+        label: str,
+        executionId: str | None = None,
+        notes: str | None = None,
+    ) -> dict[str, Any]:
+        body = {
+            "targetType": targetType,
+            "targetId": targetId,
+            "input": input,
+            "output": output,
+            "label": label,
+            **self._clean({"executionId": executionId, "notes": notes}),
+        }
         return self._call("POST", "/feedback", json=body)
 
-    def list_feedback(self, *, targetId: str | None = None, targetType: str | None = None, label: str | None = None, since: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        return self._call("GET", "/feedback", params=self._clean({"targetId": targetId, "targetType": targetType, "label": label, "since": since, "limit": limit}))
+    def list_feedback(
+        self,
+        *,
+        targetId: str | None = None,
+        targetType: str | None = None,
+        label: str | None = None,
+        since: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        return self._call(
+            "GET",
+            "/feedback",
+            params=self._clean(
+                {"targetId": targetId, "targetType": targetType, "label": label, "since": since, "limit": limit}
+            ),
+        )
 
-    def record_browser_actions(self, *, targetId: str, task: str, actions: list[dict[str, Any]], targetType: str = "agent", executionId: str | None = None) -> dict[str, Any]:
-        return self._call("POST", "/feedback/record", json={"targetId": targetId, "task": task, "actions": actions, "targetType": targetType, **self._clean({"executionId": executionId})})
+    def record_browser_actions(
+        self,
+        *,
+        targetId: str,
+        task: str,
+        actions: list[dict[str, Any]],
+        targetType: str = "agent",
+        executionId: str | None = None,
+    ) -> dict[str, Any]:
+        return self._call(
+            "POST",
+            "/feedback/record",
+            json={
+                "targetId": targetId,
+                "task": task,
+                "actions": actions,
+                "targetType": targetType,
+                **self._clean({"executionId": executionId}),
+            },
+        )
 
-    def create_execution(self, *, id: str, targetId: str, task: str, steps: list[dict[str, Any]], targetType: str = "agent") -> dict[str, Any]:
-        return self._call("POST", "/executions", json={"id": id, "targetId": targetId, "task": task, "steps": steps, "targetType": targetType})
+    def create_execution(
+        self, *, id: str, targetId: str, task: str, steps: list[dict[str, Any]], targetType: str = "agent"
+    ) -> dict[str, Any]:
+        return self._call(
+            "POST",
+            "/executions",
+            json={"id": id, "targetId": targetId, "task": task, "steps": steps, "targetType": targetType},
+        )
 
-    def create_improvement_job(self, *, name: str, scopeType: str, scopeId: str, strategy: str = "from_feedback", **extra: Any) -> dict[str, Any]:
-        return self._call("POST", "/jobs", json={"name": name, "scopeType": scopeType, "scopeId": scopeId, "strategy": strategy, **extra})
+    def create_improvement_job(
+        self, *, name: str, scopeType: str, scopeId: str, strategy: str = "from_feedback", **extra: Any
+    ) -> dict[str, Any]:
+        return self._call(
+            "POST",
+            "/jobs",
+            json={"name": name, "scopeType": scopeType, "scopeId": scopeId, "strategy": strategy, **extra},
+        )
 
     def get_improvement_job(self, job_id: int) -> dict[str, Any]:
         return self._call("GET", f"/jobs/{job_id}")
@@ -80,8 +141,14 @@ class SpecialistsClient:
     def list_improvement_jobs(self, scopeType: str | None = None) -> list[dict[str, Any]]:
         return self._call("GET", "/jobs", params=self._clean({"scopeType": scopeType}))
 
-    def generate_training_data(self, job_id: int, *, strategy: str | None = None, since: str | None = None, limit: int | None = None) -> dict[str, Any]:
-        return self._call("POST", f"/jobs/{job_id}/training-data", json=self._clean({"strategy": strategy, "since": since, "limit": limit}))
+    def generate_training_data(
+        self, job_id: int, *, strategy: str | None = None, since: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
+        return self._call(
+            "POST",
+            f"/jobs/{job_id}/training-data",
+            json=self._clean({"strategy": strategy, "since": since, "limit": limit}),
+        )
 
     def trigger_training(self, job_id: int, *, datasetRef: str) -> dict[str, Any]:
         return self._call("POST", f"/jobs/{job_id}/training-runs", json={"datasetRef": datasetRef})

@@ -79,10 +79,15 @@ def is_browser_decision(input_value: Any, output_value: Any) -> bool:
 def render_action(action: BrowserAction | Mapping[str, Any]) -> str:
     """The assistant's answer: canonical JSON with a fixed key order."""
     data = action.model_dump() if isinstance(action, BrowserAction) else dict(action)
-    return json.dumps({"action": data.get("action"), "selectorOrRef": data.get("selectorOrRef"), "value": data.get("value")}, ensure_ascii=False)
+    return json.dumps(
+        {"action": data.get("action"), "selectorOrRef": data.get("selectorOrRef"), "value": data.get("value")},
+        ensure_ascii=False,
+    )
 
 
-def render_browser_prompt(page_snapshot: str, task: str, previous: Sequence[BrowserAction | Mapping[str, Any]] = ()) -> str:
+def render_browser_prompt(
+    page_snapshot: str, task: str, previous: Sequence[BrowserAction | Mapping[str, Any]] = ()
+) -> str:
     snapshot = page_snapshot if len(page_snapshot) <= MAX_SNAPSHOT_CHARS else page_snapshot[:MAX_SNAPSHOT_CHARS] + "\n…"
     lines = [f"Task: {task}", "Previous actions:"]
     lines += [f"- {render_action(a)}" for a in previous] or ["- none"]
@@ -100,7 +105,10 @@ def prompt_messages(input_value: Any) -> list[dict[str, str]]:
     if browser is not None:
         return [
             {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": render_browser_prompt(browser.pageSnapshot, browser.task, browser.previousActions)},
+            {
+                "role": "user",
+                "content": render_browser_prompt(browser.pageSnapshot, browser.task, browser.previousActions),
+            },
         ]
     return [{"role": "system", "content": GENERIC_SYSTEM_PROMPT}, {"role": "user", "content": as_text(input_value)}]
 

@@ -46,13 +46,41 @@ class SpecialistBaseUnavailable(RunError, FileNotFoundError):
 
 def tokenizer_corpus() -> list[str]:
     """Deterministic text the builtin specialist base's tokenizer is trained on (browser decisions)."""
-    elements = ["button", "link", "textbox", "checkbox", "heading", "combobox", "menuitem", "tab", "searchbox", "listitem"]
-    names = ["Submit", "Search", "Sign in", "Next", "Email", "Password", "Cart", "Checkout", "Settings", "Home", "Save", "Cancel"]
+    elements = [
+        "button",
+        "link",
+        "textbox",
+        "checkbox",
+        "heading",
+        "combobox",
+        "menuitem",
+        "tab",
+        "searchbox",
+        "listitem",
+    ]
+    names = [
+        "Submit",
+        "Search",
+        "Sign in",
+        "Next",
+        "Email",
+        "Password",
+        "Cart",
+        "Checkout",
+        "Settings",
+        "Home",
+        "Save",
+        "Cancel",
+    ]
     texts = [SYSTEM_PROMPT, GENERIC_SYSTEM_PROMPT]
     for i, (element, name) in enumerate((e, n) for e in elements for n in names):
         action = ACTIONS[i % len(ACTIONS)]
         selector = f"#{name.lower().replace(' ', '-')}" if i % 2 else f"[ref=e{i}]"
-        value = "https://example.com/" + name.lower().replace(" ", "-") if action == "navigate" else (f"{name.lower()} text" if action == "fill" else None)
+        value = (
+            "https://example.com/" + name.lower().replace(" ", "-")
+            if action == "navigate"
+            else (f"{name.lower()} text" if action == "fill" else None)
+        )
         snapshot = f'- {element} "{name}" [ref=e{i}]\n- heading "Page {i}" [level=1]\n<{element} id="{name.lower()}">{name}</{element}>'
         texts.append(render_browser_prompt(snapshot, f"{action} the {name} {element}", []))
         texts.append(render_action({"action": action, "selectorOrRef": selector, "value": value}))
@@ -80,7 +108,9 @@ def build_builtin_base(params: Params, cache_dir: Path) -> Path:
     from worldagent.policy.tokenizer import train_tokenizer
 
     tiny = params.model.tiny
-    key = hashlib.sha256(canonical_json({"tiny": tiny.model_dump(), "seed": params.seed, "corpus": tokenizer_corpus()}).encode()).hexdigest()[:12]
+    key = hashlib.sha256(
+        canonical_json({"tiny": tiny.model_dump(), "seed": params.seed, "corpus": tokenizer_corpus()}).encode()
+    ).hexdigest()[:12]
     out = Path(cache_dir) / f"tiny-{key}"
     if (out / "base.json").is_file():
         return out
@@ -89,7 +119,12 @@ def build_builtin_base(params: Params, cache_dir: Path) -> Path:
             return out
         tokenizer = train_tokenizer(tokenizer_corpus(), tiny.vocab_size)
         model = build_tiny_model(tiny, tokenizer, params.seed)
-        save_base(model, tokenizer, {"kind": "specialists:builtin-tiny", "base": BUILTIN_TINY, "seed": params.seed, "tiny": tiny.model_dump()}, out)
+        save_base(
+            model,
+            tokenizer,
+            {"kind": "specialists:builtin-tiny", "base": BUILTIN_TINY, "seed": params.seed, "tiny": tiny.model_dump()},
+            out,
+        )
     return out
 
 
@@ -119,7 +154,9 @@ def training_params(params: Params) -> Params:
     return params.model_copy(update={"lora": spec.lora, "sft": spec.sft})
 
 
-def train_specialist(params: Params, base_dir: Path, conversations: Sequence[Mapping[str, Any]], out_dir: Path, work_dir: Path) -> dict[str, Any]:
+def train_specialist(
+    params: Params, base_dir: Path, conversations: Sequence[Mapping[str, Any]], out_dir: Path, work_dir: Path
+) -> dict[str, Any]:
     """A short LoRA SFT (trl ``SFTTrainer`` via :func:`worldagent.policy.sft.train_sft`); the adapter is written atomically."""
     from worldagent.policy.sft import train_sft
 
@@ -127,7 +164,9 @@ def train_specialist(params: Params, base_dir: Path, conversations: Sequence[Map
     data = work_dir / "train.jsonl"
     data.write_text(jsonl(conversations), encoding="utf-8")
     started = time.perf_counter()
-    metrics = train_sft(training_params(params), Path(base_dir), data, Path(out_dir), checkpoints=work_dir / "checkpoints")
+    metrics = train_sft(
+        training_params(params), Path(base_dir), data, Path(out_dir), checkpoints=work_dir / "checkpoints"
+    )
     metrics["total_s"] = round(time.perf_counter() - started, 3)
     return metrics
 
@@ -164,7 +203,9 @@ def action_metrics(pairs: Sequence[tuple[Any, str]]) -> dict[str, Any]:
     }
 
 
-def generate_answers(adapter_dir: Path, inputs: Sequence[Any], max_new_tokens: int, base_dir: Path | None = None) -> list[str]:
+def generate_answers(
+    adapter_dir: Path, inputs: Sequence[Any], max_new_tokens: int, base_dir: Path | None = None
+) -> list[str]:
     """Greedy answers of base + adapter for each input (CPU-friendly, one prompt at a time)."""
     import torch
 
@@ -175,7 +216,9 @@ def generate_answers(adapter_dir: Path, inputs: Sequence[Any], max_new_tokens: i
     answers = []
     with torch.no_grad():
         for value in inputs:
-            ids = tokenizer.apply_chat_template(prompt_messages(value), add_generation_prompt=True, return_tensors="pt", return_dict=True)
+            ids = tokenizer.apply_chat_template(
+                prompt_messages(value), add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
             out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False)
             answers.append(tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True))
     return answers
@@ -183,7 +226,13 @@ def generate_answers(adapter_dir: Path, inputs: Sequence[Any], max_new_tokens: i
 
 def evaluate_adapter(adapter_dir: Path, rows: Sequence[Mapping[str, Any]], max_new_tokens: int = 48) -> dict[str, Any]:
     """Action accuracy of the adapter on held-out good browser-decision rows (real generation)."""
-    usable = [r for r in rows if r.get("label") == "good" and as_browser_input(r.get("input")) is not None and as_browser_action(r.get("output")) is not None]
+    usable = [
+        r
+        for r in rows
+        if r.get("label") == "good"
+        and as_browser_input(r.get("input")) is not None
+        and as_browser_action(r.get("output")) is not None
+    ]
     started = time.perf_counter()
     answers = generate_answers(Path(adapter_dir), [r["input"] for r in usable], max_new_tokens) if usable else []
     metrics = action_metrics([(r["output"], a) for r, a in zip(usable, answers, strict=True)])

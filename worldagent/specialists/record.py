@@ -16,6 +16,7 @@ recording into ``POST /feedback/record`` rows through :class:`SpecialistsClient`
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -237,20 +238,16 @@ class BrowserRecorder:
             self.page.evaluate("() => new Promise((done) => setTimeout(done, 50))")
 
     def stop(self) -> list[RecordedStep]:
-        try:
+        with contextlib.suppress(Exception):  # closed by the person already
             self.settle()
-        except Exception:  # noqa: BLE001 - closed by the person already
-            pass
         self.close()
         with self._lock:
             return list(self.steps)
 
     def close(self) -> None:
         if self._browser is not None:
-            try:
+            with contextlib.suppress(Exception):  # already gone
                 self._browser.close()
-            except Exception:  # noqa: BLE001 - already gone
-                pass
             self._browser = None
         if self._pw is not None:
             self._pw.stop()

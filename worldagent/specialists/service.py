@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-
 from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.io import directory_hash
@@ -84,10 +83,28 @@ class SpecialistsService:
             source=fields.get("source", "api"),
         )
 
-    def list_feedback(self, *, targetId: str | None = None, targetType: str | None = None, since: str | None = None, label: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        return self.store.list_feedback(target_id=targetId, target_type=targetType, since=parse_time(since), label=label, limit=limit)
+    def list_feedback(
+        self,
+        *,
+        targetId: str | None = None,
+        targetType: str | None = None,
+        since: str | None = None,
+        label: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        return self.store.list_feedback(
+            target_id=targetId, target_type=targetType, since=parse_time(since), label=label, limit=limit
+        )
 
-    def record_browser_actions(self, *, targetId: str, task: str, actions: Sequence[Mapping[str, Any]], targetType: str = "agent", executionId: str | None = None) -> dict[str, Any]:
+    def record_browser_actions(
+        self,
+        *,
+        targetId: str,
+        task: str,
+        actions: Sequence[Mapping[str, Any]],
+        targetType: str = "agent",
+        executionId: str | None = None,
+    ) -> dict[str, Any]:
         """Record mode: a person's own browser actions become good rows (and one execution trail)."""
         if not actions:
             raise ServiceError("actions: record at least one action")
@@ -95,7 +112,9 @@ class SpecialistsService:
         previous: list[dict[str, Any]] = []
         rows, steps = [], []
         for step in actions:
-            action = BrowserAction.model_validate({k: step.get(k) for k in ("action", "selectorOrRef", "value")}).model_dump()
+            action = BrowserAction.model_validate(
+                {k: step.get(k) for k in ("action", "selectorOrRef", "value")}
+            ).model_dump()
             snapshot = str(step.get("pageSnapshot", ""))
             rows.append(
                 self.store.add_feedback(
@@ -111,23 +130,54 @@ class SpecialistsService:
             )
             steps.append({"kind": "browser", "pageSnapshot": snapshot, "action": action})
             previous.append(action)
-        self.store.add_execution(execution_id=execution_id, target_type=targetType, target_id=targetId, task=task, steps=steps)
+        self.store.add_execution(
+            execution_id=execution_id, target_type=targetType, target_id=targetId, task=task, steps=steps
+        )
         return {"executionId": execution_id, "feedback": rows}
 
-    def create_execution(self, *, id: str, targetId: str, task: str, steps: Sequence[Mapping[str, Any]], targetType: str = "agent") -> dict[str, Any]:
-        return self.store.add_execution(execution_id=id, target_type=targetType, target_id=targetId, task=task, steps=steps)
+    def create_execution(
+        self, *, id: str, targetId: str, task: str, steps: Sequence[Mapping[str, Any]], targetType: str = "agent"
+    ) -> dict[str, Any]:
+        return self.store.add_execution(
+            execution_id=id, target_type=targetType, target_id=targetId, task=task, steps=steps
+        )
 
     # -- improvement jobs -----------------------------------------------------------------------
 
-    def create_improvement_job(self, *, name: str, scopeType: str, scopeId: str, instanceRefs: Sequence[str] = (), architectureSpec: Mapping[str, Any] | None = None, strategy: str = "from_feedback", currentModelRef: str | None = None) -> dict[str, Any]:
+    def create_improvement_job(
+        self,
+        *,
+        name: str,
+        scopeType: str,
+        scopeId: str,
+        instanceRefs: Sequence[str] = (),
+        architectureSpec: Mapping[str, Any] | None = None,
+        strategy: str = "from_feedback",
+        currentModelRef: str | None = None,
+    ) -> dict[str, Any]:
         if currentModelRef is not None:
             currentModelRef = str(self._confined(currentModelRef, "currentModelRef"))
-        return self.store.create_job(name=name, scope_type=scopeType, scope_id=scopeId, instance_refs=instanceRefs, architecture_spec=architectureSpec, strategy=strategy, current_model_ref=currentModelRef)
+        return self.store.create_job(
+            name=name,
+            scope_type=scopeType,
+            scope_id=scopeId,
+            instance_refs=instanceRefs,
+            architecture_spec=architectureSpec,
+            strategy=strategy,
+            current_model_ref=currentModelRef,
+        )
 
     def update_improvement_job(self, job_id: int, **changes: Any) -> dict[str, Any]:
         if changes.get("currentModelRef") is not None:
             changes["currentModelRef"] = str(self._confined(changes["currentModelRef"], "currentModelRef"))
-        names = {"name": "name", "instanceRefs": "instance_refs", "architectureSpec": "architecture_spec", "strategy": "strategy", "currentModelRef": "current_model_ref", "lastTrainedAt": "last_trained_at"}
+        names = {
+            "name": "name",
+            "instanceRefs": "instance_refs",
+            "architectureSpec": "architecture_spec",
+            "strategy": "strategy",
+            "currentModelRef": "current_model_ref",
+            "lastTrainedAt": "last_trained_at",
+        }
         unknown = sorted(set(changes) - set(names))
         if unknown:
             raise ServiceError(f"{', '.join(unknown)}: cannot be updated")
@@ -142,11 +192,19 @@ class SpecialistsService:
 
     # -- training data --------------------------------------------------------------------------
 
-    def generate_training_data(self, job_id: int, *, strategy: str | None = None, since: str | None = None, limit: int | None = None) -> dict[str, Any]:
+    def generate_training_data(
+        self, job_id: int, *, strategy: str | None = None, since: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
         spec = self.params.specialists
         job = self.store.get_job(job_id)
         return generate_training_data(
-            self.store, job, self.data_dir, strategy=strategy, since=parse_time(since), limit=min(limit or spec.max_rows, spec.max_rows), eval_fraction=spec.eval_fraction
+            self.store,
+            job,
+            self.data_dir,
+            strategy=strategy,
+            since=parse_time(since),
+            limit=min(limit or spec.max_rows, spec.max_rows),
+            eval_fraction=spec.eval_fraction,
         )
 
     # -- training -------------------------------------------------------------------------------
@@ -155,7 +213,9 @@ class SpecialistsService:
         import httpx
 
         headers = {"Authorization": f"Bearer {self.trainer_token}"} if self.trainer_token else {}
-        return httpx.Client(base_url=self.trainer_url, timeout=self.params.specialists.trainer.request_timeout_s, headers=headers)
+        return httpx.Client(
+            base_url=self.trainer_url, timeout=self.params.specialists.trainer.request_timeout_s, headers=headers
+        )
 
     def _submit(self, run: Mapping[str, Any]) -> dict[str, Any]:
         """POST /train; the run stays pending (with the reason) when the trainer cannot be reached."""
@@ -164,15 +224,26 @@ class SpecialistsService:
         job = self.store.get_job(run["jobId"])
         try:
             with self._http() as http:
-                response = http.post("/train", json={"jobId": str(run["jobId"]), "datasetRef": run["datasetRef"], "runId": run["id"]})
+                response = http.post(
+                    "/train", json={"jobId": str(run["jobId"]), "datasetRef": run["datasetRef"], "runId": run["id"]}
+                )
         except httpx.HTTPError as error:
-            return self.store.update_run(run["id"], error=f"trainer unreachable at {self.trainer_url} ({type(error).__name__}); the run stays pending and is submitted again when polled")
+            return self.store.update_run(
+                run["id"],
+                error=f"trainer unreachable at {self.trainer_url} ({type(error).__name__}); the run stays pending and is submitted again when polled",
+            )
         if response.status_code in (200, 202, 409):
-            return self.store.update_run(run["id"], error=None, config={**run["config"], "submitted": True, "scope": job["scopeId"]})
+            return self.store.update_run(
+                run["id"], error=None, config={**run["config"], "submitted": True, "scope": job["scopeId"]}
+            )
         detail = _detail(response)
         if 400 <= response.status_code < 500:
-            return self.store.update_run(run["id"], status="failed", error=f"trainer refused the run ({response.status_code}): {detail}")
-        return self.store.update_run(run["id"], error=f"trainer error {response.status_code}: {detail}; submitted again when polled")
+            return self.store.update_run(
+                run["id"], status="failed", error=f"trainer refused the run ({response.status_code}): {detail}"
+            )
+        return self.store.update_run(
+            run["id"], error=f"trainer error {response.status_code}: {detail}; submitted again when polled"
+        )
 
     def trigger_training(self, job_id: int, *, datasetRef: str) -> dict[str, Any]:
         if not datasetRef or not datasetRef.strip():
@@ -181,7 +252,9 @@ class SpecialistsService:
         path = Path(datasetRef)
         dataset = str(path if path.is_absolute() else (self.root / path).resolve())
         run_id = f"job{job_id}-{uuid.uuid4().hex[:12]}"
-        run = self.store.create_run(run_id=run_id, job_id=job_id, backend="local", dataset_ref=dataset, config={"trainer": self.trainer_url})
+        run = self.store.create_run(
+            run_id=run_id, job_id=job_id, backend="local", dataset_ref=dataset, config={"trainer": self.trainer_url}
+        )
         return self._submit(run)
 
     def get_training_status(self, run_id: str) -> dict[str, Any]:
@@ -195,16 +268,27 @@ class SpecialistsService:
             with self._http() as http:
                 response = http.get(f"/status/{run_id}")
         except httpx.HTTPError as error:
-            return self.store.update_run(run_id, error=f"trainer unreachable at {self.trainer_url} ({type(error).__name__}); status unknown, poll again")
+            return self.store.update_run(
+                run_id,
+                error=f"trainer unreachable at {self.trainer_url} ({type(error).__name__}); status unknown, poll again",
+            )
         if response.status_code == 404:
             return self._submit(run)
         if response.status_code != 200:
-            return self.store.update_run(run_id, error=f"trainer status error {response.status_code}: {_detail(response)}")
+            return self.store.update_run(
+                run_id, error=f"trainer status error {response.status_code}: {_detail(response)}"
+            )
         remote = response.json()
         status = remote.get("status")
         if status not in ("pending", "running", "completed", "failed"):
             return self.store.update_run(run_id, error=f"trainer answered an unknown status {status!r}")
-        run = self.store.update_run(run_id, status=status, output_model_ref=remote.get("output_model_ref"), error=remote.get("error"), config={**run["config"], "metrics": remote.get("metrics", {})})
+        run = self.store.update_run(
+            run_id,
+            status=status,
+            output_model_ref=remote.get("output_model_ref"),
+            error=remote.get("error"),
+            config={**run["config"], "metrics": remote.get("metrics", {})},
+        )
         if status == "completed":
             self.store.update_job(run["jobId"], last_trained_at=utcnow())
         return run
@@ -255,7 +339,14 @@ class SpecialistsService:
                 artifact_hash=directory_hash(adapter),  # the content hash, as every family records it
                 notes=[f"name: {name}", f"job: {jobId}", f"{job['scopeType']}: {job['scopeId']}"],
             )
-        link = self.store.add_specialist(agent_id=job["scopeId"], job_id=jobId, name=name, model_ref=str(adapter), family=family, version=version.number)
+        link = self.store.add_specialist(
+            agent_id=job["scopeId"],
+            job_id=jobId,
+            name=name,
+            model_ref=str(adapter),
+            family=family,
+            version=version.number,
+        )
         self.store.update_job(jobId, current_model_ref=str(adapter))
         return {**link, "registry": version.to_dict()}
 
@@ -269,7 +360,14 @@ class SpecialistsService:
         out = []
         for link in links:
             version = versions.get((link["family"], link["version"]))
-            out.append({**link, "status": version.status if version else "missing", "metrics": version.metrics if version else {}, "aliases": list(version.aliases) if version else []})
+            out.append(
+                {
+                    **link,
+                    "status": version.status if version else "missing",
+                    "metrics": version.metrics if version else {},
+                    "aliases": list(version.aliases) if version else [],
+                }
+            )
         return out
 
     # -- evaluation -----------------------------------------------------------------------------
@@ -317,6 +415,7 @@ def adapter_files_hash(adapter_dir: Path) -> str:
     from worldagent.policy.training import STAGE_FILE
 
     return directory_hash(adapter_dir, ignore=(STAGE_FILE,)) or hashlib.sha256(b"").hexdigest()
+
 
 def _detail(response: Any) -> str:
     try:

@@ -281,13 +281,21 @@ class FeedbackStore(Database):
 
     # -- training runs --------------------------------------------------------------------------
 
-    def create_run(self, *, run_id: str, job_id: int, backend: str, dataset_ref: str, config: Mapping[str, Any]) -> dict[str, Any]:
+    def create_run(
+        self, *, run_id: str, job_id: int, backend: str, dataset_ref: str, config: Mapping[str, Any]
+    ) -> dict[str, Any]:
         def do(session: Session) -> dict[str, Any]:
             self._job(session, job_id)
             if session.get(TrainingRunRow, run_id) is not None:
                 raise StoreError(f"runId: a training run {run_id!r} already exists")
             row = TrainingRunRow(
-                id=run_id, job_id=job_id, backend=backend, status="pending", dataset_ref=dataset_ref, config=dict(config), created_at=utcnow()
+                id=run_id,
+                job_id=job_id,
+                backend=backend,
+                status="pending",
+                dataset_ref=dataset_ref,
+                config=dict(config),
+                created_at=utcnow(),
             )
             session.add(row)
             session.flush()
@@ -327,7 +335,9 @@ class FeedbackStore(Database):
 
     # -- executions -----------------------------------------------------------------------------
 
-    def add_execution(self, *, execution_id: str, target_type: str, target_id: str, task: str, steps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def add_execution(
+        self, *, execution_id: str, target_type: str, target_id: str, task: str, steps: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
         """An execution with its step trail: ``[{kind, pageSnapshot?, action?, data?}]`` in order."""
         if target_type not in TARGET_TYPES:
             raise StoreError(f"targetType: expected one of {', '.join(TARGET_TYPES)}, got {target_type!r}")
@@ -335,7 +345,11 @@ class FeedbackStore(Database):
         def do(session: Session) -> dict[str, Any]:
             if session.get(ExecutionRow, execution_id) is not None:
                 raise StoreError(f"id: execution {execution_id!r} already exists")
-            session.add(ExecutionRow(id=execution_id, target_type=target_type, target_id=target_id, task=task, created_at=utcnow()))
+            session.add(
+                ExecutionRow(
+                    id=execution_id, target_type=target_type, target_id=target_id, task=task, created_at=utcnow()
+                )
+            )
             session.flush()
             for position, step in enumerate(steps):
                 session.add(
@@ -348,11 +362,19 @@ class FeedbackStore(Database):
                         data=step.get("data"),
                     )
                 )
-            return {"id": execution_id, "targetType": target_type, "targetId": target_id, "task": task, "steps": len(steps)}
+            return {
+                "id": execution_id,
+                "targetType": target_type,
+                "targetId": target_id,
+                "task": task,
+                "steps": len(steps),
+            }
 
         return self._write(do)
 
-    def executions(self, target_id: str, since: datetime | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+    def executions(
+        self, target_id: str, since: datetime | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
         """Executions of a target, newest first, each with its ordered ``steps``."""
 
         def do(session: Session) -> list[dict[str, Any]]:
@@ -364,14 +386,21 @@ class FeedbackStore(Database):
                 query = query.limit(limit)
             out = []
             for execution in session.scalars(query):
-                steps = session.scalars(select(ExecutionStepRow).where(ExecutionStepRow.execution_id == execution.id).order_by(ExecutionStepRow.position))
+                steps = session.scalars(
+                    select(ExecutionStepRow)
+                    .where(ExecutionStepRow.execution_id == execution.id)
+                    .order_by(ExecutionStepRow.position)
+                )
                 out.append(
                     {
                         "id": execution.id,
                         "targetId": execution.target_id,
                         "task": execution.task,
                         "createdAt": iso(execution.created_at),
-                        "steps": [{"kind": s.kind, "pageSnapshot": s.page_snapshot, "action": s.action, "data": s.data} for s in steps],
+                        "steps": [
+                            {"kind": s.kind, "pageSnapshot": s.page_snapshot, "action": s.action, "data": s.data}
+                            for s in steps
+                        ],
                     }
                 )
             return out
@@ -380,36 +409,81 @@ class FeedbackStore(Database):
 
     # -- eval results and registered specialists ------------------------------------------------
 
-    def add_eval_result(self, *, model_ref: str, metrics: Mapping[str, Any], job_id: int | None = None) -> dict[str, Any]:
+    def add_eval_result(
+        self, *, model_ref: str, metrics: Mapping[str, Any], job_id: int | None = None
+    ) -> dict[str, Any]:
         def do(session: Session) -> dict[str, Any]:
             row = EvalResultRow(job_id=job_id, model_ref=model_ref, metrics=dict(metrics), created_at=utcnow())
             session.add(row)
             session.flush()
-            return {"id": row.id, "jobId": job_id, "modelRef": model_ref, "metrics": dict(metrics), "createdAt": iso(row.created_at)}
+            return {
+                "id": row.id,
+                "jobId": job_id,
+                "modelRef": model_ref,
+                "metrics": dict(metrics),
+                "createdAt": iso(row.created_at),
+            }
 
         return self._write(do)
 
     def latest_eval(self, model_ref: str) -> dict[str, Any] | None:
         def do(session: Session) -> dict[str, Any] | None:
-            row = session.scalar(select(EvalResultRow).where(EvalResultRow.model_ref == model_ref).order_by(EvalResultRow.id.desc()).limit(1))
+            row = session.scalar(
+                select(EvalResultRow)
+                .where(EvalResultRow.model_ref == model_ref)
+                .order_by(EvalResultRow.id.desc())
+                .limit(1)
+            )
             return None if row is None else dict(row.metrics)
 
         return self._read(do)
 
-    def add_specialist(self, *, agent_id: str, job_id: int, name: str, model_ref: str, family: str, version: int) -> dict[str, Any]:
+    def add_specialist(
+        self, *, agent_id: str, job_id: int, name: str, model_ref: str, family: str, version: int
+    ) -> dict[str, Any]:
         def do(session: Session) -> dict[str, Any]:
-            row = SpecialistModelRow(agent_id=agent_id, job_id=job_id, name=name, model_ref=model_ref, family=family, version=version, created_at=utcnow())
+            row = SpecialistModelRow(
+                agent_id=agent_id,
+                job_id=job_id,
+                name=name,
+                model_ref=model_ref,
+                family=family,
+                version=version,
+                created_at=utcnow(),
+            )
             session.add(row)
             session.flush()
-            return {"id": row.id, "agentId": agent_id, "jobId": job_id, "name": name, "modelRef": model_ref, "family": family, "version": version, "createdAt": iso(row.created_at)}
+            return {
+                "id": row.id,
+                "agentId": agent_id,
+                "jobId": job_id,
+                "name": name,
+                "modelRef": model_ref,
+                "family": family,
+                "version": version,
+                "createdAt": iso(row.created_at),
+            }
 
         return self._write(do)
 
     def specialists(self, agent_id: str) -> list[dict[str, Any]]:
         def do(session: Session) -> list[dict[str, Any]]:
-            rows = session.scalars(select(SpecialistModelRow).where(SpecialistModelRow.agent_id == agent_id).order_by(SpecialistModelRow.id))
+            rows = session.scalars(
+                select(SpecialistModelRow)
+                .where(SpecialistModelRow.agent_id == agent_id)
+                .order_by(SpecialistModelRow.id)
+            )
             return [
-                {"id": r.id, "agentId": r.agent_id, "jobId": r.job_id, "name": r.name, "modelRef": r.model_ref, "family": r.family, "version": r.version, "createdAt": iso(r.created_at)}
+                {
+                    "id": r.id,
+                    "agentId": r.agent_id,
+                    "jobId": r.job_id,
+                    "name": r.name,
+                    "modelRef": r.model_ref,
+                    "family": r.family,
+                    "version": r.version,
+                    "createdAt": iso(r.created_at),
+                }
                 for r in rows
             ]
 

@@ -53,7 +53,13 @@ def is_held_out(feedback_id: int | str, fraction: float) -> bool:
 
 
 def from_feedback(
-    store: FeedbackStore, target_id: str, *, since: datetime | None = None, limit: int = 1000, eval_fraction: float = 0.0, target_type: str | None = None
+    store: FeedbackStore,
+    target_id: str,
+    *,
+    since: datetime | None = None,
+    limit: int = 1000,
+    eval_fraction: float = 0.0,
+    target_type: str | None = None,
 ) -> list[dict[str, Any]]:
     """The target's feedback rows (newest first, at most ``limit``), held-out rows left out."""
     rows = store.list_feedback(target_id=target_id, target_type=target_type, since=since, limit=limit)
@@ -73,7 +79,11 @@ def slice_execution(execution: Mapping[str, Any], bad_steps: Sequence[int] = ())
                 "targetType": execution.get("targetType", "agent"),
                 "targetId": execution.get("targetId"),
                 "executionId": execution.get("id"),
-                "input": {"pageSnapshot": step.get("pageSnapshot") or "", "task": execution.get("task", ""), "previousActions": list(previous)},
+                "input": {
+                    "pageSnapshot": step.get("pageSnapshot") or "",
+                    "task": execution.get("task", ""),
+                    "previousActions": list(previous),
+                },
                 "output": action.model_dump(),
                 "label": "bad" if position in bad_steps else "good",
                 "notes": None,
@@ -84,7 +94,15 @@ def slice_execution(execution: Mapping[str, Any], bad_steps: Sequence[int] = ())
     return rows
 
 
-def from_runs(store: FeedbackStore, target_id: str, *, since: datetime | None = None, limit: int = 1000, eval_fraction: float = 0.0, target_type: str | None = None) -> list[dict[str, Any]]:
+def from_runs(
+    store: FeedbackStore,
+    target_id: str,
+    *,
+    since: datetime | None = None,
+    limit: int = 1000,
+    eval_fraction: float = 0.0,
+    target_type: str | None = None,
+) -> list[dict[str, Any]]:
     """Every execution of the target sliced at its browser decisions (newest execution first), at most ``limit`` rows."""
     rows: list[dict[str, Any]] = []
     for execution in store.executions(target_id, since=since):
@@ -147,7 +165,11 @@ def preference_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             for rejected in dict.fromkeys(bad[key]):
                 if chosen != rejected:
                     pairs.append(
-                        {"prompt": prompt_messages(inputs[key]), "chosen": [{"role": "assistant", "content": chosen}], "rejected": [{"role": "assistant", "content": rejected}]}
+                        {
+                            "prompt": prompt_messages(inputs[key]),
+                            "chosen": [{"role": "assistant", "content": chosen}],
+                            "rejected": [{"role": "assistant", "content": rejected}],
+                        }
                     )
     return pairs
 
@@ -208,12 +230,21 @@ def generate_training_data(
     """Run the job's (or the given) strategy for the job's scope and write the dataset under ``data_dir``."""
     name = strategy or job.get("strategy") or "from_feedback"
     fn = get_strategy(name)
-    rows = fn(store, job["scopeId"], since=since, limit=limit, eval_fraction=eval_fraction, target_type=job.get("scopeType"))
+    rows = fn(
+        store, job["scopeId"], since=since, limit=limit, eval_fraction=eval_fraction, target_type=job.get("scopeType")
+    )
     if not rows:
         when = f" since {iso(since)}" if since else ""
         raise TrainingDataError(f"strategy {name}: no rows for {job.get('scopeType')} {job['scopeId']!r}{when}")
     out_dir = Path(data_dir) / "datasets" / f"job-{job['id']}" / dataset_name(name, rows)
-    manifest = {"jobId": job["id"], "strategy": name, "targetId": job["scopeId"], "since": iso(since), "limit": limit, "evalFraction": eval_fraction}
+    manifest = {
+        "jobId": job["id"],
+        "strategy": name,
+        "targetId": job["scopeId"],
+        "since": iso(since),
+        "limit": limit,
+        "evalFraction": eval_fraction,
+    }
     return write_dataset(rows, out_dir, manifest)
 
 
@@ -234,7 +265,9 @@ def conversations_from_rows(rows: Sequence[Mapping[str, Any]], source: str = "da
             raise TrainingDataError(f"{source}: row {number} is not a JSON object")
         if "messages" in row:
             messages = row["messages"]
-            if not isinstance(messages, list) or not all(isinstance(m, Mapping) and "role" in m and "content" in m for m in messages):
+            if not isinstance(messages, list) or not all(
+                isinstance(m, Mapping) and "role" in m and "content" in m for m in messages
+            ):
                 raise TrainingDataError(f"{source}: row {number}: messages must be a list of {{role, content}}")
             if not any(m["role"] == "assistant" for m in messages):
                 raise TrainingDataError(f"{source}: row {number} has no assistant message")
@@ -243,11 +276,20 @@ def conversations_from_rows(rows: Sequence[Mapping[str, Any]], source: str = "da
             prompt, chosen = row["prompt"], row["chosen"]
             if not isinstance(prompt, list) or not isinstance(chosen, list):
                 raise TrainingDataError(f"{source}: row {number}: prompt and chosen must be message lists")
-            out.append({"messages": [{"role": str(m["role"]), "content": str(m["content"])} for m in [*prompt, *chosen]]})
+            out.append(
+                {"messages": [{"role": str(m["role"]), "content": str(m["content"])} for m in [*prompt, *chosen]]}
+            )
         elif "input" in row and "output" in row and "label" in row:
             if row["label"] not in ("good", "bad"):
                 raise TrainingDataError(f"{source}: row {number}: label must be good or bad")
-            raw.append({"input": decode_json_value(row["input"]), "output": decode_json_value(row["output"]), "label": row["label"], "notes": row.get("notes")})
+            raw.append(
+                {
+                    "input": decode_json_value(row["input"]),
+                    "output": decode_json_value(row["output"]),
+                    "label": row["label"],
+                    "notes": row.get("notes"),
+                }
+            )
         else:
             raise TrainingDataError(f"{source}: row {number}: expected messages, prompt/chosen or input/output/label")
     out.extend(sft_rows(raw))

@@ -34,10 +34,14 @@ def _watch_parent(parent: int) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Run one specialists training run (started by the trainer service).")
     parser.add_argument("--db-url", required=True)
-    parser.add_argument("--run-id", default=None, help="the run to train; without it: warm up, then read the run id from stdin")
+    parser.add_argument(
+        "--run-id", default=None, help="the run to train; without it: warm up, then read the run id from stdin"
+    )
     parser.add_argument("--runs-dir", required=True)
     parser.add_argument("--adapters-dir", required=True)
-    parser.add_argument("--ready-file", default=None, help="(warm spare) touched once the heavy imports and the base are ready")
+    parser.add_argument(
+        "--ready-file", default=None, help="(warm spare) touched once the heavy imports and the base are ready"
+    )
     parser.add_argument("--cache-dir", required=True)
     parser.add_argument("--params", default=None)
     parser.add_argument("--base-model", default=None)

@@ -21,7 +21,19 @@ from worldagent.stories.errors import (
 from worldagent.stories.render import Module, RenderedStory, load_module, render_story
 
 __all__ = [
-    "Discovery", "DiscoveryError", "Module", "Problem", "RenderedStory", "SourceLocation",
-    "StoryError", "StoryImportError", "StoryRecord", "StoryRenderError", "StorySyntaxError",
-    "discover_stories", "discovery_to_jsonl", "load_module", "render_story",
+    "Discovery",
+    "DiscoveryError",
+    "Module",
+    "Problem",
+    "RenderedStory",
+    "SourceLocation",
+    "StoryError",
+    "StoryImportError",
+    "StoryRecord",
+    "StoryRenderError",
+    "StorySyntaxError",
+    "discover_stories",
+    "discovery_to_jsonl",
+    "load_module",
+    "render_story",
 ]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import hashlib
 import json
 import posixpath
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Literal
 
 import tree_sitter as ts
 from pydantic import BaseModel, ConfigDict
@@ -81,9 +82,7 @@ class Discovery(BaseModel):
 
 def discovery_to_jsonl(records: Iterable[StoryRecord]) -> str:
     """Byte-stable JSONL: model field order, UTF-8 text, one record per line."""
-    return "".join(
-        json.dumps(r.model_dump(mode="json"), ensure_ascii=False, sort_keys=False) + "\n" for r in records
-    )
+    return "".join(json.dumps(r.model_dump(mode="json"), ensure_ascii=False, sort_keys=False) + "\n" for r in records)
 
 
 def discover_stories(
@@ -386,7 +385,9 @@ class _Scanner:
         assert info.tree is not None and info.source is not None
         out: list[_Import] = []
         for stmt in _named(info.tree.root_node):
-            source_node = stmt.child_by_field_name("source") if stmt.type in ("import_statement", "export_statement") else None
+            source_node = (
+                stmt.child_by_field_name("source") if stmt.type in ("import_statement", "export_statement") else None
+            )
             if source_node is None or source_node.type != "string":
                 continue
             spec = string_value(source_node)
@@ -462,7 +463,11 @@ class _Scanner:
         loc = node_location(shared.source, story.statement, shared.rel)
         intent, intent_source = _resolve_intent(story.name, props, shared.meta)
         if intent_source == "export-name":
-            self.problem("no-intent", loc, f"story '{story.name}' has no intent or description (neither has meta); using its export name")
+            self.problem(
+                "no-intent",
+                loc,
+                f"story '{story.name}' has no intent or description (neither has meta); using its export name",
+            )
         used = _used_declarations(props, shared.decls, story.name)
         description = _static_str(props.get("description")) or _meta_str(shared.meta, "description")
         env = {d.name: d.value for d in shared.decls.values() if d.value is not None}
@@ -573,7 +578,9 @@ def _declarations(program: ts.Node) -> tuple[dict[str, _Decl], list[_StoryDecl],
     return decls, stories, meta
 
 
-def _declarator(d: ts.Node, stmt: ts.Node, exported: bool, decls: dict[str, _Decl], stories: list[_StoryDecl], meta: dict[str, Any]) -> None:
+def _declarator(
+    d: ts.Node, stmt: ts.Node, exported: bool, decls: dict[str, _Decl], stories: list[_StoryDecl], meta: dict[str, Any]
+) -> None:
     name_node = d.child_by_field_name("name")
     if d.type != "variable_declarator" or name_node is None or name_node.type != "identifier":
         return

@@ -7,8 +7,11 @@ where in a story file something went wrong.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
+
+from worldagent.errors import InputError
 
 if TYPE_CHECKING:
     from worldagent.stories.discover import Problem
@@ -26,7 +29,7 @@ class SourceLocation:
         return f"{self.file}:{self.line}:{self.col}"
 
 
-class StoryError(ValueError):
+class StoryError(InputError):
     """Base class: a problem tied to a place in a story (or imported) file."""
 
     def __init__(self, message: str, location: SourceLocation) -> None:
@@ -62,7 +65,7 @@ class StorySymlinkError(StoryImportError):
     """A story, import or tokens file is a symlink (or under one) that leaves the story root."""
 
 
-class DiscoveryError(ValueError):
+class DiscoveryError(InputError):
     """Raised by strict discovery; lists every problem found across all files."""
 
     def __init__(self, problems: Sequence[Problem]) -> None:

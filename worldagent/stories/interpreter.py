@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import html as _html
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from worldagent.stories.errors import (
     SourceLocation,
@@ -33,7 +34,6 @@ from worldagent.stories.html_output import (
     set_prop,
 )
 from worldagent.stories.jslib import GLOBALS, MAX_ARRAY, MAX_STRING, method_of, token_sheet
-from worldagent.stories.plaited_api import package_exports
 from worldagent.stories.parse import (
     check_syntax,
     decode_source,
@@ -44,6 +44,7 @@ from worldagent.stories.parse import (
     parse_tsx,
     read_story_file,
 )
+from worldagent.stories.plaited_api import package_exports
 from worldagent.stories.syntax import JsxParts, Node, compile_source
 from worldagent.stories.values import (
     UNDEFINED,
@@ -66,7 +67,6 @@ from worldagent.stories.values import (
     truthy,
     typeof,
 )
-
 
 # ------------------------------------------------------------------- runtime
 
@@ -124,6 +124,8 @@ _NORET: Any = object()  # a statement completed without `return`
 _GLOBAL_SCOPE = Scope(GLOBALS, None, None)
 _CHAIN = frozenset({"member_expression", "subscript_expression", "call_expression"})
 _TYPE_ONLY = frozenset({"type_alias_declaration", "interface_declaration", "ambient_declaration", "empty_statement"})
+
+
 class _Site:
     __slots__ = ("interp", "node", "scope")
 
@@ -164,7 +166,9 @@ def _normalise_overlay(overlay: Mapping[str, str] | None) -> dict[str, str]:
 class Interpreter:
     """One render: module cache, limits, collected stylesheets."""
 
-    def __init__(self, root: Path, overlay: Mapping[str, str] | None, max_depth: int, max_steps: int, max_bytes: int) -> None:
+    def __init__(
+        self, root: Path, overlay: Mapping[str, str] | None, max_depth: int, max_steps: int, max_bytes: int
+    ) -> None:
         self.root = Path(root)
         self.overlay = _normalise_overlay(overlay)
         self.max_depth = max_depth
@@ -210,9 +214,13 @@ class Interpreter:
         try:
             data = self.overlay[rel].encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise StoryEncodingError(f"overlay text is not encodable as UTF-8: {exc.reason}", SourceLocation(rel, 1, 1)) from None
+            raise StoryEncodingError(
+                f"overlay text is not encodable as UTF-8: {exc.reason}", SourceLocation(rel, 1, 1)
+            ) from None
         if len(data) > self.max_bytes:
-            raise StoryTooLargeError(f"file is too large ({len(data)} bytes > limit {self.max_bytes} bytes)", SourceLocation(rel, 1, 1))
+            raise StoryTooLargeError(
+                f"file is too large ({len(data)} bytes > limit {self.max_bytes} bytes)", SourceLocation(rel, 1, 1)
+            )
         decode_source(data, rel)
         return data
 
@@ -221,7 +229,7 @@ class Interpreter:
         state = self.modules.get(rel)
         if state is not None:
             if state.loading:
-                cycle = self.stack[self.stack.index(rel):] + [rel]
+                cycle = self.stack[self.stack.index(rel) :] + [rel]
                 raise StoryImportError(f"import cycle: {' -> '.join(cycle)}", where)
             return state
         source = self.read(rel, where)
@@ -483,7 +491,9 @@ class Interpreter:
     def _depth_message(self, fn: JsFunction, component: str | None) -> str:
         if component:
             return f"component recursion depth limit exceeded ({self.max_depth} frames) rendering <{component}>"
-        return f"call recursion depth limit exceeded ({self.max_depth} frames) calling {fn.name or 'anonymous function'}"
+        return (
+            f"call recursion depth limit exceeded ({self.max_depth} frames) calling {fn.name or 'anonymous function'}"
+        )
 
     def _invoke(self, fn: JsFunction, args: list[Any]) -> Any:
         node = fn.node
@@ -622,7 +632,12 @@ class Interpreter:
 
     def prop_key(self, k: Node, scope: Scope) -> str:
         t = k.type
-        if t in ("property_identifier", "identifier", "shorthand_property_identifier_pattern", "private_property_identifier"):
+        if t in (
+            "property_identifier",
+            "identifier",
+            "shorthand_property_identifier_pattern",
+            "private_property_identifier",
+        ):
             return k.text or ""
         if t == "string":
             return k.value
@@ -649,7 +664,8 @@ class Interpreter:
         self.allocated += size
         if self.allocated > MAX_ALLOCATED:
             raise self.err(
-                n, scope,
+                n,
+                scope,
                 f"render allocation budget exceeded (more than {MAX_ALLOCATED} characters and array elements built)",
             )
         return value
@@ -672,7 +688,11 @@ class Interpreter:
         if name.type == "identifier":
             fn = self.lookup(tag, scope)
             if fn is MISSING:
-                raise self.err(name, scope, f"unknown component <{tag}>: it is neither defined nor imported in {scope.mod.file if scope.mod else 'this module'}")
+                raise self.err(
+                    name,
+                    scope,
+                    f"unknown component <{tag}>: it is neither defined nor imported in {scope.mod.file if scope.mod else 'this module'}",
+                )
         else:
             fn = self.ev(name, scope)
         if not isinstance(fn, (JsFunction, Builtin)):

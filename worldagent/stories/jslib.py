@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from worldagent.stories.values import (
     UNDEFINED,
@@ -95,7 +96,9 @@ def _collect(obj: dict[str, Any], at: tuple[str, ...], sel: str, groups: Groups,
             _add_decl(prop, value, at, sel, groups, tokens)
 
 
-def _collect_conditions(prop: str, cmap: dict[str, Any], at: tuple[str, ...], sel: str, groups: Groups, tokens: dict[TokenRef, None]) -> None:
+def _collect_conditions(
+    prop: str, cmap: dict[str, Any], at: tuple[str, ...], sel: str, groups: Groups, tokens: dict[TokenRef, None]
+) -> None:
     # Plaited's condition map: `color: { $default: a, ':hover': b, '@media (...)': c }`.
     for cond, value in cmap.items():
         at2, sel2 = (at, sel) if cond == "$default" else _nest(cond, at, sel)
@@ -105,7 +108,9 @@ def _collect_conditions(prop: str, cmap: dict[str, Any], at: tuple[str, ...], se
             _add_decl(prop, value, at2, sel2, groups, tokens)
 
 
-def _add_decl(prop: str, value: Any, at: tuple[str, ...], sel: str, groups: Groups, tokens: dict[TokenRef, None]) -> None:
+def _add_decl(
+    prop: str, value: Any, at: tuple[str, ...], sel: str, groups: Groups, tokens: dict[TokenRef, None]
+) -> None:
     text = _css_value(value, tokens)
     if text is not None:
         groups.setdefault((at, sel), []).append(f"{kebab_case(prop)}:{text};")
@@ -136,7 +141,7 @@ def style_entry(key: str, decls: Any) -> StyleEntry:
     tokens: dict[TokenRef, None] = {}
     _collect(decls, (), _PH, groups, tokens)
     body = _render_groups(groups)
-    digest = hashlib.sha256(f"{key}\x00{body}".encode("utf-8")).hexdigest()[:8]
+    digest = hashlib.sha256(f"{key}\x00{body}".encode()).hexdigest()[:8]
     cls = f"{_class_base(key)}_{digest}"
     css = body.replace(_PH, "." + cls)
     return StyleEntry((cls,), (css, *(token_sheet(t) for t in tokens)))
@@ -220,6 +225,7 @@ PACKAGES: dict[str, dict[str, Any]] = {"plaited": PLAITED, "plaited/testing": PL
 
 # ------------------------------------------------------------------- globals
 
+
 def _math_extreme(pick: Callable[[float, float], float], empty: float) -> Callable[[CallSite, list[Any]], float]:
     def fn(site: CallSite, args: list[Any]) -> float:
         result = empty
@@ -282,6 +288,7 @@ GLOBALS: dict[str, Any] = {
 
 
 # ------------------------------------------------------------------- methods
+
 
 def _callback(args: list[Any], name: str) -> Any:
     fn = _arg(args, 0)
@@ -410,9 +417,20 @@ def _flat_map(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
 
 
 _LIST_METHODS: dict[str, Callable[[CallSite, list[Any], list[Any]], Any]] = {
-    "map": _map, "filter": _filter, "find": _find, "findIndex": _find_index, "some": _some,
-    "every": _every, "reduce": _reduce, "join": _join, "includes": _includes,
-    "indexOf": _index_of, "slice": _slice, "concat": _concat, "flat": _flat, "flatMap": _flat_map,
+    "map": _map,
+    "filter": _filter,
+    "find": _find,
+    "findIndex": _find_index,
+    "some": _some,
+    "every": _every,
+    "reduce": _reduce,
+    "join": _join,
+    "includes": _includes,
+    "indexOf": _index_of,
+    "slice": _slice,
+    "concat": _concat,
+    "flat": _flat,
+    "flatMap": _flat_map,
     "push": _push,
 }
 
@@ -486,6 +504,13 @@ def method_of(obj: Any, name: str) -> Any:
 
 
 __all__ = [
-    "GLOBALS", "PACKAGES", "MAX_ARRAY", "MAX_STRING", "check_array", "check_string",
-    "method_of", "style_entry", "token_sheet",
+    "GLOBALS",
+    "PACKAGES",
+    "MAX_ARRAY",
+    "MAX_STRING",
+    "check_array",
+    "check_string",
+    "method_of",
+    "style_entry",
+    "token_sheet",
 ]

@@ -7,8 +7,8 @@ import os
 import posixpath
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import tree_sitter as ts
 import tree_sitter_typescript as tst
@@ -111,9 +111,7 @@ def decode_source(source: bytes, file: str) -> str:
         raise StoryEncodingError(f"file is not valid UTF-8 (byte 0x{bad})", loc) from None
 
 
-def read_source(
-    path: Path | str, max_bytes: int = DEFAULT_MAX_BYTES, file: str | None = None
-) -> bytes:
+def read_source(path: Path | str, max_bytes: int = DEFAULT_MAX_BYTES, file: str | None = None) -> bytes:
     """Read a source file, refusing oversized files before reading them.
 
     `file` is the name used in error messages (defaults to `path` as given).
@@ -165,9 +163,7 @@ def read_story_file(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYT
 
 
 def _too_large(name: str, size: int, max_bytes: int) -> StoryTooLargeError:
-    return StoryTooLargeError(
-        f"file is too large ({size} bytes > limit {max_bytes} bytes)", SourceLocation(name, 1, 1)
-    )
+    return StoryTooLargeError(f"file is too large ({size} bytes > limit {max_bytes} bytes)", SourceLocation(name, 1, 1))
 
 
 def load_tree(path: Path | str, file: str, max_bytes: int = DEFAULT_MAX_BYTES) -> tuple[bytes, ts.Tree]:
@@ -226,7 +222,13 @@ def string_value(node: ts.Node) -> str:
 
 
 _SIMPLE_ESCAPES = {
-    "n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0",
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+    "0": "\0",
 }
 
 

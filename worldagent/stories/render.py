@@ -9,10 +9,11 @@ become a `StoryRenderError`: a story never crashes its caller.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from worldagent.stories.errors import SourceLocation, StoryError, StoryRenderError
 from worldagent.stories.interpreter import (
@@ -53,7 +54,6 @@ class RenderedStory:
     sources: dict[str, str] = field(default_factory=dict)
 
 
-
 @contextmanager
 def _stack_room() -> Iterator[None]:
     old = sys.getrecursionlimit()
@@ -76,7 +76,9 @@ def _guarded(interp: Interpreter, rel: str, fn: Any) -> Any:
         except RecursionError:
             raise StoryRenderError("expression nesting too deep to evaluate", SourceLocation(rel, 1, 1)) from None
         except Exception as exc:  # a story must never crash the caller
-            raise StoryRenderError(f"internal evaluator error: {type(exc).__name__}: {exc}", SourceLocation(rel, 1, 1)) from exc
+            raise StoryRenderError(
+                f"internal evaluator error: {type(exc).__name__}: {exc}", SourceLocation(rel, 1, 1)
+            ) from exc
 
 
 def _to_module(state: ModuleState) -> Module:

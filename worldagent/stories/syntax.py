@@ -36,17 +36,34 @@ class Node:
         self.tokens: tuple[str, ...] = ()
 
 
-_DROP = frozenset({
-    "comment", "type_annotation", "type_arguments", "type_parameters",
-    "asserts_annotation", "type_predicate_annotation", "accessibility_modifier",
-})
-_OPAQUE = frozenset({
-    "type_alias_declaration", "interface_declaration", "ambient_declaration", "enum_declaration",
-})
-_UNWRAP = frozenset({
-    "as_expression", "satisfies_expression", "non_null_expression",
-    "parenthesized_expression", "type_assertion",
-})
+_DROP = frozenset(
+    {
+        "comment",
+        "type_annotation",
+        "type_arguments",
+        "type_parameters",
+        "asserts_annotation",
+        "type_predicate_annotation",
+        "accessibility_modifier",
+    }
+)
+_OPAQUE = frozenset(
+    {
+        "type_alias_declaration",
+        "interface_declaration",
+        "ambient_declaration",
+        "enum_declaration",
+    }
+)
+_UNWRAP = frozenset(
+    {
+        "as_expression",
+        "satisfies_expression",
+        "non_null_expression",
+        "parenthesized_expression",
+        "type_assertion",
+    }
+)
 _KEEP_TOKS = frozenset({"import_statement", "import_specifier", "export_statement"})
 FUNCTION_TYPES = frozenset(
     {"arrow_function", "function_expression", "function", "function_declaration", "method_definition"}
@@ -171,7 +188,9 @@ def _merge_text(body: list[Node]) -> list[Node]:
     def flush() -> None:
         if not run:
             return
-        raw = "".join(_html.unescape(k.text or "") if k.type == "html_character_reference" else (k.text or "") for k in run)
+        raw = "".join(
+            _html.unescape(k.text or "") if k.type == "html_character_reference" else (k.text or "") for k in run
+        )
         text = _clean_jsx_text(raw)
         if text:
             node = Node("jsx_text_run", run[0].start_byte)
@@ -207,10 +226,7 @@ def _clean_jsx_text(raw: str) -> str:
 
 def _jsx_attribute(n: Node) -> tuple[str, Node | None]:
     name = n.kids[0]
-    if name.type == "jsx_namespace_name":
-        key = ":".join(k.text or "" for k in name.kids)
-    else:
-        key = name.text or ""
+    key = ":".join(k.text or "" for k in name.kids) if name.type == "jsx_namespace_name" else name.text or ""
     return key, (n.kids[1] if len(n.kids) > 1 else None)
 
 

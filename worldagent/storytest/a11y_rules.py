@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from worldagent.storytest._aria_data import ARIA_ATTRS, ARIA_ROLES
 from worldagent.storytest.axtree import (
     ABSTRACT,
-    AccessibilityDocument,
     CHILDREN_PRESENTATIONAL,
     COMPOSITE_ITEMS,
     DECIMAL,
@@ -37,15 +36,16 @@ from worldagent.storytest.axtree import (
     ROLE_NAME_RULES,
     TOGGLE_FIELD_ROLES,
     WIDGET_ROLES,
+    AccessibilityDocument,
+    as_root,
     element_target,
+    has_click_handler,
     natively_focusable,
     natively_interactive,
-    tabindex_of,
-    valid_role,
-    as_root,
-    has_click_handler,
     scoped_id,
+    tabindex_of,
     unscoped_id,
+    valid_role,
 )
 from worldagent.storytest.dom import Element, text_content
 
@@ -73,13 +73,36 @@ def format_violation(v: Violation) -> str:
 
 
 RULES: tuple[str, ...] = (
-    "button-name", "link-name", "image-alt", "label", "aria-toggle-field-name",
-    "aria-input-field-name", "aria-progressbar-name", "aria-dialog-name", "aria-meter-name",
-    "aria-tooltip-name", "aria-treeitem-name", "empty-heading", "aria-valid-attr",
-    "aria-valid-attr-value", "aria-allowed-attr", "aria-prohibited-attr", "aria-required-attr",
-    "aria-required-parent", "aria-required-children", "aria-roles", "aria-hidden-focus",
-    "nested-interactive", "duplicate-id", "duplicate-id-aria", "tabindex",
-    "interactive-handler", "focusable-interactive", "list", "listitem", "heading-order",
+    "button-name",
+    "link-name",
+    "image-alt",
+    "label",
+    "aria-toggle-field-name",
+    "aria-input-field-name",
+    "aria-progressbar-name",
+    "aria-dialog-name",
+    "aria-meter-name",
+    "aria-tooltip-name",
+    "aria-treeitem-name",
+    "empty-heading",
+    "aria-valid-attr",
+    "aria-valid-attr-value",
+    "aria-allowed-attr",
+    "aria-prohibited-attr",
+    "aria-required-attr",
+    "aria-required-parent",
+    "aria-required-children",
+    "aria-roles",
+    "aria-hidden-focus",
+    "nested-interactive",
+    "duplicate-id",
+    "duplicate-id-aria",
+    "tabindex",
+    "interactive-handler",
+    "focusable-interactive",
+    "list",
+    "listitem",
+    "heading-order",
 )
 
 
@@ -126,9 +149,12 @@ class RuleChecker:
                 level = _heading_level(el)
                 if level is not None:
                     if last_heading and level > last_heading + 1:
-                        self.add("heading-order", el,
-                                 f"Heading level {level} follows level {last_heading}; "
-                                 "heading levels should only increase by one")
+                        self.add(
+                            "heading-order",
+                            el,
+                            f"Heading level {level} follows level {last_heading}; "
+                            "heading levels should only increase by one",
+                        )
                     last_heading = level
         self._duplicate_ids()
         return self.out
@@ -140,63 +166,75 @@ class RuleChecker:
         attrs = el.attrs
         if tag == "button" or (role == "button" and tag != "input"):
             if not doc.name(el):
-                self.add("button-name", el, "Button has no accessible name: give it text content, "
-                         "aria-label or aria-labelledby")
+                self.add(
+                    "button-name",
+                    el,
+                    "Button has no accessible name: give it text content, aria-label or aria-labelledby",
+                )
             return
         if tag == "input":
             typ = attrs.get("type", "text").lower()
             if typ == "button":
                 if not doc.name(el):
-                    self.add("button-name", el, 'Input button has no accessible name: give it a '
-                             'value, aria-label or aria-labelledby')
+                    self.add(
+                        "button-name",
+                        el,
+                        "Input button has no accessible name: give it a value, aria-label or aria-labelledby",
+                    )
             elif typ == "image":
                 if not doc.name(el):
                     self.add("image-alt", el, "Image button has no alt text")
-            elif typ not in ("hidden", "submit", "reset"):
-                if not doc.name(el):
-                    self.add("label", el, f'Form field <input type="{typ}"> has no label: use '
-                             "<label for>, a wrapping <label>, aria-label or aria-labelledby")
+            elif typ not in ("hidden", "submit", "reset") and not doc.name(el):
+                self.add(
+                    "label",
+                    el,
+                    f'Form field <input type="{typ}"> has no label: use '
+                    "<label for>, a wrapping <label>, aria-label or aria-labelledby",
+                )
             return
         if tag in ("select", "textarea"):
             if not doc.name(el):
-                self.add("label", el, f"Form field <{tag}> has no label: use <label for>, "
-                         "a wrapping <label>, aria-label or aria-labelledby")
+                self.add(
+                    "label",
+                    el,
+                    f"Form field <{tag}> has no label: use <label for>, "
+                    "a wrapping <label>, aria-label or aria-labelledby",
+                )
             return
         if role == "link":
             if not doc.name(el):
-                self.add("link-name", el, "Link has no accessible name: give it text content, "
-                         "aria-label or aria-labelledby")
+                self.add(
+                    "link-name", el, "Link has no accessible name: give it text content, aria-label or aria-labelledby"
+                )
             return
         if tag == "img":
             if "alt" not in attrs and role not in PRESENTATIONAL and not doc.name(el):
-                self.add("image-alt", el, 'Image has no alt attribute (use alt="" for a '
-                         "decorative image)")
+                self.add("image-alt", el, 'Image has no alt attribute (use alt="" for a decorative image)')
             return
         if role == "img":
             if not doc.name(el):
-                self.add("image-alt", el, f'Element {_describe(el, doc)} has role="img" but no '
-                         "accessible name (aria-label, aria-labelledby or title)")
+                self.add(
+                    "image-alt",
+                    el,
+                    f'Element {_describe(el, doc)} has role="img" but no '
+                    "accessible name (aria-label, aria-labelledby or title)",
+                )
             return
         if role == "heading":
             if not doc.name(el):
-                self.add("empty-heading", el, "Heading is empty: it has no text a screen reader "
-                         "can announce")
+                self.add("empty-heading", el, "Heading is empty: it has no text a screen reader can announce")
             return
         explicit = doc.explicit[el]
         if explicit is None:
             return
         if explicit in TOGGLE_FIELD_ROLES:
             if not doc.name(el):
-                self.add("aria-toggle-field-name", el,
-                         f'Element with role="{explicit}" has no accessible name')
+                self.add("aria-toggle-field-name", el, f'Element with role="{explicit}" has no accessible name')
         elif explicit in INPUT_FIELD_ROLES:
             if not doc.name(el):
-                self.add("aria-input-field-name", el,
-                         f'Element with role="{explicit}" has no accessible name')
-        elif explicit in ROLE_NAME_RULES:
-            if not doc.name(el):
-                self.add(ROLE_NAME_RULES[explicit], el,
-                         f'Element with role="{explicit}" has no accessible name')
+                self.add("aria-input-field-name", el, f'Element with role="{explicit}" has no accessible name')
+        elif explicit in ROLE_NAME_RULES and not doc.name(el):
+            self.add(ROLE_NAME_RULES[explicit], el, f'Element with role="{explicit}" has no accessible name')
 
     # -- ARIA attributes -------------------------------------------------------------------
     def _aria_attrs(self, el: Element) -> None:
@@ -208,8 +246,9 @@ class RuleChecker:
         role = doc.role[el]
         invalid = [a for a in aria if a not in ARIA_ATTRS]
         if invalid:
-            self.add("aria-valid-attr", el, "Unknown ARIA attribute"
-                     f"{'s' if len(invalid) > 1 else ''}: {', '.join(invalid)}")
+            self.add(
+                "aria-valid-attr", el, f"Unknown ARIA attribute{'s' if len(invalid) > 1 else ''}: {', '.join(invalid)}"
+            )
         if el in doc.ax_hidden and attrs.get("aria-hidden", "").strip().lower() != "true":
             return
         spec = ARIA_ROLES.get(role or "")
@@ -235,18 +274,23 @@ class RuleChecker:
                 bad_values.append(problem)
         if not_allowed:
             where = f'role="{role}"' if role else f"<{el.tag}> (no role)"
-            self.add("aria-allowed-attr", el,
-                     f"ARIA attribute{'s' if len(not_allowed) > 1 else ''} "
-                     f"{', '.join(not_allowed)} not allowed on {where}")
+            self.add(
+                "aria-allowed-attr",
+                el,
+                f"ARIA attribute{'s' if len(not_allowed) > 1 else ''} {', '.join(not_allowed)} not allowed on {where}",
+            )
         if bad_values:
             self.add("aria-valid-attr-value", el, "; ".join(bad_values))
         used_prohibited = [a for a in prohibited if attrs.get(a, "").strip()]
         # as axe: with text content the label is merely redundant (needs review), not lost
         if used_prohibited and not text_content(el).strip():
             where = f'role="{role}"' if role else f"<{el.tag}> without a role"
-            self.add("aria-prohibited-attr", el,
-                     f"{' and '.join(used_prohibited)} cannot be used on {where}; "
-                     "the label is not announced: add text content or a suitable role")
+            self.add(
+                "aria-prohibited-attr",
+                el,
+                f"{' and '.join(used_prohibited)} cannot be used on {where}; "
+                "the label is not announced: add text content or a suitable role",
+            )
 
     def _attr_value_problem(
         self, el: Element, name: str, value: str, aspec: tuple[str, bool, bool, object]
@@ -285,8 +329,9 @@ class RuleChecker:
                 return None  # axe-core asks for a review here instead of reporting a violation
             missing = [r for r in refs if scoped_id(el.scope, r) not in self.doc.ids]
             if missing and len(missing) == len(refs):  # as axe: one existing id of a list is enough
-                return f'{name} references missing id{"s" if len(missing) > 1 else ""} ' + ", ".join(
-                    f'"{m}"' for m in missing)
+                return f"{name} references missing id{'s' if len(missing) > 1 else ''} " + ", ".join(
+                    f'"{m}"' for m in missing
+                )
         return None
 
     def _aria_hidden_focus(self, el: Element) -> None:
@@ -298,9 +343,13 @@ class RuleChecker:
                     offenders.append(d)
                     break
         if offenders:
-            self.add("aria-hidden-focus", el, 'aria-hidden="true" element contains a focusable '
-                     f"{_describe(offenders[0], doc)}; keyboard users reach content screen "
-                     "readers cannot see")
+            self.add(
+                "aria-hidden-focus",
+                el,
+                'aria-hidden="true" element contains a focusable '
+                f"{_describe(offenders[0], doc)}; keyboard users reach content screen "
+                "readers cannot see",
+            )
 
     # -- roles ------------------------------------------------------------------------------
     def _roles(self, el: Element, role: str | None) -> None:
@@ -313,8 +362,7 @@ class RuleChecker:
             if not valid:
                 self.add("aria-roles", el, f'role="{raw}" is not a valid ARIA role')
             elif valid[0] in ABSTRACT:
-                self.add("aria-roles", el, f'role="{valid[0]}" is an abstract role and must not '
-                         "be used")
+                self.add("aria-roles", el, f'role="{valid[0]}" is an abstract role and must not be used')
         explicit = doc.explicit[el]
         if explicit is None:
             return
@@ -325,22 +373,29 @@ class RuleChecker:
         if required:
             missing = [a for a in required if not self._has_required(el, explicit, a)]  # type: ignore[union-attr]
             if missing:
-                self.add("aria-required-attr", el, f'role="{explicit}" requires '
-                         f"{', '.join(missing)}")
+                self.add("aria-required-attr", el, f'role="{explicit}" requires {", ".join(missing)}')
         context = spec.get("context")
         if context:
             parent_role, parent = self._context_role(el)
             if parent_role not in context:  # type: ignore[operator]
-                self.add("aria-required-parent", el, f'role="{explicit}" must be contained in '
-                         + " or ".join(f'role="{c}"' for c in context)  # type: ignore[union-attr]
-                         + (f" (found {_describe(parent, doc)})" if parent is not None else ""))
+                self.add(
+                    "aria-required-parent",
+                    el,
+                    f'role="{explicit}" must be contained in '
+                    + " or ".join(f'role="{c}"' for c in context)  # type: ignore[union-attr]
+                    + (f" (found {_describe(parent, doc)})" if parent is not None else ""),
+                )
         owned = spec.get("owned")
         if owned and attrs.get("aria-busy", "").strip() != "true":
             bad = [o for o in self._owned(el) if doc.role[o] not in owned]  # type: ignore[operator]
             if bad:
-                self.add("aria-required-children", el, f'role="{explicit}" may only own '
-                         + ", ".join(owned)  # type: ignore[arg-type]
-                         + f"; it contains {_describe(bad[0], doc)}")
+                self.add(
+                    "aria-required-children",
+                    el,
+                    f'role="{explicit}" may only own '
+                    + ", ".join(owned)  # type: ignore[arg-type]
+                    + f"; it contains {_describe(bad[0], doc)}",
+                )
 
     def _has_required(self, el: Element, role: str, attr: str) -> bool:
         attrs = el.attrs
@@ -411,19 +466,26 @@ class RuleChecker:
                 if arole in CHILDREN_PRESENTATIONAL:
                     if anc not in self._flagged_nested:
                         self._flagged_nested.add(anc)
-                        self.add("nested-interactive", anc, f'Interactive {_describe(el, doc)} is '
-                                 f'nested inside role="{arole}" {_describe(anc, doc)}; screen '
-                                 "readers do not announce nested controls")
+                        self.add(
+                            "nested-interactive",
+                            anc,
+                            f"Interactive {_describe(el, doc)} is "
+                            f'nested inside role="{arole}" {_describe(anc, doc)}; screen '
+                            "readers do not announce nested controls",
+                        )
                     break
                 anc = anc.parent
-        if has_click_handler(el) and not interactive and not natively_interactive(el):
-            if not any(doc.focusable(d) or doc.role[d] in WIDGET_ROLES for d in el.iter()):
-                self.add("interactive-handler", el, f"{_describe(el, doc)} has a click handler but "
-                         "is not a control: use a <button> (or give it an interactive role, "
-                         'tabindex="0" and key handling)')
+        handler_only = has_click_handler(el) and not interactive and not natively_interactive(el)
+        if handler_only and not any(doc.focusable(d) or doc.role[d] in WIDGET_ROLES for d in el.iter()):
+            self.add(
+                "interactive-handler",
+                el,
+                f"{_describe(el, doc)} has a click handler but "
+                "is not a control: use a <button> (or give it an interactive role, "
+                'tabindex="0" and key handling)',
+            )
         if role in FOCUS_ROLES and el not in doc.disabled:
-            if el.tag == "option" and el.parent is not None and el.parent.tag in (
-                    "select", "datalist", "optgroup"):
+            if el.tag == "option" and el.parent is not None and el.parent.tag in ("select", "datalist", "optgroup"):
                 return
             if ti is not None and ti >= 0:
                 return
@@ -438,12 +500,19 @@ class RuleChecker:
                 ):
                     return
             if ti is not None and ti < 0:
-                self.add("focusable-interactive", el, f'{_describe(el, doc)} has tabindex="{ti}", '
-                         "so keyboard users cannot reach it")
+                self.add(
+                    "focusable-interactive",
+                    el,
+                    f'{_describe(el, doc)} has tabindex="{ti}", so keyboard users cannot reach it',
+                )
             else:
-                self.add("focusable-interactive", el, f'{_describe(el, doc)} has role="{role}" but '
-                         "cannot receive keyboard focus: add tabindex=\"0\" or use the native "
-                         "element")
+                self.add(
+                    "focusable-interactive",
+                    el,
+                    f'{_describe(el, doc)} has role="{role}" but '
+                    'cannot receive keyboard focus: add tabindex="0" or use the native '
+                    "element",
+                )
 
     def _composite(self, el: Element, roles: tuple[str, ...]) -> Element | None:
         doc = self.doc
@@ -462,13 +531,18 @@ class RuleChecker:
                 if not isinstance(child, Element) or child.tag in ("script", "template"):
                     continue
                 if child.tag != "li" or self.doc.explicit[child] not in (None, "listitem"):
-                    self.add("list", el, f"<{tag}> must only directly contain <li>, <script> or "
-                             f"<template> elements; it contains {_describe(child, self.doc)}")
+                    self.add(
+                        "list",
+                        el,
+                        f"<{tag}> must only directly contain <li>, <script> or "
+                        f"<template> elements; it contains {_describe(child, self.doc)}",
+                    )
                     break
         elif tag == "li" and role == "listitem" and self.doc.explicit[el] is None:
             parent = el.parent
             if parent is None or not (
-                parent.tag in ("ul", "ol", "menu") and self.doc.role.get(parent) == "list"
+                parent.tag in ("ul", "ol", "menu")
+                and self.doc.role.get(parent) == "list"
                 or self.doc.explicit.get(parent) == "list"
             ):
                 self.add("listitem", el, "<li> must be contained in a <ul>, <ol> or <menu>")
@@ -491,11 +565,14 @@ class RuleChecker:
         for key, els in dups.items():
             ident = unscoped_id(key)
             if key in referenced:
-                self.add("duplicate-id-aria", els[1], f'id="{ident}" is used {len(els)} times and '
-                         "is referenced by ARIA or a label; the reference is ambiguous")
+                self.add(
+                    "duplicate-id-aria",
+                    els[1],
+                    f'id="{ident}" is used {len(els)} times and '
+                    "is referenced by ARIA or a label; the reference is ambiguous",
+                )
             else:
-                self.add("duplicate-id", els[1], f'id="{ident}" is used {len(els)} times; ids must '
-                         "be unique")
+                self.add("duplicate-id", els[1], f'id="{ident}" is used {len(els)} times; ids must be unique')
 
 
 def _heading_level(el: Element) -> int | None:

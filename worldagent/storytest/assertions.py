@@ -22,9 +22,28 @@ __all__ = ["Assertion", "NON_ASSERTED_ROLES", "check_assertions", "derive_assert
 # Roles that never produce an assertion: no semantics, or text-level semantics whose presence
 # is a matter of wording rather than of the component's structure.
 NON_ASSERTED_ROLES: frozenset[str] = frozenset(
-    {"generic", "none", "presentation", "paragraph", "text", "strong", "emphasis", "code",
-     "deletion", "insertion", "subscript", "superscript", "time", "mark", "term", "definition",
-     "blockquote", "caption", "abbr", "graphics-document"}
+    {
+        "generic",
+        "none",
+        "presentation",
+        "paragraph",
+        "text",
+        "strong",
+        "emphasis",
+        "code",
+        "deletion",
+        "insertion",
+        "subscript",
+        "superscript",
+        "time",
+        "mark",
+        "term",
+        "definition",
+        "blockquote",
+        "caption",
+        "abbr",
+        "graphics-document",
+    }
 )
 
 _WS = re.compile(r"\s+")

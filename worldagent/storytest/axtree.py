@@ -53,23 +53,57 @@ NO_ROLE = frozenset({"none", "presentation", "generic"})
 
 # WAI-ARIA 1.2 roles whose name may come from their content.
 _NAME_FROM_CONTENT = frozenset(
-    {"button", "cell", "checkbox", "columnheader", "gridcell", "heading", "link", "menuitem",
-     "menuitemcheckbox", "menuitemradio", "option", "radio", "row", "rowheader", "switch",
-     "tab", "tooltip", "treeitem"}
+    {
+        "button",
+        "cell",
+        "checkbox",
+        "columnheader",
+        "gridcell",
+        "heading",
+        "link",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "option",
+        "radio",
+        "row",
+        "rowheader",
+        "switch",
+        "tab",
+        "tooltip",
+        "treeitem",
+    }
 )
 # Roles whose descendants are presentational (axe's nested-interactive), plus link
 # (HTML forbids interactive content inside <a>).
 CHILDREN_PRESENTATIONAL = frozenset(
     [r for r, spec in ARIA_ROLES.items() if spec.get("children_presentational")] + ["link"]
 )
-WIDGET_ROLES = frozenset(
-    r for r, spec in ARIA_ROLES.items() if spec["type"] in ("widget", "composite")
-) - {"progressbar"}  # axe types progressbar as a widget; it is not operable
+WIDGET_ROLES = frozenset(r for r, spec in ARIA_ROLES.items() if spec["type"] in ("widget", "composite")) - {
+    "progressbar"
+}  # axe types progressbar as a widget; it is not operable
 # Roles a keyboard user must be able to reach (focusable-interactive).
 FOCUS_ROLES = frozenset(
-    {"button", "link", "checkbox", "switch", "radio", "tab", "menuitem", "menuitemcheckbox",
-     "menuitemradio", "option", "slider", "spinbutton", "textbox", "searchbox", "combobox",
-     "treeitem", "gridcell", "scrollbar"}
+    {
+        "button",
+        "link",
+        "checkbox",
+        "switch",
+        "radio",
+        "tab",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "option",
+        "slider",
+        "spinbutton",
+        "textbox",
+        "searchbox",
+        "combobox",
+        "treeitem",
+        "gridcell",
+        "scrollbar",
+    }
 )
 # Items of composite widgets: reachable via roving tabindex or aria-activedescendant.
 COMPOSITE_ITEMS = {
@@ -82,9 +116,7 @@ COMPOSITE_ITEMS = {
     "radio": ("radiogroup",),
     "gridcell": ("grid", "treegrid"),
 }
-TOGGLE_FIELD_ROLES = frozenset(
-    {"checkbox", "menuitemcheckbox", "menuitemradio", "radio", "switch", "option"}
-)
+TOGGLE_FIELD_ROLES = frozenset({"checkbox", "menuitemcheckbox", "menuitemradio", "radio", "switch", "option"})
 INPUT_FIELD_ROLES = frozenset({"combobox", "listbox", "searchbox", "slider", "spinbutton", "textbox"})
 ROLE_NAME_RULES = {
     "progressbar": "aria-progressbar-name",
@@ -96,49 +128,165 @@ ROLE_NAME_RULES = {
 }
 
 _SIMPLE_IMPLICIT: dict[str, str] = {
-    "article": "article", "aside": "complementary", "blockquote": "blockquote",
-    "button": "button", "caption": "caption", "code": "code", "datalist": "listbox",
-    "dd": "definition", "del": "deletion", "details": "group", "dfn": "term",
-    "dialog": "dialog", "dt": "term", "em": "emphasis", "fieldset": "group",
-    "figure": "figure", "h1": "heading", "h2": "heading", "h3": "heading", "h4": "heading",
-    "h5": "heading", "h6": "heading", "hgroup": "group", "hr": "separator", "ins": "insertion",
-    "li": "listitem", "main": "main", "mark": "mark", "math": "math", "menu": "list",
-    "meter": "meter", "nav": "navigation", "ol": "list", "optgroup": "group",
-    "option": "option", "output": "status", "p": "paragraph", "progress": "progressbar",
-    "search": "search", "strong": "strong", "sub": "subscript", "sup": "superscript",
-    "table": "table", "tbody": "rowgroup", "textarea": "textbox", "tfoot": "rowgroup",
-    "thead": "rowgroup", "time": "time", "tr": "row", "ul": "list", "address": "group",
+    "article": "article",
+    "aside": "complementary",
+    "blockquote": "blockquote",
+    "button": "button",
+    "caption": "caption",
+    "code": "code",
+    "datalist": "listbox",
+    "dd": "definition",
+    "del": "deletion",
+    "details": "group",
+    "dfn": "term",
+    "dialog": "dialog",
+    "dt": "term",
+    "em": "emphasis",
+    "fieldset": "group",
+    "figure": "figure",
+    "h1": "heading",
+    "h2": "heading",
+    "h3": "heading",
+    "h4": "heading",
+    "h5": "heading",
+    "h6": "heading",
+    "hgroup": "group",
+    "hr": "separator",
+    "ins": "insertion",
+    "li": "listitem",
+    "main": "main",
+    "mark": "mark",
+    "math": "math",
+    "menu": "list",
+    "meter": "meter",
+    "nav": "navigation",
+    "ol": "list",
+    "optgroup": "group",
+    "option": "option",
+    "output": "status",
+    "p": "paragraph",
+    "progress": "progressbar",
+    "search": "search",
+    "strong": "strong",
+    "sub": "subscript",
+    "sup": "superscript",
+    "table": "table",
+    "tbody": "rowgroup",
+    "textarea": "textbox",
+    "tfoot": "rowgroup",
+    "thead": "rowgroup",
+    "time": "time",
+    "tr": "row",
+    "ul": "list",
+    "address": "group",
 }
 _INPUT_ROLES: dict[str, str | None] = {
-    "button": "button", "submit": "button", "reset": "button", "image": "button",
-    "checkbox": "checkbox", "radio": "radio", "range": "slider", "number": "spinbutton",
-    "search": "searchbox", "email": "textbox", "tel": "textbox", "text": "textbox",
-    "url": "textbox", "password": "textbox", "hidden": None, "color": None, "date": None,
-    "datetime-local": None, "file": None, "month": None, "time": None, "week": None,
+    "button": "button",
+    "submit": "button",
+    "reset": "button",
+    "image": "button",
+    "checkbox": "checkbox",
+    "radio": "radio",
+    "range": "slider",
+    "number": "spinbutton",
+    "search": "searchbox",
+    "email": "textbox",
+    "tel": "textbox",
+    "text": "textbox",
+    "url": "textbox",
+    "password": "textbox",
+    "hidden": None,
+    "color": None,
+    "date": None,
+    "datetime-local": None,
+    "file": None,
+    "month": None,
+    "time": None,
+    "week": None,
 }
 _TEXT_INPUT_TYPES = frozenset({"text", "search", "email", "tel", "url"})
 _SECTIONING = frozenset({"article", "aside", "main", "nav", "section"})
 _SECTIONING_ROLES = frozenset({"article", "complementary", "main", "navigation", "region"})
 # Elements without an ARIA role mapping (generic): ARIA 1.2 prohibits naming them.
 GENERIC_TAGS = frozenset(
-    {"div", "span", "b", "i", "u", "s", "small", "bdi", "bdo", "data", "samp", "kbd", "var",
-     "pre", "q", "font", "center", "big", "tt"}
+    {
+        "div",
+        "span",
+        "b",
+        "i",
+        "u",
+        "s",
+        "small",
+        "bdi",
+        "bdo",
+        "data",
+        "samp",
+        "kbd",
+        "var",
+        "pre",
+        "q",
+        "font",
+        "center",
+        "big",
+        "tt",
+    }
 )
 HEADINGS = {"h1": "1", "h2": "2", "h3": "3", "h4": "4", "h5": "5", "h6": "6"}
 _NATIVE_FOCUSABLE = frozenset({"button", "select", "textarea", "iframe"})
 _DISABLEABLE = frozenset({"button", "input", "select", "textarea", "option", "optgroup", "fieldset"})
-_NATIVELY_INTERACTIVE = frozenset(
-    {"button", "input", "select", "textarea", "summary", "label", "option", "details"}
-)
+_NATIVELY_INTERACTIVE = frozenset({"button", "input", "select", "textarea", "summary", "label", "option", "details"})
 _NOT_CONTENT = frozenset({"script", "style", "template", "head", "title", "meta", "link", "noscript"})
 _BLOCK = frozenset(
-    {"address", "article", "aside", "blockquote", "br", "dd", "details", "dialog", "div", "dl",
-     "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
-     "h6", "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "summary", "table",
-     "td", "th", "tr", "ul"}
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "br",
+        "dd",
+        "details",
+        "dialog",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "td",
+        "th",
+        "tr",
+        "ul",
+    }
 )
-IDREF_ATTRS = ("aria-labelledby", "aria-describedby", "aria-controls", "aria-owns",
-                "aria-activedescendant", "aria-errormessage", "aria-details", "aria-flowto")
+IDREF_ATTRS = (
+    "aria-labelledby",
+    "aria-describedby",
+    "aria-controls",
+    "aria-owns",
+    "aria-activedescendant",
+    "aria-errormessage",
+    "aria-details",
+    "aria-flowto",
+)
 _CLICK_EVENTS = frozenset({"click", "dblclick"})
 _DISPLAY_NONE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden)\b", re.I)
 _WS = re.compile(r"\s+")
@@ -180,10 +328,7 @@ def has_click_handler(el: Element) -> bool:
     trig = attrs.get("p-trigger")
     if not trig:
         return False
-    for part in re.split(r"[\s,;]+", trig):
-        if part.split(":", 1)[0].strip().lower() in _CLICK_EVENTS:
-            return True
-    return False
+    return any(part.split(":", 1)[0].strip().lower() in _CLICK_EVENTS for part in re.split(r"[\s,;]+", trig))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -192,9 +337,23 @@ def has_click_handler(el: Element) -> bool:
 
 
 class AccessibilityDocument:
-    __slots__ = ("root", "elements", "role", "explicit", "ax_hidden", "not_rendered", "disabled", "native_disabled",
-                 "ids", "id_elems", "labels_for", "owner_of", "_names", "_composite_tabbable",
-                 "sibling_positions")
+    __slots__ = (
+        "root",
+        "elements",
+        "role",
+        "explicit",
+        "ax_hidden",
+        "not_rendered",
+        "disabled",
+        "native_disabled",
+        "ids",
+        "id_elems",
+        "labels_for",
+        "owner_of",
+        "_names",
+        "_composite_tabbable",
+        "sibling_positions",
+    )
 
     def __init__(self, root: Element) -> None:
         self.root = root
@@ -228,18 +387,24 @@ class AccessibilityDocument:
             tag = el.tag
             if not nr:
                 style = attrs.get("style")
-                if ("hidden" in attrs and tag != "input") or (style and _DISPLAY_NONE.search(style)):
-                    nr = True
-                elif tag in _NOT_CONTENT:
-                    nr = True
-                elif tag == "input" and attrs.get("type", "").lower() == "hidden":
+                if (
+                    ("hidden" in attrs and tag != "input")
+                    or (style and _DISPLAY_NONE.search(style))
+                    or tag in _NOT_CONTENT
+                    or tag == "input"
+                    and attrs.get("type", "").lower() == "hidden"
+                ):
                     nr = True
                 elif tag == "datalist":
                     nr = True  # suggestions of an <input list>, not rendered in place
                 elif tag == "dialog" and "open" not in attrs:
                     nr = True  # a closed <dialog> is display: none
-                elif (el.parent is not None and el.parent.tag == "details"
-                      and "open" not in el.parent.attrs and not _is_first_summary(el)):
+                elif (
+                    el.parent is not None
+                    and el.parent.tag == "details"
+                    and "open" not in el.parent.attrs
+                    and not _is_first_summary(el)
+                ):
                     nr = True  # closed <details>: only its summary is rendered
             if not hid and (nr or attrs.get("aria-hidden", "").strip().lower() == "true"):
                 hid = True
@@ -333,7 +498,11 @@ class AccessibilityDocument:
         return _norm(el.attrs.get("aria-description", ""))
 
     def _text_alt(
-        self, el: Element, visited: set[Element], allow_labelledby: bool, recursing: bool,
+        self,
+        el: Element,
+        visited: set[Element],
+        allow_labelledby: bool,
+        recursing: bool,
         include_hidden: bool,
     ) -> str:
         """Simplified accname 1.2 text alternative computation."""
@@ -446,8 +615,7 @@ class AccessibilityDocument:
         anc = el.parent
         while anc is not None:
             if anc.tag == "label":
-                if (anc not in visited and not anc.attrs.get("for")
-                        and _first_labelable(anc) is el):
+                if anc not in visited and not anc.attrs.get("for") and _first_labelable(anc) is el:
                     parts.append(self._text_alt(anc, visited, True, True, False))
                 break
             anc = anc.parent
@@ -486,10 +654,7 @@ def _is_first_summary(el: Element) -> bool:
 
 
 def _has_global_aria(el: Element) -> bool:
-    for name in el.attrs:
-        if name.startswith("aria-") and name in GLOBAL_ATTRS:
-            return True
-    return False
+    return any(name.startswith("aria-") and name in GLOBAL_ATTRS for name in el.attrs)
 
 
 def natively_interactive(el: Element) -> bool:
@@ -620,12 +785,23 @@ def _selector(el: Element, id_elems: dict[str, list[Element]], cache: SiblingPos
 
 
 _STATE_ATTRS = (
-    ("aria-pressed", "pressed"), ("aria-checked", "checked"), ("aria-expanded", "expanded"),
-    ("aria-selected", "selected"), ("aria-disabled", "disabled"), ("aria-invalid", "invalid"),
-    ("aria-current", "current"), ("aria-level", "level"), ("aria-valuenow", "valuenow"),
-    ("aria-valuemin", "valuemin"), ("aria-valuemax", "valuemax"), ("aria-valuetext", "valuetext"),
-    ("aria-busy", "busy"), ("aria-modal", "modal"), ("aria-required", "required"),
-    ("aria-readonly", "readonly"), ("aria-haspopup", "haspopup"),
+    ("aria-pressed", "pressed"),
+    ("aria-checked", "checked"),
+    ("aria-expanded", "expanded"),
+    ("aria-selected", "selected"),
+    ("aria-disabled", "disabled"),
+    ("aria-invalid", "invalid"),
+    ("aria-current", "current"),
+    ("aria-level", "level"),
+    ("aria-valuenow", "valuenow"),
+    ("aria-valuemin", "valuemin"),
+    ("aria-valuemax", "valuemax"),
+    ("aria-valuetext", "valuetext"),
+    ("aria-busy", "busy"),
+    ("aria-modal", "modal"),
+    ("aria-required", "required"),
+    ("aria-readonly", "readonly"),
+    ("aria-haspopup", "haspopup"),
 )
 
 
@@ -657,8 +833,9 @@ def _states(el: Element, role: str, doc: AccessibilityDocument) -> dict[str, str
         if "valuenow" not in states and attrs.get("value", "").strip():
             states["valuenow"] = attrs["value"].strip()
         if "valuemax" not in states:
-            states["valuemax"] = attrs.get("max", "").strip() or ("1" if tag == "progress" else "100"
-                                                                   if tag == "input" else "1")
+            states["valuemax"] = attrs.get("max", "").strip() or (
+                "1" if tag == "progress" else "100" if tag == "input" else "1"
+            )
         if "valuemin" not in states:
             states["valuemin"] = attrs.get("min", "").strip() or "0"
         if tag == "input" and "valuenow" not in states:
@@ -682,9 +859,7 @@ def accessibility_tree(html: str | Element) -> list[AXNode]:
     """
     doc = AccessibilityDocument(as_root(html))
     out: list[AXNode] = []
-    stack: list[tuple[Element, int]] = [
-        (c, 0) for c in reversed(doc.root.children) if isinstance(c, Element)
-    ]
+    stack: list[tuple[Element, int]] = [(c, 0) for c in reversed(doc.root.children) if isinstance(c, Element)]
     while stack:
         el, depth = stack.pop()
         if el in doc.ax_hidden:

@@ -21,22 +21,50 @@ references resolve inside the shadow root they live in.
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterator
 from html.parser import HTMLParser
 
 __all__ = ["Element", "VOID_ELEMENTS", "parse_html", "iter_elements", "text_content"]
 
 VOID_ELEMENTS: frozenset[str] = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param",
-     "source", "track", "wbr"}
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
 )
 
 # Start tags that implicitly close an open <p> (HTML "close a p element").
 _CLOSES_P: frozenset[str] = frozenset(
-    {"address", "article", "aside", "blockquote", "details", "dialog", "div", "dl", "fieldset",
-     "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header",
-     "hgroup", "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"}
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "details",
+        "dialog",
+        "div",
+        "dl",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "table",
+        "ul",
+    }
 )
 # tag -> (tags it closes when still open as the current node's ancestors, scope-stopping tags)
 _IMPLICIT_CLOSE: dict[str, tuple[frozenset[str], frozenset[str]]] = {

@@ -41,24 +41,156 @@ __all__ = [
 PATTERN_RULES: tuple[str, ...] = ("inline-style", "hardcoded-color", "div-soup")
 
 CSS_NAMED_COLORS: frozenset[str] = frozenset(
-    """aliceblue antiquewhite aqua aquamarine azure beige bisque black blanchedalmond blue
-    blueviolet brown burlywood cadetblue chartreuse chocolate coral cornflowerblue cornsilk
-    crimson cyan darkblue darkcyan darkgoldenrod darkgray darkgreen darkgrey darkkhaki
-    darkmagenta darkolivegreen darkorange darkorchid darkred darksalmon darkseagreen
-    darkslateblue darkslategray darkslategrey darkturquoise darkviolet deeppink deepskyblue
-    dimgray dimgrey dodgerblue firebrick floralwhite forestgreen fuchsia gainsboro ghostwhite
-    gold goldenrod gray green greenyellow grey honeydew hotpink indianred indigo ivory khaki
-    lavender lavenderblush lawngreen lemonchiffon lightblue lightcoral lightcyan
-    lightgoldenrodyellow lightgray lightgreen lightgrey lightpink lightsalmon lightseagreen
-    lightskyblue lightslategray lightslategrey lightsteelblue lightyellow lime limegreen linen
-    magenta maroon mediumaquamarine mediumblue mediumorchid mediumpurple mediumseagreen
-    mediumslateblue mediumspringgreen mediumturquoise mediumvioletred midnightblue mintcream
-    mistyrose moccasin navajowhite navy oldlace olive olivedrab orange orangered orchid
-    palegoldenrod palegreen paleturquoise palevioletred papayawhip peachpuff peru pink plum
-    powderblue purple rebeccapurple red rosybrown royalblue saddlebrown salmon sandybrown
-    seagreen seashell sienna silver skyblue slateblue slategray slategrey snow springgreen
-    steelblue tan teal thistle tomato turquoise violet wheat white whitesmoke yellow
-    yellowgreen""".split()
+    [
+        "aliceblue",
+        "antiquewhite",
+        "aqua",
+        "aquamarine",
+        "azure",
+        "beige",
+        "bisque",
+        "black",
+        "blanchedalmond",
+        "blue",
+        "blueviolet",
+        "brown",
+        "burlywood",
+        "cadetblue",
+        "chartreuse",
+        "chocolate",
+        "coral",
+        "cornflowerblue",
+        "cornsilk",
+        "crimson",
+        "cyan",
+        "darkblue",
+        "darkcyan",
+        "darkgoldenrod",
+        "darkgray",
+        "darkgreen",
+        "darkgrey",
+        "darkkhaki",
+        "darkmagenta",
+        "darkolivegreen",
+        "darkorange",
+        "darkorchid",
+        "darkred",
+        "darksalmon",
+        "darkseagreen",
+        "darkslateblue",
+        "darkslategray",
+        "darkslategrey",
+        "darkturquoise",
+        "darkviolet",
+        "deeppink",
+        "deepskyblue",
+        "dimgray",
+        "dimgrey",
+        "dodgerblue",
+        "firebrick",
+        "floralwhite",
+        "forestgreen",
+        "fuchsia",
+        "gainsboro",
+        "ghostwhite",
+        "gold",
+        "goldenrod",
+        "gray",
+        "green",
+        "greenyellow",
+        "grey",
+        "honeydew",
+        "hotpink",
+        "indianred",
+        "indigo",
+        "ivory",
+        "khaki",
+        "lavender",
+        "lavenderblush",
+        "lawngreen",
+        "lemonchiffon",
+        "lightblue",
+        "lightcoral",
+        "lightcyan",
+        "lightgoldenrodyellow",
+        "lightgray",
+        "lightgreen",
+        "lightgrey",
+        "lightpink",
+        "lightsalmon",
+        "lightseagreen",
+        "lightskyblue",
+        "lightslategray",
+        "lightslategrey",
+        "lightsteelblue",
+        "lightyellow",
+        "lime",
+        "limegreen",
+        "linen",
+        "magenta",
+        "maroon",
+        "mediumaquamarine",
+        "mediumblue",
+        "mediumorchid",
+        "mediumpurple",
+        "mediumseagreen",
+        "mediumslateblue",
+        "mediumspringgreen",
+        "mediumturquoise",
+        "mediumvioletred",
+        "midnightblue",
+        "mintcream",
+        "mistyrose",
+        "moccasin",
+        "navajowhite",
+        "navy",
+        "oldlace",
+        "olive",
+        "olivedrab",
+        "orange",
+        "orangered",
+        "orchid",
+        "palegoldenrod",
+        "palegreen",
+        "paleturquoise",
+        "palevioletred",
+        "papayawhip",
+        "peachpuff",
+        "peru",
+        "pink",
+        "plum",
+        "powderblue",
+        "purple",
+        "rebeccapurple",
+        "red",
+        "rosybrown",
+        "royalblue",
+        "saddlebrown",
+        "salmon",
+        "sandybrown",
+        "seagreen",
+        "seashell",
+        "sienna",
+        "silver",
+        "skyblue",
+        "slateblue",
+        "slategray",
+        "slategrey",
+        "snow",
+        "springgreen",
+        "steelblue",
+        "tan",
+        "teal",
+        "thistle",
+        "tomato",
+        "turquoise",
+        "violet",
+        "wheat",
+        "white",
+        "whitesmoke",
+        "yellow",
+        "yellowgreen",
+    ]
 )
 
 _HEX = re.compile(r"(?<![\w#&$])#(?:[0-9a-fA-F]{8}|[0-9a-fA-F]{6}|[0-9a-fA-F]{3,4})(?![\w-])")
@@ -72,8 +204,9 @@ _COLOR_KEY = re.compile(
     r"column-?rule|stop|flood|lighting|^--",
     re.I,
 )
-_NON_COLOR_KEYS = frozenset({"href", "src", "id", "for", "htmlfor", "to", "action", "target",
-                             "p-target", "name", "key", "selector"})
+_NON_COLOR_KEYS = frozenset(
+    {"href", "src", "id", "for", "htmlfor", "to", "action", "target", "p-target", "name", "key", "selector"}
+)
 _COLOR_ATTRS = ("style", "fill", "stroke", "color", "bgcolor", "stop-color", "flood-color")
 _IDENT_CHAR = re.compile(r"[\w$-]")
 
@@ -112,11 +245,11 @@ def _key_before(src: str, pos: int) -> str | None:
     if src[i] in "'\"":  # quoted key
         q = src[i]
         j = src.rfind(q, 0, i)
-        return src[j + 1:i].lower() if j >= 0 else None
+        return src[j + 1 : i].lower() if j >= 0 else None
     end = i + 1
     while i >= 0 and _IDENT_CHAR.match(src[i]):
         i -= 1
-    key = src[i + 1:end]
+    key = src[i + 1 : end]
     return key.lower() if key else None
 
 
@@ -174,7 +307,7 @@ def _string_literals(src: str) -> Iterator[tuple[str, int, str | None]]:
                     break
                 j += 1
             if j < n and src[j] == c:
-                yield src[i + 1:j], i + 1, _key_before(src, i)
+                yield src[i + 1 : j], i + 1, _key_before(src, i)
                 i = j + 1
             else:
                 i = j  # unterminated on this line: not a literal
@@ -187,10 +320,9 @@ def _string_literals(src: str) -> Iterator[tuple[str, int, str | None]]:
             continue
         if c == "{":
             stack.append("{")
-        elif c == "}" and stack:
-            if stack.pop() == "`":
-                in_template = True
-                tpl_start = i + 1
+        elif c == "}" and stack and stack.pop() == "`":
+            in_template = True
+            tpl_start = i + 1
         i += 1
 
 
@@ -389,8 +521,24 @@ _NATIVE_FOR_ROLE: dict[str, str] = {
 }
 DIV_SOUP_MIN_ELEMENTS = 3
 _NON_SEMANTIC = frozenset(
-    {"div", "span", "b", "i", "u", "s", "small", "font", "center", "br", "wbr", "template",
-     "script", "style", "big", "tt"}
+    {
+        "div",
+        "span",
+        "b",
+        "i",
+        "u",
+        "s",
+        "small",
+        "font",
+        "center",
+        "br",
+        "wbr",
+        "template",
+        "script",
+        "style",
+        "big",
+        "tt",
+    }
 )
 
 
@@ -408,30 +556,60 @@ def check_patterns(html: str | Element, sources: Mapping[str, str] | None = None
         if tag not in _NON_SEMANTIC or role:
             semantic = True
         if "style" in attrs:
-            out.append(Violation("inline-style", target_of(el), f'Inline style="{attrs["style"]}": '
-                                 "put the declarations in createStyles and spread the class"))
+            out.append(
+                Violation(
+                    "inline-style",
+                    target_of(el),
+                    f'Inline style="{attrs["style"]}": put the declarations in createStyles and spread the class',
+                )
+            )
         for a in _COLOR_ATTRS:
             v = attrs.get(a)
             if v:
                 for color, _off in _colors_in_value(v, True):
-                    out.append(Violation("hardcoded-color", target_of(el), f"Colour {color} is "
-                                         f'hard-coded in {a}="..."; use a token from createTokens'))
+                    out.append(
+                        Violation(
+                            "hardcoded-color",
+                            target_of(el),
+                            f'Colour {color} is hard-coded in {a}="..."; use a token from createTokens',
+                        )
+                    )
         if tag in ("div", "span"):
             native = _NATIVE_FOR_ROLE.get(role)
             if native is not None:
-                out.append(Violation("div-soup", target_of(el), f'<{tag} role="{role}"> '
-                                     f"re-implements a native control: use {native}"))
+                out.append(
+                    Violation(
+                        "div-soup", target_of(el), f'<{tag} role="{role}"> re-implements a native control: use {native}'
+                    )
+                )
             elif has_click_handler(el):
-                out.append(Violation("div-soup", target_of(el), f"<{tag}> with a click handler: "
-                                     "use a <button> (or <a href> for navigation)"))
+                out.append(
+                    Violation(
+                        "div-soup",
+                        target_of(el),
+                        f"<{tag}> with a click handler: use a <button> (or <a href> for navigation)",
+                    )
+                )
     # A lone <span> badge is fine; a structure of several anonymous boxes is soup.
     if elements >= DIV_SOUP_MIN_ELEMENTS and not semantic:
-        out.append(Violation("div-soup", "", "The story renders no semantic element (only "
-                             "div/span): use elements such as <button>, <ul>, <h2>, <p>, <nav>"))
+        out.append(
+            Violation(
+                "div-soup",
+                "",
+                "The story renders no semantic element (only "
+                "div/span): use elements such as <button>, <ul>, <h2>, <p>, <nav>",
+            )
+        )
     for path in sorted(sources or {}):
         text = (sources or {})[path]
         for color, line in scan_colors(text, path):
-            out.append(Violation("hardcoded-color", f"{path}:{line}", f"Colour {color} is "
-                                 "hard-coded; define it in a *.tokens.ts file with createTokens "
-                                 "and reference the token"))
+            out.append(
+                Violation(
+                    "hardcoded-color",
+                    f"{path}:{line}",
+                    f"Colour {color} is "
+                    "hard-coded; define it in a *.tokens.ts file with createTokens "
+                    "and reference the token",
+                )
+            )
     return out

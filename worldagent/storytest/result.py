@@ -24,13 +24,11 @@ class StoryResult(BaseModel):
     def _counts(self) -> StoryResult:
         if self.passedAssertions > self.totalAssertions:
             raise ValueError(
-                f"passedAssertions ({self.passedAssertions}) exceeds totalAssertions "
-                f"({self.totalAssertions})"
+                f"passedAssertions ({self.passedAssertions}) exceeds totalAssertions ({self.totalAssertions})"
             )
         return self
 
     @classmethod
     def failure(cls, error: str, total_assertions: int = 0) -> StoryResult:
         """A story that could not be rendered or run."""
-        return cls(passed=False, totalAssertions=total_assertions, passedAssertions=0,
-                   a11yPassed=False, errors=[error])
+        return cls(passed=False, totalAssertions=total_assertions, passedAssertions=0, a11yPassed=False, errors=[error])

@@ -13,8 +13,6 @@ def reward(result: StoryResult, weights: RewardWeights | None = None) -> float:
     w = weights if weights is not None else RewardWeights()
     ratio = (result.passedAssertions / result.totalAssertions) if result.totalAssertions > 0 else 0.0
     value = (
-        w.passed * float(result.passed)
-        + w.a11y * float(result.a11yPassed)
-        + w.assertions * min(max(ratio, 0.0), 1.0)
+        w.passed * float(result.passed) + w.a11y * float(result.a11yPassed) + w.assertions * min(max(ratio, 0.0), 1.0)
     )
     return min(max(value, 0.0), 1.0)

@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from worldagent.config import StorytestParams
-
+from worldagent.errors import RunError
 from worldagent.storytest.a11y import (
     Violation,
     accessibility_tree,
@@ -68,13 +68,17 @@ CHROMIUM_ARGS: tuple[str, ...] = (
 )
 # axe rules about whole pages; a story renders a fragment, so they do not apply.
 PAGE_LEVEL_AXE_RULES: tuple[str, ...] = (
-    "document-title", "html-has-lang", "landmark-one-main", "page-has-heading-one", "region",
+    "document-title",
+    "html-has-lang",
+    "landmark-one-main",
+    "page-has-heading-one",
+    "region",
     "bypass",
 )
 CHROMIUM_ENV = "WORLDAGENT_CHROMIUM"
 
 
-class StoryRunnerError(RuntimeError):
+class StoryRunnerError(RunError):
     """A runner could not produce a result (misconfiguration, bad external output...)."""
 
 
@@ -99,7 +103,6 @@ class StoryRunner(Protocol):
 # ---------------------------------------------------------------------------------------------
 
 
-
 def evaluate_html(
     html: str,
     sources: Mapping[str, str] | None = None,
@@ -118,7 +121,7 @@ def evaluate_html(
     errors += [format_violation(v) for v in patterns]
     errors += [
         f"assertion: expected {describe_assertion(a)} was not found"
-        for a, ok in zip(expected, checks)
+        for a, ok in zip(expected, checks, strict=False)
         if not ok
     ]
     return StoryResult(
@@ -135,9 +138,7 @@ def _load_render() -> Any:
     try:
         from worldagent.stories.render import render_story
     except ImportError as exc:
-        raise StoryRunnerError(
-            f"the story renderer worldagent.stories.render is not importable: {exc}"
-        ) from exc
+        raise StoryRunnerError(f"the story renderer worldagent.stories.render is not importable: {exc}") from exc
     return render_story
 
 
@@ -158,7 +159,9 @@ def _render_or_error(
 ) -> tuple[Any, str | None]:
     render_story = _load_render()
     try:
-        return render_story(Path(story_file), export, Path(root), overlay, max_depth=limits.max_depth, max_steps=limits.max_steps), None
+        return render_story(
+            Path(story_file), export, Path(root), overlay, max_depth=limits.max_depth, max_steps=limits.max_steps
+        ), None
     except Exception as exc:  # any render failure is a failed story, never a crash
         try:
             from worldagent.stories.errors import StoryError
@@ -389,8 +392,13 @@ class BrowserStoryRunner:
         out: list[Violation] = []
         for v in raw.get("violations", []):
             for node in v.get("nodes", []):
-                out.append(Violation(str(v.get("id")), _axe_target(node.get("target", [])),
-                                     str(v.get("help") or v.get("description") or "")))
+                out.append(
+                    Violation(
+                        str(v.get("id")),
+                        _axe_target(node.get("target", [])),
+                        str(v.get("help") or v.get("description") or ""),
+                    )
+                )
         return out
 
     def run(
@@ -458,18 +466,28 @@ class CommandStoryRunner:
         overlay: Mapping[str, str] | None = None,
     ) -> StoryResult:
         argv = self._command(story_file, export, root)
-        payload = json.dumps({
-            "storyFile": str(story_file),
-            "export": export,
-            "root": str(root),
-            "expected": [a.model_dump() for a in expected or []],
-            "overlay": dict(overlay or {}),
-        })
+        payload = json.dumps(
+            {
+                "storyFile": str(story_file),
+                "export": export,
+                "root": str(root),
+                "expected": [a.model_dump() for a in expected or []],
+                "overlay": dict(overlay or {}),
+            }
+        )
         env = {**os.environ, **self.env} if self.env is not None else None
         shown = shlex.join(argv)
         try:
-            proc = subprocess.run(argv, input=payload, capture_output=True, text=True,
-                                  cwd=str(root), timeout=self.timeout_s, env=env, check=False)
+            proc = subprocess.run(
+                argv,
+                input=payload,
+                capture_output=True,
+                text=True,
+                cwd=str(root),
+                timeout=self.timeout_s,
+                env=env,
+                check=False,
+            )
         except FileNotFoundError as exc:
             raise StoryRunnerError(f"story command not found: {shown} ({exc})") from exc
         except subprocess.TimeoutExpired as exc:
@@ -487,9 +505,7 @@ class CommandStoryRunner:
         try:
             return StoryResult.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors()
-            )
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors())
             raise StoryRunnerError(
                 f"story command {shown} (exit {proc.returncode}) printed JSON that is not a "
                 f"StoryResult {{passed, totalAssertions, passedAssertions, a11yPassed, errors}}: "
@@ -500,6 +516,7 @@ class CommandStoryRunner:
 # ---------------------------------------------------------------------------------------------
 # Factory
 # ---------------------------------------------------------------------------------------------
+
 
 def make_runner(params: StorytestParams | str = "python") -> StoryRunner:
     """The runner ``storytest`` in params.yaml asks for (or just a kind: python, browser)."""

@@ -31,9 +31,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from worldagent.errors import InputError
-
 from worldagent import safejson
+from worldagent.errors import InputError
 
 CALL_START = "<start_function_call>"
 CALL_END = "<end_function_call>"
@@ -303,13 +302,13 @@ def _parse_blocks(
         start = resume
     pieces.append(text[pos:])
     if unreported:
-        errors.append(CallParseError(len(text), f"{unreported} more malformed {kind} block(s) not reported individually"))
+        errors.append(
+            CallParseError(len(text), f"{unreported} more malformed {kind} block(s) not reported individually")
+        )
     return blocks, "".join(pieces), errors
 
 
-def _skip_target(
-    text: str, marker: str, start: int, end: int, last_end: int, failures: int, streak: int
-) -> int:
+def _skip_target(text: str, marker: str, start: int, end: int, last_end: int, failures: int, streak: int) -> int:
     """Where to jump ahead to on hostile input (a position <= start means: parse normally).
 
     Too many failures before one terminator: only the last start marker in front of it can
@@ -325,9 +324,7 @@ def _skip_target(
     return -1
 
 
-def _skipped(
-    text: str, marker: str, kind: str, begin: int, stop: int, count: int | None = None
-) -> CallParseError:
+def _skipped(text: str, marker: str, kind: str, begin: int, stop: int, count: int | None = None) -> CallParseError:
     """Summary for start markers not parsed one by one (see _skip_target and the no-terminator
     case in _parse_blocks): bounds the work on hostile input."""
     count = text.count(marker, begin, stop) if count is None else count
@@ -336,9 +333,7 @@ def _skipped(
     )
 
 
-def _to_error(
-    text: str, offset: int, detail: str, name: str | None, kind: str, start: int
-) -> CallParseError:
+def _to_error(text: str, offset: int, detail: str, name: str | None, kind: str, start: int) -> CallParseError:
     # What was found is quoted here, once per reported error, rather than at each raise site.
     found = repr(text[offset : offset + 20]) if offset < len(text) else "end of input"
     where = f"{kind} {name!r} starting at offset {start}" if name else f"{kind} starting at offset {start}"
@@ -549,9 +544,7 @@ def parse_json_call(text: str) -> ToolCall:
     if isinstance(arguments, str):
         arguments = _load_json(arguments, f"arguments of tool call {name!r}")
     if not isinstance(arguments, dict):
-        raise CallParseError(
-            0, f"'arguments' of tool call {name!r} must be an object, got {_json_type(arguments)}"
-        )
+        raise CallParseError(0, f"'arguments' of tool call {name!r} must be an object, got {_json_type(arguments)}")
     return ToolCall(name, arguments)
 
 
