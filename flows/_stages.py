@@ -24,8 +24,9 @@ from prefect.cache_policies import NONE
 from prefect.context import get_run_context
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from flows._prefect_env import explain_prefect_start
 from worldagent.config import load_params
-from worldagent.errors import RunError
+from worldagent.errors import RunError, clean_errors
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
 from worldagent.registry.champion import read_champion_reference, refresh_champion_reference
 from worldagent.registry.db import database_url
@@ -216,6 +217,8 @@ def family_flow(pipeline: Pipeline) -> Any:
     return flow(run, name=pipeline.family, log_prints=True, description=description, task_runner=SEQUENTIAL)
 
 
+@clean_errors
+@explain_prefect_start
 def flow_main(description: str, pipeline_flow: Any, argv: list[str] | None = None) -> int:
     """``python -m flows.<name>``: run the flow once, on the task runner params.yaml names, and print its result."""
     parser = argparse.ArgumentParser(description=description)

@@ -1,0 +1,1 @@
+"""Evaluation: the eval suite, baselines, bootstrap comparison, the one gate, reports and plots."""
