@@ -15,6 +15,38 @@ import yaml
 
 PROJECT = Path(__file__).resolve().parents[1]
 CODE = ("tasks", "worldagent", "flows", ".dvc")
+# A world-agent DAG that runs end to end in minutes: three components, a tiny model, a few steps.
+TINY_COMPONENTS = ("button", "badge", "toggle-button")
+TINY = {
+    "generate": {"eval_split": "component", "eval_components": ["badge"], "max_pairs_per_story": 2},
+    "model": {
+        "tiny": {
+            "vocab_size": 800,
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "head_dim": 16,
+            "sliding_window": 64,
+        },
+        "pretrain": {"epochs": 0.2, "batch_size": 4, "max_length": 128},
+    },
+    "lora": {"r": 4, "alpha": 4},
+    "sft": {"max_steps": 2, "batch_size": 2, "max_length": 2600, "logging_steps": 1},
+    "dpo": {"max_steps": 2, "batch_size": 2, "max_length": 2600, "logging_steps": 1},
+    "grpo": {
+        "max_steps": 1,
+        "batch_size": 2,
+        "num_generations": 2,
+        "max_completion_length": 16,
+        "max_prompts": 2,
+        "max_length": 4096,
+        "logging_steps": 1,
+    },
+    "evaluate": {"max_new_tokens": 16, "max_intents": 2, "batch_size": 2},
+    "compare": {"bootstrap_samples": 200},
+}
 
 
 def merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -68,3 +100,13 @@ def copy_project(root: Path, params: Mapping[str, Any] | None = None, components
         shutil.copytree(stories / component, root / "data" / "stories" / component)
     run(root, "git", "init", "-q")
     return root
+
+
+def flow_result(stdout: str) -> dict[str, Any]:
+    """The JSON result `python -m flows.*` prints last (log lines before it may hold braces too)."""
+    import json
+    import re
+
+    start = [match.start() for match in re.finditer(r"^\{$", stdout, re.MULTILINE)]
+    assert start, f"no flow result in:\n{stdout[-3000:]}"
+    return json.loads(stdout[start[-1] :])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import copy_project, dvc, python
+from tests.harness import copy_project, dvc, flow_result, python
 from tests.intervention.conftest import small_raw
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,7 @@ def test_dvc_repro_produces_the_report_then_does_nothing_and_the_flow_agrees(pro
     assert "Running stage" not in dvc(project, "repro", "intervention_gate")
 
     out = python(project, "-m", "flows.intervention", "--root", str(project)).stdout
-    result = json.loads(out[out.index("{") :])
+    result = flow_result(out)
     assert result["recomputed"] == []
     assert result["deploy"]["action"] == ("deployed" if result["gate"]["passed"] else "rejected")
     assert "intervention_" not in dvc(project, "status", "intervention_gate").replace(

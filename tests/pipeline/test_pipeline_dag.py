@@ -7,47 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import copy_project, dvc, python
+from tests.harness import TINY, TINY_COMPONENTS, copy_project, dvc, flow_result, python
 
 pytestmark = pytest.mark.slow
-
-COMPONENTS = ("button", "badge", "toggle-button")
 WORLD_AGENT = "gate"  # the world-agent DAG's last stage (the intervention stages have their own test)
-TINY = {
-    "generate": {"eval_split": "component", "eval_components": ["badge"], "max_pairs_per_story": 2},
-    "model": {
-        "tiny": {
-            "vocab_size": 800,
-            "hidden_size": 32,
-            "intermediate_size": 64,
-            "num_hidden_layers": 1,
-            "num_attention_heads": 2,
-            "num_key_value_heads": 1,
-            "head_dim": 16,
-            "sliding_window": 64,
-        },
-        "pretrain": {"epochs": 0.2, "batch_size": 4, "max_length": 128},
-    },
-    "lora": {"r": 4, "alpha": 4},
-    "sft": {"max_steps": 2, "batch_size": 2, "max_length": 2600, "logging_steps": 1},
-    "dpo": {"max_steps": 2, "batch_size": 2, "max_length": 2600, "logging_steps": 1},
-    "grpo": {
-        "max_steps": 1,
-        "batch_size": 2,
-        "num_generations": 2,
-        "max_completion_length": 16,
-        "max_prompts": 2,
-        "max_length": 4096,
-        "logging_steps": 1,
-    },
-    "evaluate": {"max_new_tokens": 16, "max_intents": 2, "batch_size": 2},
-    "compare": {"bootstrap_samples": 200},
-}
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return copy_project(tmp_path_factory.mktemp("dag"), TINY, COMPONENTS)
+    return copy_project(tmp_path_factory.mktemp("dag"), TINY, TINY_COMPONENTS)
 
 
 def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothing(project: Path) -> None:
@@ -97,4 +65,4 @@ def test_the_prefect_flow_pins_the_new_champion_then_recomputes_nothing(project:
 
 def flow(project: Path) -> dict:
     done = python(project, "-m", "flows.world_agent", "--root", str(project))
-    return json.loads(done.stdout[done.stdout.index("{") :])
+    return flow_result(done.stdout)

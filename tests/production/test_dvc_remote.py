@@ -8,34 +8,16 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.production.conftest import BUCKET
+
 pytestmark = pytest.mark.slow
 
-BUCKET = "worldagent-dvc"
+
 DVC = str(Path(sys.executable).parent / "dvc")
-
-
-@pytest.fixture
-def s3_endpoint() -> Iterator[str]:
-    boto3 = pytest.importorskip("boto3")
-    server_module = pytest.importorskip("moto.moto_server.threaded_moto_server", reason="moto[server] is not installed")
-    server = server_module.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    ).create_bucket(Bucket=BUCKET)
-    yield endpoint
-    server.stop()
 
 
 def run(cwd: Path, *args: str) -> str:

@@ -1,6 +1,5 @@
-"""The data path on Plaited-API stories: with `discover.stories_dir` pointed at the fixture
-corpus, the discover and generate stages (what `dvc repro generate` runs) produce trajectories
-and preference pairs, and no story fails to render. Runs in a temporary project root."""
+"""The data path on Plaited-API stories: with `discover.stories_dir` pointed at the fixture corpus,
+`dvc repro generate` produces trajectories and preference pairs, and no story fails to render."""
 
 from __future__ import annotations
 
@@ -9,37 +8,33 @@ import shutil
 from pathlib import Path
 
 import pytest
-import yaml
 
-from worldagent.config import parse_params
+from tests.harness import PROJECT, copy_project, dvc
+from worldagent.pipeline import world_agent as world_agent_table
 
-PROJECT = Path(__file__).resolve().parents[2]
 FIXTURES = PROJECT / "tests" / "fixtures" / "plaited"
 
 
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 @pytest.mark.slow
-def test_generate_from_plaited_stories(tmp_path: Path) -> None:
-    from tasks import discover, generate  # the stage commands dvc.yaml runs
+def test_dvc_repro_generate_from_plaited_stories(tmp_path: Path) -> None:
+    root = copy_project(tmp_path, {"discover": {"stories_dir": "stories/plaited"}, "storytest": {"runner": "python"}})
+    shutil.copytree(FIXTURES, root / "stories" / "plaited")
+    output = dvc(root, "repro", "generate")
+    assert "Running stage 'discover'" in output and "Running stage 'generate'" in output
 
-    shutil.copytree(FIXTURES, tmp_path / "stories" / "plaited")
-    raw = yaml.safe_load((PROJECT / "params.yaml").read_text(encoding="utf-8"))
-    raw["discover"]["stories_dir"] = "stories/plaited"
-    raw["storytest"]["runner"] = "python"
-    params = parse_params(raw)
-
-    discover.run(params, tmp_path)
-    records = [json.loads(line) for line in (tmp_path / discover.STORIES_OUT).read_text().splitlines()]
+    records = rows(root / world_agent_table.STORIES)
     assert len(records) >= 40
     element_story = next(r for r in records if r["export"] == "labelledSwitch")
     assert "elements/toggle-switch.tsx" in element_story["style_files"]  # the element module travels with it
 
-    generate.run(params, tmp_path)
-    out = tmp_path / generate.OUT_DIR
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads((root / world_agent_table.MANIFEST).read_text())
     assert manifest["rows"]["trajectories.jsonl"] > 0 and manifest["rows"]["dpo-preferences.jsonl"] > 0
     assert not [f for f in manifest["reference_failures"] if "render:" in f]
-    trajectories = [json.loads(line) for line in (out / "trajectories.jsonl").read_text().splitlines()]
-    trajectories += [json.loads(line) for line in (out / "trajectories.eval.jsonl").read_text().splitlines()]
+    trajectories = rows(root / world_agent_table.TRAJECTORIES) + rows(root / world_agent_table.EVAL_TRAJECTORIES)
     switch = [t for t in trajectories if t["id"].endswith("#labelledSwitch") and t["turns"] == "single"]
     assert switch, "the element's first story is a trajectory"
     calls = switch[0]["messages"][-1]["content"]
