@@ -107,3 +107,22 @@ def test_empty_registry_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[st
         run(["models", "list", "--registry", f"sqlite:///{tmp_path / 'new' / 'r.db'}", "--family", "world-agent"]) == 0
     )
     assert "no versions of world-agent" in capsys.readouterr().out
+
+
+def test_pin_writes_the_champion_into_the_familys_reference(
+    tmp_path: Path, registry_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    common = ["--registry", registry_url, "--family", "world-agent"]
+    assert run(["models", "pin", *common]) == 0
+    reference = tmp_path / "models" / "world_agent" / "champion.json"  # the world agent's, from its stage table
+    assert json.loads(reference.read_text())["version"] == 2
+    assert capsys.readouterr().out.strip() == "models/world_agent/champion.json: world-agent champion v2"
+    assert run(["models", "pin", *common]) == 0
+    assert capsys.readouterr().out.strip().endswith("(unchanged)")
+    assert run(["models", "rollback", *common]) == 0
+    assert run(["models", "pin", "--json", *common]) == 0
+    pinned = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert (pinned["version"], pinned["changed"]) == (1, True)
+    assert run(["models", "pin", "--registry", registry_url, "--family", "other"]) == 2
+    assert "--to" in capsys.readouterr().err

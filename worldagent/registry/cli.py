@@ -58,6 +58,16 @@ def add_models_commands(subparsers: Any) -> argparse.ArgumentParser:
     rollback = actions.add_parser("rollback", help="move the champion back to the version it pointed at before")
     common(rollback)
     rollback.set_defaults(handler=cmd_rollback)
+
+    pin = actions.add_parser(
+        "pin",
+        help="pin the champion in the family's champion reference, so `dvc repro` compares with it",
+        description="Write the registry's current champion into models/<family>/champion.json, the file the "
+        "evaluate stage depends on: the next `dvc repro` re-evaluates against it (the flows do this first).",
+    )
+    pin.add_argument("--to", metavar="PATH", help="the reference file (default: the family's, from its stage table)")
+    common(pin)
+    pin.set_defaults(handler=cmd_pin)
     return models
 
 
@@ -204,6 +214,36 @@ def cmd_rollback(args: argparse.Namespace) -> int:
         return EXIT_OK
 
     return _run(args, action)
+
+
+def cmd_pin(args: argparse.Namespace) -> int:
+    def action(registry: Registry, family: str) -> int:
+        from worldagent.registry.champion import champion_reference, write_champion_reference
+
+        target = Path(args.to) if args.to else _reference_file(Path(args.params), family)
+        reference = champion_reference(registry, family)
+        moved = write_champion_reference(target, reference)
+        if args.json:
+            print(json.dumps({**reference, "file": str(target), "changed": moved}))
+        else:
+            version = f"v{reference['version']}" if reference["version"] is not None else "(none)"
+            print(f"{target}: {family} champion {version}{'' if moved else ' (unchanged)'}")
+        return EXIT_OK
+
+    return _run(args, action)
+
+
+def _reference_file(params_path: Path, family: str) -> Path:
+    """The champion reference of the stage table whose registry family is ``family``."""
+    from worldagent.config import Params, load_params
+    from worldagent.pipeline.families import PIPELINES
+
+    params = load_params(params_path) if params_path.exists() else Params()
+    for pipeline in PIPELINES:
+        section, _, key = pipeline.registry_family.partition(".")
+        if getattr(getattr(params, section), key) == family:
+            return params_path.parent / pipeline.champion
+    raise InputError(f"no stage table compares with the family {family!r}: name the reference file with --to")
 
 
 def _print_move(args: argparse.Namespace, family: str, version: int, previous: int | None) -> None:
