@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch first, pinned and from pip: open_clip needs a torchvision built against the same torch.
 TORCH := torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup pipeline intervention repro dvc-yaml test test-fast bench clean-venv help
+.PHONY: setup pipeline world-agent intervention repro dvc-yaml test test-fast bench clean-venv help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -31,11 +31,14 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PY) -m pip install --quiet --no-build-isolation -c $(CONSTRAINTS) deepspeed==0.19.8
 	touch $(STAMP)
 
-pipeline: $(STAMP)  ## run the whole DAG under Prefect; each stage through DVC (reruns only what changed), then deploy
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" PREFECT_SERVER_ANALYTICS_ENABLED=false $(PY) -m flows.world_agent
+pipeline: $(STAMP)  ## run every family's DAG under Prefect; each stage through DVC (reruns only what changed), then deploy
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m flows.all_families
+
+world-agent: $(STAMP)  ## only the world-agent DAG under Prefect, then deploy
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m flows.world_agent
 
 intervention: $(STAMP)  ## run the intervention-predictor DAG under Prefect (each stage through DVC), then deploy
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" PREFECT_SERVER_ANALYTICS_ENABLED=false $(PY) -m flows.intervention
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m flows.intervention
 
 repro: $(STAMP)  ## only the DVC stages (no upload/deploy side effects), without Prefect
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
