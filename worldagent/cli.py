@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from worldagent.errors import InputError, clean_errors
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -156,6 +158,30 @@ def _cmd_stage(args: argparse.Namespace) -> int:
     return int(module.main(["--params", args.params, "--root", args.root or "."]))
 
 
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from worldagent import profiles
+
+    params, directory = Path(args.params), Path(args.profiles)
+    if args.action == "list":
+        current = set(profiles.matching(params, directory))
+        for name in profiles.available(directory):
+            print(f"{'*' if name in current else ' '} {name}")
+        return 0
+    if args.action == "show":
+        names = profiles.matching(params, directory)
+        print(", ".join(names) if names else f"{params} matches no profile (edited by hand)")
+        return 0 if names else 1
+    if not args.name:
+        raise InputError("worldagent profile use: name the profile (worldagent profile list shows them)")
+    changed = profiles.use_profile(args.name, params, directory)
+    print(f"{params}: profile {args.name}" + (f" ({len(changed)} values changed)" if changed else " (already set)"))
+    for key in changed:
+        print(f"  {key}")
+    if changed:
+        print("next: `make pipeline` (or `dvc repro`) reruns what these values touch")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="worldagent",
@@ -198,6 +224,20 @@ def build_parser() -> argparse.ArgumentParser:
     a11y.add_argument("--json", action="store_true", help="a JSON list of {rule, target, message}")
     a11y.set_defaults(handler=_cmd_a11y)
 
+    profile = commands.add_parser(
+        "profile",
+        help="switch params.yaml between named profiles (tiny: CI and tests; smollm2: the pretrained default)",
+        description="A profile (profiles/NAME.yaml) is the set of params.yaml values that differ between "
+        "profiles; `use` writes them into params.yaml, keeping its comments.",
+    )
+    profile.add_argument(
+        "action", choices=["list", "show", "use"], help="list the profiles, show the current one, or use one"
+    )
+    profile.add_argument("name", nargs="?", help="the profile to use")
+    profile.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
+    profile.add_argument("--profiles", default="profiles", help="profiles folder (default: profiles)")
+    profile.set_defaults(handler=_cmd_profile)
+
     from worldagent.registry.cli import add_models_commands
 
     add_models_commands(commands)
@@ -218,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@clean_errors
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return int(args.handler(args))

@@ -102,6 +102,25 @@ def test_eval_prompt_names_the_story_export_and_file(dataset: GeneratedDataset) 
             assert f"from `{story_call.arguments['path']}`" in user
 
 
+def test_prompts_show_the_nearest_training_story_and_never_a_held_out_one(dataset: GeneratedDataset) -> None:
+    train = rows(dataset, TRAIN_TRAJECTORIES)
+    train_sources = {
+        call.arguments["content"]
+        for row in train
+        if row["turns"] == "single"
+        for call in parse_calls(row["messages"][2]["content"]).calls
+        if call.name == "writeStory"
+    }
+    held_out_intents = {row["intent"] for row in rows(dataset, EVAL_TRAJECTORIES)}
+    for row in train + rows(dataset, EVAL_TRAJECTORIES):
+        user = row["messages"][1]["content"]
+        assert user.count("An existing story, `") == GenerateParams().examples
+        shown = user.split("```tsx\n", 1)[1].split("\n```", 1)[0] + "\n"
+        assert shown in train_sources  # a training story, verbatim
+        assert f"intent: '{row['intent']}'" not in shown  # never the row's own answer
+        assert not any(f"intent: '{intent}'" in shown for intent in held_out_intents)
+
+
 def test_split_stories_holds_out_a_share_of_each_component_never_all() -> None:
     records = discover_stories([STORIES], root=STORIES).stories
     components, held = split_stories(records, GenerateParams(eval_fraction=0.5), seed=3)
@@ -213,9 +232,11 @@ def test_first_story_creates_its_component_later_stories_find_it_given(dataset: 
     }
     row = by_id[later.id]
     assert [c.name for c in parse_calls(row["messages"][2]["content"]).calls] == ["writeStory", "runStory"]
+    user = row["messages"][1]["content"]
+    assert "The component already exists. Import from these modules; do not rewrite them:" in user
     assert (
-        "The component already exists: `button/button.css.ts` (exports `styles`), `button/button.template.tsx` (exports `Spinner`, `Button`)"
-        in row["messages"][1]["content"]
+        "- `button/button.css.ts`: `styles`\n- `button/button.template.tsx`: `Spinner: FT`, `Button: FT<{ variant?:"
+        in user
     )
     assert {item["path"] for item in row["given_files"]} == set(added.given)
     assert by_id[first.id]["given_files"] == []

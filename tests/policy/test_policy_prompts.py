@@ -37,3 +37,16 @@ def test_single_and_multi_turn_prompts_differ_only_in_the_turn_instruction() -> 
     assert single.replace("Answer with every tool call in one turn.", "") == multi.replace(
         "Make one tool call per turn and wait for its result.", ""
     )
+
+
+def test_user_turn_lists_existing_signatures_and_shows_example_stories_before_the_task() -> None:
+    from worldagent.policy.prompts import ExampleStory
+
+    example = ExampleStory("x/small-x.stories.tsx", "Make a small x", "export const smallX = story({})\n")
+    existing = {"x/x.template.tsx": ["X: FT<{ size?: string }>"]}
+    user = prompt_messages(
+        tool_schemas(), "Make a big x", "x", {}, "bigX", "x/big-x.stories.tsx", existing=existing, examples=[example]
+    )[1]["content"]
+    assert "- `x/x.template.tsx`: `X: FT<{ size?: string }>`" in user
+    assert "An existing story, `x/small-x.stories.tsx` (“Make a small x”):\n```tsx\nexport const smallX" in user
+    assert user.index("An existing story") < user.index("Export the story as `bigX`")

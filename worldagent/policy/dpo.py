@@ -94,7 +94,7 @@ def train_dpo(
         args=dpo_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model)),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
-        peft_config=lora_config(params.lora),
+        peft_config=lora_config(params.lora, model),
         callbacks=list(callbacks),
     )
     metrics = run_trainer(

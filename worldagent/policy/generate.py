@@ -24,8 +24,9 @@ from worldagent.errors import InputError
 from worldagent.io import atomic_write_text, jsonl, pretty_json, sha256_bytes
 from worldagent.policy.degrade import Solution, degrade
 from worldagent.policy.environment import AgentEnvironment, Episode, episode_sandbox
-from worldagent.policy.prompts import prompt_messages
-from worldagent.policy.solution import module_exports, reference_solution
+from worldagent.policy.prompts import ExampleStory, prompt_messages
+from worldagent.policy.retrieval import BM25Index, StoryDocument
+from worldagent.policy.solution import module_signatures, reference_solution
 from worldagent.stories.discover import StoryRecord
 from worldagent.storytest.result import StoryResult
 from worldagent.storytest.reward import reward as story_reward
@@ -185,6 +186,34 @@ def _tokens_sources(record: StoryRecord, stories_root: Path) -> dict[str, str]:
     return {path: (stories_root / path).read_text(encoding="utf-8") for path in record.token_files}
 
 
+class ExampleIndex:
+    """The training split's stories, searchable by intent (BM25): each prompt shows the nearest ones.
+
+    Only training stories are indexed, and a story never retrieves itself or a story with the same
+    intent, so an eval prompt can never carry its own answer. Story sources longer than
+    ``max_chars`` are skipped (a prompt budget, not a truncation: half a story teaches nothing).
+    """
+
+    def __init__(self, records: Sequence[StoryRecord], stories_root: Path, max_chars: int) -> None:
+        self.examples: dict[str, ExampleStory] = {}
+        documents = []
+        for record in sorted(records, key=lambda r: r.id):
+            solution = reference_solution(record, stories_root)
+            source = solution.files[solution.story_path]
+            if len(source) > max_chars:
+                continue
+            self.examples[record.id] = ExampleStory(solution.story_path, record.intent, source)
+            documents.append(StoryDocument(record.id, record.intent, record.component, source))
+        self.index = BM25Index(documents) if documents else None
+
+    def nearest(self, record: StoryRecord, k: int) -> list[ExampleStory]:
+        if self.index is None or k <= 0:
+            return []
+        query = f"{record.intent} {record.component} {record.export}"
+        hits = self.index.nearest(query, k, exclude_ids=[record.id], exclude_intents=[record.intent])
+        return [self.examples[hit.document.id] for hit in hits]
+
+
 def generate_for_story(
     record: StoryRecord,
     stories_root: Path,
@@ -193,6 +222,7 @@ def generate_for_story(
     weights: RewardWeights,
     runner: StoryRunner,
     tool_schemas: Sequence[dict[str, Any]],
+    examples: Sequence[ExampleStory] = (),
 ) -> StoryData:
     data = StoryData()
     solution = reference_solution(record, stories_root)
@@ -207,15 +237,12 @@ def generate_for_story(
             f"{record.id}: reference scores {reference_reward:.3f}: {episode.violations + result['errors']}"
         )
     directory = str(PurePosixPath(record.file).parent)
-    existing = {path: module_exports(text, path) for path, text in solution.given.items()}
+    existing = {path: module_signatures(text, path) for path, text in solution.given.items()}
     # Tokens matter to the agent that writes styles; an existing component's styles already use them.
     shown_tokens = {} if solution.given else tokens
-    prompt = prompt_messages(
-        tool_schemas, record.intent, directory, shown_tokens, record.export, solution.story_path, existing=existing
-    )
-    multi_prompt = prompt_messages(
-        tool_schemas, record.intent, directory, shown_tokens, record.export, solution.story_path, "multi", existing
-    )
+    task = (record.intent, directory, shown_tokens, record.export, solution.story_path)
+    prompt = prompt_messages(tool_schemas, *task, existing=existing, examples=examples)
+    multi_prompt = prompt_messages(tool_schemas, *task, "multi", existing, examples)
     base = {
         "id": record.id,
         "intent": record.intent,
@@ -296,9 +323,11 @@ def generate_datasets(
     not_applicable: Counter[str] = Counter()
     failures: list[str] = []
     ordered = sorted(records, key=lambda r: r.id)
+    examples = ExampleIndex([r for r in ordered if r.id not in held_out], stories_root, params.example_max_chars)
     for record in tqdm(ordered, desc="generate", unit="story", disable=not progress):
         split = "eval" if record.id in held_out else "train"
-        data = generate_for_story(record, stories_root, split, params, weights, runner, tool_schemas)
+        shown = examples.nearest(record, params.examples)
+        data = generate_for_story(record, stories_root, split, params, weights, runner, tool_schemas, shown)
         outputs[EVAL_TRAJECTORIES if split == "eval" else TRAIN_TRAJECTORIES].extend(data.trajectories)
         outputs[EVAL_PREFERENCES if split == "eval" else TRAIN_PREFERENCES].extend(data.preferences)
         dropped.update(data.dropped)

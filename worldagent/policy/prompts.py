@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 CALL_FORMAT = "<start_function_call>call:NAME{argument:<escape>value<escape>,...}<end_function_call>"
@@ -41,6 +42,15 @@ def system_prompt(tool_schemas: Sequence[Mapping[str, Any]], turns: str = "singl
     return f"{SYSTEM_PREAMBLE} {TURN_INSTRUCTIONS[turns]}\n\nTools:\n{tools}"
 
 
+@dataclass(frozen=True)
+class ExampleStory:
+    """An existing story shown in the prompt: what a real agent would open before writing its own."""
+
+    path: str
+    intent: str
+    source: str
+
+
 def user_prompt(
     intent: str,
     directory: str,
@@ -48,15 +58,26 @@ def user_prompt(
     export: str | None = None,
     story_path: str | None = None,
     existing: Mapping[str, Sequence[str]] | None = None,
+    examples: Sequence[ExampleStory] = (),
 ) -> str:
-    """The task: the intent, where to work, the story to write (its export is what gets tested),
-    the component's modules that already exist (path → exported names), the tokens."""
+    """The task: the intent, where to work, the component's modules that already exist (path →
+    exported signatures), the nearest existing stories, the tokens, and last the story to write
+    (its export is what gets tested)."""
     parts = [intent, "", f"Work in `{directory}/`."]
     if existing:
-        modules = ", ".join(
-            f"`{path}` (exports {', '.join(f'`{name}`' for name in names)})" for path, names in sorted(existing.items())
-        )
-        parts.append(f"The component already exists: {modules}. Import from them; do not rewrite them.")
+        parts.append("The component already exists. Import from these modules; do not rewrite them:")
+        parts += [
+            f"- `{path}`: " + ", ".join(f"`{signature}`" for signature in signatures)
+            for path, signatures in sorted(existing.items())
+        ]
+    for example in examples:
+        parts += [
+            "",
+            f"An existing story, `{example.path}` (“{example.intent}”):",
+            "```tsx",
+            example.source.rstrip("\n"),
+            "```",
+        ]
     for path, source in sorted(tokens.items()):
         parts += ["", f"Design tokens, already in `{path}`:", "```ts", source.rstrip("\n"), "```"]
     if export and story_path:  # last: what the answer must name comes right before it
@@ -73,8 +94,9 @@ def prompt_messages(
     story_path: str | None = None,
     turns: str = "single",
     existing: Mapping[str, Sequence[str]] | None = None,
+    examples: Sequence[ExampleStory] = (),
 ) -> list[dict[str, str]]:
     return [
         {"role": "system", "content": system_prompt(tool_schemas, turns)},
-        {"role": "user", "content": user_prompt(intent, directory, tokens, export, story_path, existing)},
+        {"role": "user", "content": user_prompt(intent, directory, tokens, export, story_path, existing, examples)},
     ]

@@ -93,7 +93,7 @@ def build_sft_trainer(
         args=sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model)),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
-        peft_config=lora_config(params.lora),
+        peft_config=lora_config(params.lora, model),
         callbacks=list(callbacks),
     )
     return SftSetup(trainer, tokenizer, list(parents), len(rows), file_hash(dataset_path))

@@ -149,15 +149,28 @@ def reference_solution(record: StoryRecord, stories_root: Path) -> Solution:
     )
 
 
-def module_exports(source: str, file: str) -> list[str]:
-    """Names a module exports with ``export const``, in order (what a prompt tells the agent it may import)."""
+def module_signatures(source: str, file: str) -> list[str]:
+    """``Name: Type`` (or ``Name`` when untyped) of each ``export const``, in order.
+
+    What a prompt tells the agent it may import: the type annotation of a function template
+    (``FT<{ id: string; open?: string[] }>``) is the list of arguments its story may pass.
+    """
     tree = parse_tsx(source.encode("utf-8"), file)
-    names: list[str] = []
+    signatures: list[str] = []
     for node in tree.root_node.named_children:
         declaration = node.child_by_field_name("declaration") if node.type == "export_statement" else None
         if declaration is not None and declaration.type == "lexical_declaration":
             for declarator in declaration.named_children:
                 name = declarator.child_by_field_name("name") if declarator.type == "variable_declarator" else None
                 if name is not None and name.type == "identifier":
-                    names.append((name.text or b"").decode("utf-8"))
-    return names
+                    annotation = declarator.child_by_field_name("type")
+                    text = (name.text or b"").decode("utf-8")
+                    if annotation is not None:
+                        text += " ".join((annotation.text or b"").decode("utf-8").split())
+                    signatures.append(text)
+    return signatures
+
+
+def module_exports(source: str, file: str) -> list[str]:
+    """Names a module exports with ``export const``, in order."""
+    return [signature.split(":", 1)[0] for signature in module_signatures(source, file)]

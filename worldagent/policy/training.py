@@ -66,16 +66,23 @@ class TrainingError(InputError):
 # ---------------------------------------------------------------------------------------------
 
 
-def lora_config(params: LoraParams) -> Any:
-    """``lora.*`` → ``peft.LoraConfig`` for a causal LM."""
+def lora_config(params: LoraParams, model: Any = None) -> Any:
+    """``lora.*`` → ``peft.LoraConfig`` for a causal LM (``model`` gives the layer count ``lora.top_layers`` needs)."""
     from peft import LoraConfig, TaskType
 
+    layers = None
+    if params.top_layers is not None:
+        total = int(getattr(getattr(model, "config", None), "num_hidden_layers", 0) or 0)
+        if total <= 0:
+            raise TrainingError("lora.top_layers needs a model whose config has num_hidden_layers")
+        layers = list(range(max(0, total - params.top_layers), total))
     return LoraConfig(
         task_type=TaskType.CAUSAL_LM,
         r=params.r,
         lora_alpha=params.alpha,
         lora_dropout=params.dropout,
         target_modules=list(params.target_modules),
+        layers_to_transform=layers,
         bias="none",
     )
 
