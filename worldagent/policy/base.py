@@ -35,7 +35,7 @@ import torch
 from worldagent.config import Params, PretrainParams, TinyModelParams
 from worldagent.errors import InputError, RunError
 from worldagent.io import atomic_directory, iter_jsonl, pretty_json
-from worldagent.policy.device import resolve_dtype, seed_everything, select_device, trainer_precision
+from worldagent.policy.device import configure_threads, resolve_dtype, seed_everything, select_device, trainer_precision
 from worldagent.policy.tokenizer import BOS, EOS, token_id, train_tokenizer
 
 log = logging.getLogger(__name__)
@@ -200,6 +200,7 @@ def pretrain(
     from trl import SFTConfig, SFTTrainer
 
     device = device or select_device()
+    configure_threads(device)
     precision = trainer_precision(device, resolve_dtype(dtype, device))
     seed_everything(seed)
     blocks = pretraining_blocks(tokenizer, texts, params.max_length)

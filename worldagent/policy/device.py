@@ -27,6 +27,30 @@ def select_device() -> str:
     return "cpu"
 
 
+THREADS_ENV = "WORLDAGENT_TORCH_THREADS"
+
+
+def configure_threads(device: str, environ: dict[str, str] | None = None) -> int:
+    """Set torch's intra-op threads explicitly and return the number.
+
+    ``WORLDAGENT_TORCH_THREADS`` wins; otherwise 1 on a CPU (on a small machine shared with other
+    work, one thread is often faster than two, and the result does not depend on how busy the
+    machine is) and torch's own default on an accelerator, where the CPU threads only feed it.
+    """
+    environ = os.environ if environ is None else environ
+    value = environ.get(THREADS_ENV)
+    if value is not None:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"{THREADS_ENV}={value!r}: expected a positive whole number")
+        threads = int(value)
+    elif device == "cpu":
+        threads = 1
+    else:
+        return torch.get_num_threads()
+    torch.set_num_threads(threads)
+    return threads
+
+
 def resolve_dtype(setting: str, device: str) -> torch.dtype:
     """``model.dtype`` → a torch dtype. "auto": bfloat16 on CUDA with bf16 support, else float32.
 

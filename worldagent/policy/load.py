@@ -28,7 +28,9 @@ def load_policy(base_dir: Path, adapter_dir: Path | None, device: str | None = N
     adapter was trained on is reported as a warning.
     """
     from worldagent.policy.base import load_base
+    from worldagent.policy.device import configure_threads, select_device
 
+    configure_threads(device or select_device())
     base_dir = Path(base_dir)
     chain: list[Path] = []
     if adapter_dir is not None:

@@ -406,10 +406,11 @@ def load_training_model(
 ) -> tuple[Any, Any, str, Any, list[Path]]:
     """(model, tokenizer, device, dtype, parents): the base with ``parent``'s chain merged, ready to train."""
     from worldagent.policy.base import load_base
-    from worldagent.policy.device import resolve_dtype, seed_everything, select_device
+    from worldagent.policy.device import configure_threads, resolve_dtype, seed_everything, select_device
     from worldagent.policy.load import merge_adapters
 
     device = device or select_device()
+    configure_threads(device)
     dtype = resolve_dtype(params.model.dtype, device)
     seed_everything(params.seed)
     parents = adapter_chain(parent) if parent is not None else []
