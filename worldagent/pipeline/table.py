@@ -45,6 +45,10 @@ class Stage:
     """Plots the stage writes next to one of its reports, under names its library owns."""
     params: tuple[str, ...] = ()
     """The params.yaml keys the stage reads (sections or dotted keys): a change reruns it."""
+    persist: tuple[str, ...] = ()
+    """Output arguments that DVC leaves in place when the stage reruns (``persist: true``): the stage
+    reads what the last run left there and extends it (the experience store). ``dvc pull`` restores
+    them, so a weekly run on a fresh clone starts from last week's."""
 
     def __post_init__(self) -> None:
         for name in ("inputs", "outputs", "reports", "metrics", "plots"):
@@ -53,6 +57,9 @@ class Stage:
         repeated = sorted({argument for argument in arguments if arguments.count(argument) > 1})
         if repeated:
             raise ValueError(f"stage {self.name}: argument(s) {', '.join(repeated)} declared twice")
+        unknown = sorted(set(self.persist) - set(self.outputs))
+        if unknown:
+            raise ValueError(f"stage {self.name}: persist names {', '.join(unknown)}, which are not outputs")
 
     @property
     def arguments(self) -> dict[str, str]:
