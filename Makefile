@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch first, pinned and from pip: open_clip needs a torchvision built against the same torch.
 TORCH := torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup pipeline world-agent intervention repro dvc-yaml test test-fast bench clean-venv help
+.PHONY: setup pipeline world-agent intervention repro dvc-yaml profile test test-fast bench clean-venv help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -42,6 +42,10 @@ intervention: $(STAMP)  ## run the intervention-predictor DAG under Prefect (eac
 
 repro: $(STAMP)  ## only the DVC stages (no upload/deploy side effects), without Prefect
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
+
+profile: $(STAMP)  ## switch params.yaml to profile PROFILE (tiny | smollm2), e.g. `make profile PROFILE=smollm2`
+	@test -n "$(PROFILE)" || { echo "name one: make profile PROFILE=tiny|smollm2 (profiles/*.yaml)"; $(VENV)/bin/worldagent profile list; exit 2; }
+	$(VENV)/bin/worldagent profile use $(PROFILE)
 
 dvc-yaml: $(STAMP)  ## write dvc.yaml from the stage tables (worldagent/pipeline/) after changing a table or a stage's imports
 	$(PY) -m worldagent.pipeline --write
