@@ -237,3 +237,16 @@ def test_reference_passes_every_held_out_row(dataset: GeneratedDataset) -> None:
     failed = {r.id: r.errors for r in results if not (r.story_passed and r.a11y_passed and r.reward == 1.0)}
     assert failed == {}
     assert all(r.assertions_total > 0 for r in results)
+
+
+def test_heldout_stories_leave_the_training_files_byte_identical(dataset: GeneratedDataset) -> None:
+    """The corpus without the ``generate.heldout`` stories trains on exactly the same rows, in the same order."""
+    explicit = set(dataset.manifest["heldout_stories"])
+    assert explicit
+    records = [r for r in discover_stories([STORIES], root=STORIES).stories if r.id not in explicit]
+    without = generate_datasets(
+        records, STORIES, GenerateParams(heldout=[]), RewardWeights(), PythonStoryRunner(), 7, tool_schemas(), False
+    )
+    for name in (TRAIN_TRAJECTORIES, TRAIN_PREFERENCES):
+        assert without.files[name] == dataset.files[name], name
+    assert set(without.manifest["eval_stories"]) == set(dataset.manifest["eval_stories"]) - explicit

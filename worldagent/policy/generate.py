@@ -105,7 +105,8 @@ def split_stories(records: Sequence[StoryRecord], params: GenerateParams, seed: 
     whole components are held out (see ``split_components``).
     """
     explicit = heldout_ids(records, params.heldout)
-    pool = [r for r in records if r.id not in set(explicit)]
+    named = set(explicit)
+    pool = [r for r in records if r.id not in named]
     if params.eval_split == "component":
         train_components, eval_components = split_components((r.component for r in pool), params, seed)
         drawn = [r.id for r in pool if r.component in set(eval_components)]
