@@ -129,3 +129,11 @@ def test_the_overlap_check_catches_a_reworded_training_intent(records: list[Stor
     }
     for export, text in reworded.items():
         assert overlap(text, training[export]) >= MAX_OVERLAP + 0.1, (export, overlap(text, training[export]))
+
+
+def test_heldout_intents_are_not_rewordings_of_each_other(records: list[StoryRecord]) -> None:
+    """Two near-identical eval intents would count one success twice (closest pair in the bundled set: 0.21)."""
+    by_id = {r.id: r.intent for r in records}
+    ids = heldout_ids(records, load_params(PROJECT / "params.yaml").generate.heldout)
+    close = [(a, b) for i, a in enumerate(ids) for b in ids[i + 1 :] if overlap(by_id[a], by_id[b]) >= MAX_OVERLAP]
+    assert close == []
