@@ -116,7 +116,7 @@ export const uploadFinishedPolite = story({
   args: { variant: 'success', dismissible: true, dismissLabel: 'Dismiss upload notice', children: '3 files finished uploading.' },
   play: async ({ assert, findByAttribute }) => {
     const message = await findByAttribute('role', 'status')
-    assert({ given: 'a success notice', should: 'announce the count politely', actual: message?.textContent, expected: '3 files finished uploading.' })
+    assert({ given: 'a success notice', should: 'announce the count politely', actual: message?.textContent?.includes('3 files finished uploading.'), expected: true })
   },
 })
 
