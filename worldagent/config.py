@@ -48,7 +48,7 @@ class StorytestParams(Section):
 
 
 # The stories of data/stories written for evaluation only (issue 11): each intent was written on its own,
-# not as a rewording of a training intent (tests/policy/test_policy_heldout.py checks that no training intent
+# not as a rewording of a training intent (tests/policy/test_policy_generate_heldout.py checks that no training intent
 # is lexically close). One id per story, so that the held-out set is reviewed like code.
 DATA_STORIES_HELDOUT: tuple[str, ...] = (
     "accordion/accordion.stories.tsx#recipeMethodLastStepOpen",
