@@ -88,6 +88,12 @@ def copy_project(root: Path, params: Mapping[str, Any] | None = None, components
     for name in ("dvc.yaml", ".dvcignore"):
         shutil.copy(PROJECT / name, root / name)
     raw = merge(yaml.safe_load((PROJECT / "params.yaml").read_text()), params or {})
+    stories = PROJECT / "data" / "stories"
+    copied = sorted(p.name for p in stories.iterdir()) if components is None else list(components)
+    generate = raw.setdefault("generate", {})
+    # generate.heldout names stories of every bundled component, and a pattern that matches nothing is an
+    # error: keep those of the components copied (a pattern's first path segment is its component).
+    generate["heldout"] = [p for p in generate.get("heldout") or [] if p.split("/", 1)[0] in copied]
     (root / "params.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "tmp", "cache")
     for name in CODE:
@@ -95,8 +101,7 @@ def copy_project(root: Path, params: Mapping[str, Any] | None = None, components
     for champion in PROJECT.glob("models/*/champion.json"):  # the pinned champion references
         (root / champion.relative_to(PROJECT)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(champion, root / champion.relative_to(PROJECT))
-    stories = PROJECT / "data" / "stories"
-    for component in sorted(p.name for p in stories.iterdir()) if components is None else components:
+    for component in copied:
         shutil.copytree(stories / component, root / "data" / "stories" / component)
     run(root, "git", "init", "-q")
     return root

@@ -138,7 +138,9 @@ def test_split_stories_holds_out_a_share_of_each_component_never_all() -> None:
 
 def test_component_split_never_shows_eval_components_in_training() -> None:
     records = discover_stories([STORIES], root=STORIES).stories
-    params = GenerateParams(eval_split="component", eval_components=["badge", "card"], max_pairs_per_story=1)
+    params = GenerateParams(
+        eval_split="component", eval_components=["badge", "card"], heldout=[], max_pairs_per_story=1
+    )
     dataset = generate_datasets(
         records, STORIES, params, RewardWeights(), PythonStoryRunner(), 7, tool_schemas(), progress=False
     )
@@ -240,3 +242,32 @@ def test_first_story_creates_its_component_later_stories_find_it_given(dataset: 
     )
     assert {item["path"] for item in row["given_files"]} == set(added.given)
     assert by_id[first.id]["given_files"] == []
+
+
+def test_reference_passes_every_held_out_row(dataset: GeneratedDataset) -> None:
+    """Scored as the evaluate stage scores a model (against the reference story's assertions), the
+    reference answer passes every held-out intent: no eval intent is impossible by construction."""
+    from worldagent.evaluation.evaluate import evaluate_outputs, prompts_of, select_eval_rows
+    from worldagent.evaluation.policies import ReferencePolicy
+
+    eval_rows = select_eval_rows(rows(dataset, EVAL_TRAJECTORIES))
+    assert {row["id"] for row in eval_rows} == set(dataset.manifest["eval_stories"])
+    assert set(dataset.manifest["heldout_stories"]) <= set(dataset.manifest["eval_stories"])
+    outputs = ReferencePolicy(eval_rows).complete(prompts_of(eval_rows))
+    results = evaluate_outputs(eval_rows, outputs, STORIES, PythonStoryRunner(), RewardWeights())
+    failed = {r.id: r.errors for r in results if not (r.story_passed and r.a11y_passed and r.reward == 1.0)}
+    assert failed == {}
+    assert all(r.assertions_total > 0 for r in results)
+
+
+def test_heldout_stories_leave_the_training_files_byte_identical(dataset: GeneratedDataset) -> None:
+    """The corpus without the ``generate.heldout`` stories trains on exactly the same rows, in the same order."""
+    explicit = set(dataset.manifest["heldout_stories"])
+    assert explicit
+    records = [r for r in discover_stories([STORIES], root=STORIES).stories if r.id not in explicit]
+    without = generate_datasets(
+        records, STORIES, GenerateParams(heldout=[]), RewardWeights(), PythonStoryRunner(), 7, tool_schemas(), False
+    )
+    for name in (TRAIN_TRAJECTORIES, TRAIN_PREFERENCES):
+        assert without.files[name] == dataset.files[name], name
+    assert set(without.manifest["eval_stories"]) == set(dataset.manifest["eval_stories"]) - explicit

@@ -3,8 +3,9 @@
 Every reference solution is executed through the agent environment (constraints, sandboxed
 tools, story test), so each trajectory's reward comes from a real story run. Each rejected side
 of a preference pair is a rule-driven degradation of the reference that the story runner
-confirms scores strictly lower. The eval split holds out intents (``generate.eval_split: intent``:
-some stories of every component, never its last one) or whole components (``component``).
+confirms scores strictly lower. The eval split holds out the stories ``generate.heldout`` names,
+and on top of them intents (``generate.eval_split: intent``: some stories of every component, never
+its last one) or whole components (``component``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import random
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -78,20 +80,42 @@ def split_components(components: Iterable[str], params: GenerateParams, seed: in
     return [n for n in names if n not in held_out], held_out
 
 
+def heldout_ids(records: Sequence[StoryRecord], patterns: Sequence[str]) -> list[str]:
+    """Ids of the stories ``generate.heldout`` names: an fnmatch pattern matches a story's id
+    (``<file>#<export>``) or its file. A pattern that matches nothing is an error."""
+    matched: set[str] = set()
+    for pattern in patterns:
+        hits = {r.id for r in records if fnmatchcase(r.id, pattern) or fnmatchcase(r.file, pattern)}
+        if not hits:
+            example = min((r.id for r in records), default="<file>#<export>")
+            raise GenerateError(
+                f"params.yaml: generate.heldout pattern {pattern!r} matches no story id or file"
+                f" ({len(records)} stories; ids look like {example!r}); fix or remove it"
+            )
+        matched |= hits
+    return sorted(matched)
+
+
 def split_stories(records: Sequence[StoryRecord], params: GenerateParams, seed: int) -> tuple[list[str], list[str]]:
     """(train, eval) component names and the ids of the held-out stories; no story is in both splits.
 
+    The stories ``generate.heldout`` names are always held out, and removed first: the split below
+    is drawn from the other stories only, so the explicit set never changes which of them train.
     ``intent``: within each component, ``eval_fraction`` of its stories (at least one, never all)
     are held out, so the eval intents are unseen but their components are not. ``component``:
     whole components are held out (see ``split_components``).
     """
+    explicit = heldout_ids(records, params.heldout)
+    named = set(explicit)
+    pool = [r for r in records if r.id not in named]
     if params.eval_split == "component":
-        train_components, eval_components = split_components((r.component for r in records), params, seed)
-        return train_components, [r.id for r in records if r.component in set(eval_components)]
+        train_components, eval_components = split_components((r.component for r in pool), params, seed)
+        drawn = [r.id for r in pool if r.component in set(eval_components)]
+        return train_components, sorted({*drawn, *explicit})
     by_component: dict[str, list[str]] = {}
-    for record in sorted(records, key=lambda r: r.id):
+    for record in sorted(pool, key=lambda r: r.id):
         by_component.setdefault(record.component, []).append(record.id)
-    held_out: list[str] = []
+    held_out: list[str] = list(explicit)
     for component, ids in sorted(by_component.items()):
         if params.eval_fraction <= 0 or len(ids) < 2:
             continue
@@ -311,11 +335,12 @@ def generate_datasets(
 ) -> GeneratedDataset:
     if not records:
         raise GenerateError("no stories to generate from: the discover output is empty")
-    train_components, eval_ids = split_stories(records, params, seed)
+    _, eval_ids = split_stories(records, params, seed)
     held_out = set(eval_ids)
     eval_components = sorted({r.component for r in records if r.id in held_out})
-    if params.eval_split == "intent":
-        train_components = sorted({r.component for r in records if r.id not in held_out})
+    # A component is a training component when any of its stories trains (the split's own list
+    # does not know that ``generate.heldout`` may take every story of one).
+    train_components = sorted({r.component for r in records if r.id not in held_out})
     outputs: dict[str, list[dict[str, Any]]] = {
         name: [] for name in (TRAIN_TRAJECTORIES, EVAL_TRAJECTORIES, TRAIN_PREFERENCES, EVAL_PREFERENCES)
     }
@@ -336,11 +361,11 @@ def generate_datasets(
             failures.append(data.reference_failure)
             log.warning("reference story does not pass its own test: %s", data.reference_failure)
 
-    # Rows are shuffled with the seed so that trainers see components interleaved, reproducibly.
-    rng = random.Random(seed)
+    # Rows are shuffled with the seed so that trainers see components interleaved, reproducibly; one
+    # generator per file, so that adding held-out stories leaves the training files byte-identical.
     files: dict[str, str] = {}
     for name, rows in outputs.items():
-        rng.shuffle(rows)
+        random.Random(f"{seed}:{name}").shuffle(rows)
         files[name] = jsonl(rows)
     manifest = {
         "seed": seed,
@@ -348,6 +373,7 @@ def generate_datasets(
         "eval_split": params.eval_split,
         "components": {"train": train_components, "eval": eval_components},
         "eval_stories": sorted(held_out),
+        "heldout_stories": heldout_ids(records, params.heldout),
         "rows": {name: len(rows) for name, rows in outputs.items()},
         "pairs_dropped_by_verification": dict(sorted(dropped.items())),
         "degradations_not_applicable": dict(sorted(not_applicable.items())),

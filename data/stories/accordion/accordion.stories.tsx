@@ -95,3 +95,59 @@ export const lockedSectionAccordion = story({
     ],
   },
 })
+
+export const recipeMethodLastStepOpen = story({
+  intent: 'Build a recipe method as disclosure sections titled Prepare, Rise, Bake and Serve, where only the final "Serve" step is open',
+  template: Accordion,
+  args: {
+    id: 'method',
+    open: ['serve'],
+    sections: [
+      { id: 'prep', title: 'Prepare', body: 'Mix flour, water, yeast and salt, then knead for ten minutes.' },
+      { id: 'rise', title: 'Rise', body: 'Cover the bowl and leave it somewhere warm for an hour.' },
+      { id: 'bake', title: 'Bake', body: 'Bake at 230 degrees for twenty minutes until golden.' },
+      { id: 'serve', title: 'Serve', body: 'Cool on a rack for fifteen minutes before slicing.' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const serve = await findByAttribute('id', 'method-serve-button')
+    const prep = await findByAttribute('id', 'method-prep-button')
+    assert({ given: 'the last step', should: 'be expanded', actual: serve?.getAttribute('aria-expanded'), expected: 'true' })
+    assert({ given: 'the first step', should: 'stay collapsed', actual: prep?.getAttribute('aria-expanded'), expected: 'false' })
+  },
+})
+
+export const releaseNotesSingleSection = story({
+  intent: 'Show one expandable section titled "Version 2.4 release notes" that starts out open',
+  template: Accordion,
+  args: {
+    id: 'release',
+    open: ['v2-4'],
+    sections: [{ id: 'v2-4', title: 'Version 2.4 release notes', body: 'Adds offline mode and fixes the sync conflict dialog.' }],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const button = await findByAttribute('aria-controls', 'release-v2-4-panel')
+    assert({ given: 'the only section', should: 'be expanded', actual: button?.getAttribute('aria-expanded'), expected: 'true' })
+  },
+})
+
+export const conferenceAgendaPastSessions = story({
+  intent: 'Lay out a conference day agenda of Breakfast, Welcome talk, Keynote and Lunch where the first two, already over, cannot be toggled and Keynote is open',
+  template: Accordion,
+  args: {
+    id: 'agenda',
+    open: ['keynote'],
+    sections: [
+      { id: 'breakfast', title: 'Breakfast', body: 'Coffee and pastries in the main hall.', disabled: true },
+      { id: 'welcome', title: 'Welcome talk', body: 'Opening words from the organisers.', disabled: true },
+      { id: 'keynote', title: 'Keynote', body: 'The future of accessible design systems.' },
+      { id: 'lunch', title: 'Lunch', body: 'Vegetarian and vegan options on the terrace.' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const breakfast = await findByAttribute('id', 'agenda-breakfast-button')
+    const keynote = await findByAttribute('id', 'agenda-keynote-button')
+    assert({ given: 'a past session', should: 'be disabled', actual: breakfast?.disabled, expected: true })
+    assert({ given: 'the keynote', should: 'be expanded', actual: keynote?.getAttribute('aria-expanded'), expected: 'true' })
+  },
+})

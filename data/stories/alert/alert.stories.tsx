@@ -91,3 +91,49 @@ export const dismissibleCookieNotice = story({
     children: 'We only use cookies that are needed for the site to work.',
   },
 })
+
+export const sessionExpiryWarning = story({
+  intent: 'Warn that the session expires in five minutes, with a close control named "Close session warning"',
+  template: Alert,
+  args: {
+    variant: 'warning',
+    title: 'Session expiring',
+    dismissible: true,
+    dismissLabel: 'Close session warning',
+    children: 'You will be signed out in five minutes unless you continue working.',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const message = await findByAttribute('role', 'alert')
+    const close = await findByAttribute('aria-label', 'Close session warning')
+    assert({ given: 'a warning', should: 'use the alert role', actual: Boolean(message), expected: true })
+    assert({ given: 'a dismissible warning', should: 'have a named close button', actual: close?.tagName, expected: 'BUTTON' })
+  },
+})
+
+export const uploadFinishedPolite = story({
+  intent: 'Tell the user politely that 3 files finished uploading, with no heading and a close button named "Dismiss upload notice"',
+  template: Alert,
+  args: { variant: 'success', dismissible: true, dismissLabel: 'Dismiss upload notice', children: '3 files finished uploading.' },
+  play: async ({ assert, findByAttribute }) => {
+    const message = await findByAttribute('role', 'status')
+    assert({ given: 'a success notice', should: 'announce the count politely', actual: message?.textContent?.includes('3 files finished uploading.'), expected: true })
+  },
+})
+
+export const calendarSyncErrorDismissible = story({
+  intent: 'Show an urgent banner that the calendar could not sync, which the user can close with a "Hide sync error" button',
+  template: Alert,
+  args: {
+    variant: 'error',
+    title: 'Calendar sync failed',
+    dismissible: true,
+    dismissLabel: 'Hide sync error',
+    children: 'We could not reach your calendar provider. Events may be out of date.',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const close = await findByAttribute('aria-label', 'Hide sync error')
+    const message = await findByAttribute('role', 'alert')
+    assert({ given: 'an error banner', should: 'use the alert role', actual: Boolean(message), expected: true })
+    assert({ given: 'a dismissible error', should: 'have a close button', actual: Boolean(close), expected: true })
+  },
+})

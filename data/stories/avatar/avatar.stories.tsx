@@ -101,3 +101,43 @@ export const projectMembersGroup = story({
     ],
   },
 })
+
+export const twoReviewersNoOverflow = story({
+  intent: 'List the two reviewers of a pull request, Omar Haddad and Chen Wei, as a "Reviewers" group of faces without any "+N" counter',
+  template: AvatarGroup,
+  args: {
+    label: 'Reviewers',
+    people: [
+      { name: 'Omar Haddad', initials: 'OH', src: '/images/omar.jpg' },
+      { name: 'Chen Wei', initials: 'CW' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const list = await findByAttribute('aria-label', 'Reviewers')
+    assert({ given: 'two reviewers', should: 'show exactly two items', actual: list?.querySelectorAll('li').length, expected: 2 })
+  },
+})
+
+export const channelMembersCappedAtTwo = story({
+  intent: 'For a nine-person chat channel, a "Channel members" group showing only Ines Duarte and Tom Okafor and counting everyone else as "7 more people"',
+  template: AvatarGroup,
+  args: {
+    label: 'Channel members',
+    max: 2,
+    people: [
+      { name: 'Ines Duarte', initials: 'ID', src: '/images/ines.jpg' },
+      { name: 'Tom Okafor', initials: 'TO', src: '/images/tom.jpg' },
+      { name: 'Sara Lind', initials: 'SL' },
+      { name: 'Raj Patel', initials: 'RP' },
+      { name: 'Mia Novak', initials: 'MN' },
+      { name: 'Leo Rossi', initials: 'LR' },
+      { name: 'Ana Silva', initials: 'AS' },
+      { name: 'Kofi Mensah', initials: 'KM' },
+      { name: 'Yuki Sato', initials: 'YS' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const overflow = await findByAttribute('aria-label', '7 more people')
+    assert({ given: 'nine members and room for two', should: 'count the other seven', actual: overflow?.textContent, expected: '+7' })
+  },
+})

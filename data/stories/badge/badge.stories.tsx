@@ -84,3 +84,41 @@ export const betaHeadingBadge = story({
     </h2>
   ),
 })
+
+export const inboxCappedCount = story({
+  intent: 'An Inbox control whose unread counter caps at "99+" when 250 messages are waiting',
+  template: InboxButton,
+  args: { unread: 250 },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Inbox')
+    assert({ given: '250 unread messages', should: 'cap the visible count', actual: button?.textContent?.includes('99+'), expected: true })
+  },
+})
+
+export const inboxNothingUnread = story({
+  intent: 'Render the Inbox control for someone who has read everything, so no counter is shown at all',
+  template: InboxButton,
+  args: { unread: 0 },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Inbox')
+    assert({ given: 'zero unread messages', should: 'show no count', actual: button?.textContent?.trim(), expected: 'Inbox' })
+  },
+})
+
+export const orderFulfilmentStages = story({
+  intent: 'Label the four fulfilment stages of an order (Paid, Packed, Shipped, Delivered) as tone-coded tags in a list named "Order fulfilment"',
+  template: StatusList,
+  args: {
+    label: 'Order fulfilment',
+    statuses: [
+      { label: 'Paid', tone: 'success' },
+      { label: 'Packed', tone: 'info' },
+      { label: 'Shipped', tone: 'info' },
+      { label: 'Delivered', tone: 'neutral' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const list = await findByAttribute('aria-label', 'Order fulfilment')
+    assert({ given: 'four stages', should: 'render four items', actual: list?.querySelectorAll('li').length, expected: 4 })
+  },
+})

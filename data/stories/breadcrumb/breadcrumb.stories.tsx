@@ -88,3 +88,47 @@ export const accountBreadcrumbCustomLabel = story({
     ],
   },
 })
+
+export const recipeCategoryTrail = story({
+  intent: 'Give a lemon tart recipe page a navigation trail Recipes / Desserts / Lemon tart, marking the tart as the page being viewed',
+  template: Breadcrumb,
+  args: {
+    items: [
+      { label: 'Recipes', href: '/recipes' },
+      { label: 'Desserts', href: '/recipes/desserts' },
+      { label: 'Lemon tart', href: '/recipes/desserts/lemon-tart' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const current = await findByAttribute('aria-current', 'page')
+    assert({ given: 'the recipe page', should: 'be the current link', actual: current?.textContent, expected: 'Lemon tart' })
+  },
+})
+
+export const helpCenterTrailNamed = story({
+  intent: 'Add a help center trail named "Help center location": Help / Account / Sign-in problems / Reset your password, ending on the last',
+  template: Breadcrumb,
+  args: {
+    label: 'Help center location',
+    items: [
+      { label: 'Help', href: '/help' },
+      { label: 'Account', href: '/help/account' },
+      { label: 'Sign-in problems', href: '/help/account/sign-in' },
+      { label: 'Reset your password', href: '/help/account/sign-in/reset-password' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const nav = await findByAttribute('aria-label', 'Help center location')
+    assert({ given: 'four levels', should: 'list four links', actual: nav?.querySelectorAll('a').length, expected: 4 })
+  },
+})
+
+export const dashboardOnlyCrumb = story({
+  intent: 'A trail on the top-level Dashboard screen that holds just one entry, "Dashboard", which is the current page',
+  template: Breadcrumb,
+  args: { items: [{ label: 'Dashboard', href: '/dashboard' }] },
+  play: async ({ assert, findByAttribute }) => {
+    const current = await findByAttribute('aria-current', 'page')
+    assert({ given: 'a single entry', should: 'mark it current', actual: current?.textContent, expected: 'Dashboard' })
+  },
+})

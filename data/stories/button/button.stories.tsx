@@ -55,3 +55,33 @@ export const loadingButton = story({
     <Button loading={true}>Uploading</Button>
   ),
 })
+
+export const createAccountSubmit = story({
+  intent: 'A form submit control reading "Create account" in the main emphasis style',
+  template: Button,
+  args: { type: 'submit', children: 'Create account' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Create account')
+    assert({ given: 'a submit button', should: 'submit its form', actual: button?.getAttribute('type'), expected: 'submit' })
+  },
+})
+
+export const exportingCsvSecondaryBusy = story({
+  intent: 'A low-emphasis "Exporting CSV" action that is busy: it shows the spinner and cannot be pressed again',
+  template: Button,
+  args: { variant: 'secondary', loading: true, children: 'Exporting CSV' },
+  play: async ({ assert, findByAttribute }) => {
+    const button = await findByAttribute('aria-busy', 'true')
+    assert({ given: 'a busy action', should: 'be disabled', actual: button?.disabled, expected: true })
+  },
+})
+
+export const archiveSecondaryUnavailable = story({
+  intent: 'Grey out a secondary "Archive" action so it cannot be clicked until something is selected',
+  template: Button,
+  args: { variant: 'secondary', disabled: true, children: 'Archive' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Archive')
+    assert({ given: 'nothing selected', should: 'be disabled', actual: button?.disabled, expected: true })
+  },
+})

@@ -110,3 +110,54 @@ export const profileCard = story({
     </Card>
   ),
 })
+
+export const meetupEventCard = story({
+  intent: 'An event tile for the "Community meetup" with a usable "Register" action and a greyed-out "Join waitlist" action',
+  template: () => (
+    <Card headingId='meetup-title' title='Community meetup'>
+      <p {...styles.meta}>Thursday 18:30, Library hall</p>
+      <footer {...styles.actions}>
+        <CardButton p-trigger={{ click: 'register' }}>Register</CardButton>
+        <CardButton disabled={true}>Join waitlist</CardButton>
+      </footer>
+    </Card>
+  ),
+  play: async ({ assert, findByText }) => {
+    const waitlist = await findByText('Join waitlist')
+    const register = await findByText('Register')
+    assert({ given: 'open seats', should: 'keep the waitlist disabled', actual: waitlist?.disabled, expected: true })
+    assert({ given: 'open seats', should: 'allow registering', actual: register?.disabled, expected: false })
+  },
+})
+
+export const noSavedSearchesEmptyState = story({
+  intent: 'An empty-state panel titled "No saved searches" explaining nothing is saved yet, offering one "Create search" action',
+  template: () => (
+    <Card headingId='saved-searches-title' title='No saved searches'>
+      <p {...styles.body}>Save a search to get notified when new results match it.</p>
+      <footer {...styles.actions}>
+        <CardButton p-trigger={{ click: 'createSearch' }}>Create search</CardButton>
+      </footer>
+    </Card>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const article = await findByAttribute('aria-labelledby', 'saved-searches-title')
+    assert({ given: 'an empty state', should: 'offer one action', actual: article?.querySelectorAll('button').length, expected: 1 })
+  },
+})
+
+export const woolBlanketListing = story({
+  intent: 'Sell a "Merino wool blanket" for 59 dollars on a shop tile with its photo, a short description and the usual purchase action',
+  template: ProductCard,
+  args: {
+    id: 'blanket',
+    name: 'Merino wool blanket',
+    price: 59,
+    description: 'A warm throw woven from undyed merino wool.',
+    image: '/images/wool-blanket.jpg',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const image = await findByAttribute('alt', 'Merino wool blanket')
+    assert({ given: 'a listing', should: 'show the product photo', actual: image?.getAttribute('src'), expected: '/images/wool-blanket.jpg' })
+  },
+})

@@ -110,3 +110,47 @@ export const indeterminateSelectAll = story({
     ],
   },
 })
+
+export const allPhotosSelected = story({
+  intent: 'A "Photos to share" bulk selection of beach.jpg, harbour.jpg and sunset.jpg where every photo is ticked, so "Select all files" reads fully checked',
+  template: SelectAllGroup,
+  args: {
+    legend: 'Photos to share',
+    items: [
+      { id: 'photo-beach', label: 'beach.jpg', checked: true },
+      { id: 'photo-harbour', label: 'harbour.jpg', checked: true },
+      { id: 'photo-sunset', label: 'sunset.jpg', checked: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const all = await findByAttribute('role', 'checkbox')
+    assert({ given: 'every item checked', should: 'report true', actual: all?.getAttribute('aria-checked'), expected: 'true' })
+  },
+})
+
+export const nothingSelectedAttachments = story({
+  intent: 'An "Attachments" bulk selection of invoice.pdf and contract.docx where none is ticked yet, so the master control reads unchecked',
+  template: SelectAllGroup,
+  args: {
+    legend: 'Attachments',
+    items: [
+      { id: 'att-invoice', label: 'invoice.pdf', checked: false },
+      { id: 'att-contract', label: 'contract.docx', checked: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const all = await findByAttribute('role', 'checkbox')
+    assert({ given: 'no item checked', should: 'report false', actual: all?.getAttribute('aria-checked'), expected: 'false' })
+  },
+})
+
+export const essentialCookiesLocked = story({
+  intent: 'An "Essential cookies" option that is always on: ticked and impossible to untick',
+  template: Checkbox,
+  args: { id: 'essential-cookies', label: 'Essential cookies', checked: true, disabled: true },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'essential-cookies')
+    assert({ given: 'a locked option', should: 'be checked', actual: input?.checked, expected: true })
+    assert({ given: 'a locked option', should: 'be disabled', actual: input?.disabled, expected: true })
+  },
+})

@@ -117,3 +117,60 @@ export const keyboardShortcutsDialog = story({
     </Dialog>
   ),
 })
+
+export const sessionTimeoutDialog = story({
+  intent: 'A modal titled "Are you still there?" and described by "You will be signed out in two minutes.", offering a plain "Sign out" and a primary "Stay signed in"',
+  template: () => (
+    <Dialog id='session-timeout' title='Are you still there?' description='You will be signed out in two minutes.'>
+      <footer {...styles.footer}>
+        <DialogButton p-trigger={{ click: 'signOut' }}>Sign out</DialogButton>
+        <DialogButton tone='primary' p-trigger={{ click: 'extendSession' }}>
+          Stay signed in
+        </DialogButton>
+      </footer>
+    </Dialog>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const dialog = await findByAttribute('role', 'dialog')
+    assert({ given: 'a timeout warning', should: 'be described', actual: dialog?.getAttribute('aria-describedby'), expected: 'session-timeout-description' })
+  },
+})
+
+export const inviteTeammateDialog = story({
+  intent: 'An "Invite a teammate" modal with a required "Email address" field and a "Send invite" submit action',
+  template: () => (
+    <Dialog id='invite' title='Invite a teammate'>
+      <form {...styles.field}>
+        <label htmlFor='invite-email'>Email address</label>
+        <input id='invite-email' name='email' type='email' required={true} {...styles.input} />
+        <footer {...styles.footer}>
+          <DialogButton tone='primary' type='submit'>
+            Send invite
+          </DialogButton>
+        </footer>
+      </form>
+    </Dialog>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'invite-email')
+    assert({ given: 'the invite form', should: 'ask for an email', actual: input?.getAttribute('type'), expected: 'email' })
+  },
+})
+
+export const discardDraftDialog = story({
+  intent: 'Ask before throwing away an unsent message: a "Discard draft?" modal with "Keep editing" and a destructive "Discard"',
+  template: () => (
+    <Dialog id='discard-draft' title='Discard draft?'>
+      <footer {...styles.footer}>
+        <DialogButton p-trigger={{ click: 'close' }}>Keep editing</DialogButton>
+        <DialogButton tone='danger' p-trigger={{ click: 'discard' }}>
+          Discard
+        </DialogButton>
+      </footer>
+    </Dialog>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const dialog = await findByAttribute('aria-labelledby', 'discard-draft-title')
+    assert({ given: 'a discard prompt', should: 'be modal', actual: dialog?.getAttribute('aria-modal'), expected: 'true' })
+  },
+})

@@ -90,3 +90,34 @@ export const nativeExportProgress = story({
     </div>
   ),
 })
+
+export const queuedDownloadNotStarted = story({
+  intent: 'Indicate that "Downloading offline maps" is queued and has not begun, sitting at zero',
+  template: ProgressBar,
+  args: { id: 'maps', label: 'Downloading offline maps', value: 0 },
+  play: async ({ assert, findByAttribute }) => {
+    const bar = await findByAttribute('role', 'progressbar')
+    assert({ given: 'a queued download', should: 'report zero', actual: bar?.getAttribute('aria-valuenow'), expected: '0' })
+  },
+})
+
+export const storageQuotaUsed = story({
+  intent: 'Visualise "Storage used": 12 GB out of a 15 GB quota, announced as "12 GB of 15 GB used"',
+  template: ProgressBar,
+  args: { id: 'storage', label: 'Storage used', value: 12, min: 0, max: 15, valueText: '12 GB of 15 GB used' },
+  play: async ({ assert, findByAttribute }) => {
+    const bar = await findByAttribute('role', 'progressbar')
+    assert({ given: 'a quota of 15', should: 'expose the maximum', actual: bar?.getAttribute('aria-valuemax'), expected: '15' })
+    assert({ given: 'usage in GB', should: 'announce a readable value', actual: bar?.getAttribute('aria-valuetext'), expected: '12 GB of 15 GB used' })
+  },
+})
+
+export const batteryChargeLevel = story({
+  intent: 'A meter-like bar labelled "Battery level" showing the headphones charged to 80 percent',
+  template: ProgressBar,
+  args: { id: 'battery', label: 'Battery level', value: 80 },
+  play: async ({ assert, findByAttribute }) => {
+    const bar = await findByAttribute('aria-labelledby', 'battery-label')
+    assert({ given: 'a charge of 80', should: 'report it', actual: bar?.getAttribute('aria-valuenow'), expected: '80' })
+  },
+})

@@ -148,3 +148,65 @@ export const horizontalSizePicker = story({
     ],
   },
 })
+
+export const pizzaCrustDefault = story({
+  intent: 'Let diners pick a "Crust": Thin, Classic or Stuffed, with Classic chosen by default',
+  template: RadioGroup,
+  args: {
+    name: 'crust',
+    legend: 'Crust',
+    value: 'classic',
+    options: [
+      { value: 'thin', label: 'Thin' },
+      { value: 'classic', label: 'Classic' },
+      { value: 'stuffed', label: 'Stuffed' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const classic = await findByAttribute('id', 'crust-classic')
+    assert({ given: 'the default crust', should: 'be checked', actual: classic?.checked, expected: true })
+  },
+})
+
+export const experienceRatingRow = story({
+  intent: 'Ask "How was your experience?" with five choices from 1 to 5 laid out in a single row and none picked',
+  template: RadioGroup,
+  args: {
+    name: 'rating',
+    legend: 'How was your experience?',
+    layout: 'horizontal',
+    options: [
+      { value: '1', label: '1' },
+      { value: '2', label: '2' },
+      { value: '3', label: '3' },
+      { value: '4', label: '4' },
+      { value: '5', label: '5' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const three = await findByAttribute('id', 'rating-3')
+    assert({ given: 'no answer yet', should: 'leave every choice unchecked', actual: three?.checked, expected: false })
+  },
+})
+
+export const requiredSeatClass = story({
+  intent: 'A mandatory "Cabin class" choice of Economy, Premium economy and Business, with Economy picked and Business greyed out and noted "Full"',
+  template: RadioGroup,
+  args: {
+    name: 'cabin',
+    legend: 'Cabin class',
+    required: true,
+    value: 'economy',
+    options: [
+      { value: 'economy', label: 'Economy' },
+      { value: 'premium', label: 'Premium economy' },
+      { value: 'business', label: 'Business', hint: 'Full', disabled: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const business = await findByAttribute('id', 'cabin-business')
+    const economy = await findByAttribute('id', 'cabin-economy')
+    assert({ given: 'a full cabin', should: 'be disabled', actual: business?.disabled, expected: true })
+    assert({ given: 'the chosen cabin', should: 'be checked', actual: economy?.checked, expected: true })
+  },
+})

@@ -163,3 +163,81 @@ export const groupedCarModels = story({
     ],
   },
 })
+
+export const cardExpiryMonth = story({
+  intent: 'An "Expiry month" dropdown with the placeholder "MM", all twelve months as two-digit numbers and the hint "As printed on your card"',
+  template: Select,
+  args: {
+    id: 'expiry-month',
+    label: 'Expiry month',
+    placeholder: 'MM',
+    hint: 'As printed on your card',
+    options: [
+      { value: '01', label: '01' },
+      { value: '02', label: '02' },
+      { value: '03', label: '03' },
+      { value: '04', label: '04' },
+      { value: '05', label: '05' },
+      { value: '06', label: '06' },
+      { value: '07', label: '07' },
+      { value: '08', label: '08' },
+      { value: '09', label: '09' },
+      { value: '10', label: '10' },
+      { value: '11', label: '11' },
+      { value: '12', label: '12' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const select = await findByAttribute('id', 'expiry-month')
+    assert({ given: 'a placeholder and twelve months', should: 'offer thirteen options', actual: select?.querySelectorAll('option').length, expected: 13 })
+  },
+})
+
+export const sortOrderNewestFirst = story({
+  intent: 'A "Sort by" menu for search results offering Relevance, Newest first and "Price: low to high", where "Newest first" is the current choice',
+  template: Select,
+  args: {
+    id: 'sort',
+    label: 'Sort by',
+    value: 'newest',
+    options: [
+      { value: 'relevance', label: 'Relevance' },
+      { value: 'newest', label: 'Newest first' },
+      { value: 'price-low', label: 'Price: low to high' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const select = await findByAttribute('id', 'sort')
+    assert({ given: 'a chosen order', should: 'select newest', actual: select?.value, expected: 'newest' })
+  },
+})
+
+export const departureAirportByCountry = story({
+  intent: 'A "Departure airport" picker grouped by country, Norway (Oslo, Bergen) and Portugal (Lisbon, Porto), with Oslo already chosen',
+  template: Select,
+  args: {
+    id: 'departure',
+    label: 'Departure airport',
+    value: 'osl',
+    groups: [
+      {
+        label: 'Norway',
+        options: [
+          { value: 'osl', label: 'Oslo' },
+          { value: 'bgo', label: 'Bergen' },
+        ],
+      },
+      {
+        label: 'Portugal',
+        options: [
+          { value: 'lis', label: 'Lisbon' },
+          { value: 'opo', label: 'Porto' },
+        ],
+      },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const select = await findByAttribute('id', 'departure')
+    assert({ given: 'a preselected airport', should: 'select Oslo', actual: select?.value, expected: 'osl' })
+  },
+})

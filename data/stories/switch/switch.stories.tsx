@@ -98,3 +98,44 @@ export const privacySettingsList = story({
     ],
   },
 })
+
+export const twoFactorLockedOn = story({
+  intent: 'A "Two-factor authentication" on/off control that is enabled and locked by the organisation so it cannot be changed',
+  template: Switch,
+  args: { label: 'Two-factor authentication', checked: true, disabled: true },
+  play: async ({ assert, findByAttribute }) => {
+    const control = await findByAttribute('role', 'switch')
+    assert({ given: 'an enforced setting', should: 'be on', actual: control?.getAttribute('aria-checked'), expected: 'true' })
+    assert({ given: 'an enforced setting', should: 'be disabled', actual: control?.disabled, expected: true })
+  },
+})
+
+export const locationHistoryOffExplained = story({
+  intent: 'A "Location history" toggle that is off, described by the sentence "Saves the places you visit." under it',
+  template: DescribedSwitch,
+  args: {
+    id: 'location-history',
+    label: 'Location history',
+    hint: 'Saves the places you visit.',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const control = await findByAttribute('id', 'location-history')
+    assert({ given: 'an off setting', should: 'expose aria-checked false', actual: control?.getAttribute('aria-checked'), expected: 'false' })
+    assert({ given: 'a hint', should: 'describe the control', actual: control?.getAttribute('aria-describedby'), expected: 'location-history-hint' })
+  },
+})
+
+export const motionContrastBothOn = story({
+  intent: 'Accessibility preferences as a list of two toggles, "Reduce motion" and "High contrast", both enabled',
+  template: SettingsList,
+  args: {
+    settings: [
+      { id: 'motion', label: 'Reduce motion', checked: true },
+      { id: 'contrast', label: 'High contrast', checked: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const contrast = await findByAttribute('id', 'setting-contrast')
+    assert({ given: 'both preferences on', should: 'report on', actual: contrast?.getAttribute('aria-checked'), expected: 'true' })
+  },
+})

@@ -127,3 +127,65 @@ export const verticalDocsTabs = story({
     ],
   },
 })
+
+export const recipeTabsNutritionActive = story({
+  intent: 'Split a recipe into Ingredients, Method, Nutrition and Reviews views under the name "Recipe sections", showing Nutrition',
+  template: Tabs,
+  args: {
+    id: 'recipe',
+    label: 'Recipe sections',
+    selected: 'nutrition',
+    tabs: [
+      { id: 'ingredients', label: 'Ingredients', content: 'Flour, butter, sugar, two lemons and four eggs.' },
+      { id: 'method', label: 'Method', content: 'Blind bake the case, then fill and bake again.' },
+      { id: 'nutrition', label: 'Nutrition', content: '320 kcal per slice.' },
+      { id: 'reviews', label: 'Reviews', content: 'Rated 4.6 by 212 cooks.' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const tab = await findByAttribute('id', 'recipe-tab-nutrition')
+    const panel = await findByAttribute('id', 'recipe-panel-ingredients')
+    assert({ given: 'the chosen view', should: 'be selected', actual: tab?.getAttribute('aria-selected'), expected: 'true' })
+    assert({ given: 'another view', should: 'hide its panel', actual: panel?.hidden, expected: true })
+  },
+})
+
+export const signInRegisterTabs = story({
+  intent: 'An "Authentication" box switching between "Sign in" and "Register" forms, opened on Register',
+  template: Tabs,
+  args: {
+    id: 'auth',
+    label: 'Authentication',
+    selected: 'register',
+    tabs: [
+      { id: 'sign-in', label: 'Sign in', content: 'Enter your email and password.' },
+      { id: 'register', label: 'Register', content: 'Create an account in under a minute.' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const tab = await findByAttribute('id', 'auth-tab-register')
+    assert({ given: 'the register form', should: 'be selected', actual: tab?.getAttribute('aria-selected'), expected: 'true' })
+  },
+})
+
+export const verticalAdminSectionsLocked = story({
+  intent: 'A side menu of "Admin sections" stacked vertically (Users, Roles, Audit log) where Audit log is unavailable and Roles is open',
+  template: Tabs,
+  args: {
+    id: 'admin',
+    label: 'Admin sections',
+    orientation: 'vertical',
+    selected: 'roles',
+    tabs: [
+      { id: 'users', label: 'Users', content: 'Invite, suspend and remove people.' },
+      { id: 'roles', label: 'Roles', content: 'Decide what each role may do.' },
+      { id: 'audit', label: 'Audit log', content: 'Available on the Enterprise plan.', disabled: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const list = await findByAttribute('role', 'tablist')
+    const audit = await findByAttribute('id', 'admin-tab-audit')
+    assert({ given: 'a vertical list', should: 'say so', actual: list?.getAttribute('aria-orientation'), expected: 'vertical' })
+    assert({ given: 'an unavailable section', should: 'be aria-disabled', actual: audit?.getAttribute('aria-disabled'), expected: 'true' })
+  },
+})

@@ -109,3 +109,43 @@ export const siteSearch = story({
   template: SearchField,
   args: { id: 'site-search', label: 'Search the documentation', placeholder: 'Search docs' },
 })
+
+export const readOnlyApiKey = story({
+  intent: 'Show an "API key" value the user may select and copy but not edit',
+  template: TextInput,
+  args: { id: 'api-key', label: 'API key', value: 'sk_live_4f9a2c71', readOnly: true },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'api-key')
+    assert({ given: 'a key to copy', should: 'be read-only', actual: input?.readOnly, expected: true })
+  },
+})
+
+export const phoneNumberWrongLength = story({
+  intent: 'A "Phone number" field that rejects "555-01" with the message "Enter a phone number with 10 digits"',
+  template: TextInput,
+  args: {
+    id: 'phone',
+    label: 'Phone number',
+    type: 'tel',
+    autoComplete: 'tel',
+    value: '555-01',
+    error: 'Enter a phone number with 10 digits',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'phone')
+    assert({ given: 'a too short number', should: 'be invalid', actual: input?.getAttribute('aria-invalid'), expected: 'true' })
+    assert({ given: 'an error', should: 'reference it', actual: input?.getAttribute('aria-describedby'), expected: 'phone-error' })
+  },
+})
+
+export const catalogueSearchBox = story({
+  intent: 'A product catalogue lookup box with a hidden label "Search products" and the placeholder "Shoes, bags, jackets"',
+  template: SearchField,
+  args: { id: 'catalogue-search', label: 'Search products', placeholder: 'Shoes, bags, jackets' },
+  play: async ({ assert, findByAttribute }) => {
+    const form = await findByAttribute('role', 'search')
+    const input = await findByAttribute('id', 'catalogue-search')
+    assert({ given: 'a lookup box', should: 'be a search landmark', actual: Boolean(form), expected: true })
+    assert({ given: 'a lookup box', should: 'show the placeholder', actual: input?.getAttribute('placeholder'), expected: 'Shoes, bags, jackets' })
+  },
+})

@@ -101,3 +101,46 @@ export const requiredDeliveryInstructions = story({
     placeholder: 'For example: leave the parcel with the concierge',
   },
 })
+
+export const emptyCommentBox = story({
+  intent: 'An empty "Add a comment" box with room for 1000 characters and the placeholder "Be kind and specific"',
+  template: Textarea,
+  args: { id: 'comment', label: 'Add a comment', maxLength: 1000, placeholder: 'Be kind and specific' },
+  play: async ({ assert, findByText }) => {
+    const count = await findByText('0 of 1000 characters used')
+    assert({ given: 'an empty box', should: 'count zero characters', actual: Boolean(count), expected: true })
+  },
+})
+
+export const cancellationReasonMissing = story({
+  intent: 'A mandatory "Reason for cancelling" text area left blank, flagged with "Tell us why you are cancelling"',
+  template: Textarea,
+  args: {
+    id: 'cancel-reason',
+    label: 'Reason for cancelling',
+    required: true,
+    error: 'Tell us why you are cancelling',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const field = await findByAttribute('id', 'cancel-reason')
+    assert({ given: 'a blank mandatory field', should: 'be invalid', actual: field?.getAttribute('aria-invalid'), expected: 'true' })
+    assert({ given: 'a mandatory field', should: 'be required', actual: field?.required, expected: true })
+  },
+})
+
+export const readOnlyTermsText = story({
+  intent: 'Show the accepted sentence "Use, copy and modify freely." in a "Licence agreement" box with a 2000 character limit that can be read but not changed',
+  template: Textarea,
+  args: {
+    id: 'licence',
+    label: 'Licence agreement',
+    rows: 6,
+    maxLength: 2000,
+    readOnly: true,
+    value: 'Use, copy and modify freely.',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const field = await findByAttribute('id', 'licence')
+    assert({ given: 'agreed text', should: 'be read-only', actual: field?.readOnly, expected: true })
+  },
+})

@@ -70,3 +70,53 @@ export const formattingToolbar = story({
     ],
   },
 })
+
+export const shuffleOnLocked = story({
+  intent: 'A "Shuffle" control that is switched on but cannot be turned off during a shared listening session',
+  template: ToggleButton,
+  args: { pressed: true, disabled: true, children: 'Shuffle' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Shuffle')
+    assert({ given: 'shuffle on', should: 'expose aria-pressed true', actual: button?.getAttribute('aria-pressed'), expected: 'true' })
+    assert({ given: 'a shared session', should: 'be disabled', actual: button?.disabled, expected: true })
+  },
+})
+
+export const paragraphAlignmentCenter = story({
+  intent: 'A "Paragraph alignment" bar with Left, Center, Right and Justify where Center is active',
+  template: FormattingToolbar,
+  args: {
+    label: 'Paragraph alignment',
+    tools: [
+      { id: 'left', name: 'Left', pressed: false },
+      { id: 'center', name: 'Center', pressed: true },
+      { id: 'right', name: 'Right', pressed: false },
+      { id: 'justify', name: 'Justify', pressed: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const center = await findByAttribute('data-tool', 'center')
+    const left = await findByAttribute('data-tool', 'left')
+    assert({ given: 'centered text', should: 'press Center', actual: center?.getAttribute('aria-pressed'), expected: 'true' })
+    assert({ given: 'centered text', should: 'not press Left', actual: left?.getAttribute('aria-pressed'), expected: 'false' })
+  },
+})
+
+export const editorViewOptions = story({
+  intent: 'Code editor view options named "View options": "Wrap lines" and "Show whitespace" on, "Minimap" off',
+  template: FormattingToolbar,
+  args: {
+    label: 'View options',
+    tools: [
+      { id: 'wrap', name: 'Wrap lines', pressed: true },
+      { id: 'whitespace', name: 'Show whitespace', pressed: true },
+      { id: 'minimap', name: 'Minimap', pressed: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const minimap = await findByAttribute('data-tool', 'minimap')
+    const wrap = await findByAttribute('data-tool', 'wrap')
+    assert({ given: 'minimap off', should: 'not be pressed', actual: minimap?.getAttribute('aria-pressed'), expected: 'false' })
+    assert({ given: 'wrapping on', should: 'be pressed', actual: wrap?.getAttribute('aria-pressed'), expected: 'true' })
+  },
+})
