@@ -15,7 +15,7 @@ from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.model_eval import ModelEvalFile, combine, read_model_eval, write_model_eval
-from worldagent.evaluation.stages.evaluate import combine_evaluations_stage, evaluate_stage, model_eval_path
+from worldagent.evaluation.stages.evaluate import combine_evaluations_stage, combine_model_files, evaluate_stage
 from worldagent.evaluation.stages.evaluate_model import (
     MODEL_STAGES,
     evaluate_adapter_stage,
@@ -62,6 +62,8 @@ def test_each_model_stage_takes_exactly_the_paths_it_needs() -> None:
     assert set(MODEL_STAGES) == set(expected)
     for name, run in MODEL_STAGES.items():
         assert set(path_arguments(run)) == expected[name], name
+    combined = {f"{name}_eval" for name in expected} | {"summary", "intents"}
+    assert set(path_arguments(combine_evaluations_stage)) == combined
 
 
 def test_reference_and_nearest_files_are_deterministic_and_the_baseline_never_copies_its_own_intent(
@@ -193,29 +195,32 @@ def test_adapter_and_champion_stages(tmp_path: Path, base_dir: Path, tiny_model)
 def test_combining_the_per_model_files_writes_eval_json_in_the_models_order(
     tmp_path: Path, base_dir: Path, tiny_model
 ) -> None:
-    evaluations = tmp_path / "eval"
+    files = {name: tmp_path / "eval" / f"{name}.json" for name in MODEL_STAGES}
     settings = params(models=["base", "nearest", "champion", "reference"])
-    evaluate_reference_stage(settings, **SPLIT, out=model_eval_path(evaluations, "reference"))
+    evaluate_reference_stage(settings, **SPLIT, out=files["reference"])
     evaluate_champion_stage(
         settings,
         **SPLIT,
         base=base_dir,
         champion=no_champion(tmp_path / "champion.json"),
-        out=model_eval_path(evaluations, "champion"),
+        out=files["champion"],
         speed=tmp_path / "c.speed.json",
         root=tmp_path,
     )
-    evaluate_nearest_stage(settings, **SPLIT, trajectories=TRAIN, out=model_eval_path(evaluations, "nearest"))
+    evaluate_nearest_stage(settings, **SPLIT, trajectories=TRAIN, out=files["nearest"])
     evaluate_base_stage(
         settings,
         **SPLIT,
         base=base_dir,
-        out=model_eval_path(evaluations, "base"),
+        out=files["base"],
         speed=tmp_path / "b.speed.json",
         loader=lambda base, adapter: tiny_model,
     )
     summary, intents = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl"
-    report = combine_evaluations_stage(settings, evaluations=evaluations, summary=summary, intents=intents)
+    # every model's file is an input; only those of evaluate.models are read (sft.json etc. do not exist)
+    report = combine_evaluations_stage(
+        settings, **{f"{name}_eval": path for name, path in files.items()}, summary=summary, intents=intents
+    )
     assert list(report.models) == ["base", "nearest", "reference"]
     assert read_eval_report(summary, intents) == report  # the format compare and gate read
     assert any("first run" in note for note in report.notes)
@@ -223,16 +228,16 @@ def test_combining_the_per_model_files_writes_eval_json_in_the_models_order(
 
     # A model evaluation missing, or made on another eval split, is an error, not a shorter table.
     with pytest.raises(InputError, match="run the evaluate_dpo stage first"):
-        combine_evaluations_stage(
-            params(models=["base", "dpo"]), evaluations=evaluations, summary=summary, intents=intents
-        )
-    stale = read_model_eval(model_eval_path(evaluations, "nearest"))
+        combine_model_files(params(models=["base", "dpo"]), files, summary, intents)
+    with pytest.raises(InputError, match="no evaluation file given for dpo"):
+        combine_model_files(params(models=["base", "dpo"]), {"base": files["base"]}, summary, intents)
+    stale = read_model_eval(files["nearest"])
     stale.intents = stale.intents[:2]
     for row in stale.rows:
         row.per_intent, row.outputs = row.per_intent[:2], row.outputs[:2]
-    write_model_eval(model_eval_path(evaluations, "nearest"), stale)
+    write_model_eval(files["nearest"], stale)
     with pytest.raises(InputError, match="covers other intents"):
-        combine_evaluations_stage(settings, evaluations=evaluations, summary=summary, intents=intents)
+        combine_model_files(settings, files, summary, intents)
 
 
 def test_a_file_whose_rows_do_not_match_its_intents_is_refused(tmp_path: Path) -> None:

@@ -1,9 +1,9 @@
 """evaluate: the per-model evaluation files → eval.json, eval_intents.jsonl and the plots.
 
 Each model of ``evaluate.models`` is evaluated in its own cached step
-(:mod:`worldagent.evaluation.stages.evaluate_model`, one file per model under ``eval/``);
-:func:`combine_evaluations_stage` reads them in ``evaluate.models`` order and writes the files compare
-and gate read (formats unchanged: :mod:`worldagent.evaluation.eval_files`).
+(:mod:`worldagent.evaluation.stages.evaluate_model`, one file per model, ``eval/<model>.json``);
+:func:`combine_evaluations_stage` reads those of ``evaluate.models`` in that order and writes the files
+compare and gate read (formats unchanged: :mod:`worldagent.evaluation.eval_files`).
 
 :func:`evaluate_stage` is the single-step path (every model in one step, one model in memory at a
 time) that the stage table runs until it has one step per model: a thin loop over the same
@@ -13,9 +13,11 @@ per-model function.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 from worldagent.config import Params
+from worldagent.errors import InputError
 from worldagent.evaluation.eval_files import write_eval_outputs
 from worldagent.evaluation.evaluate import load_eval_rows
 from worldagent.evaluation.metrics import EvalReport
@@ -23,11 +25,6 @@ from worldagent.evaluation.model_eval import ModelEvalFile, combine, read_model_
 from worldagent.evaluation.stages.evaluate_model import Loader, evaluate_model, make_scorer
 
 log = logging.getLogger("worldagent.evaluation")
-
-
-def model_eval_path(evaluations: Path, model: str) -> Path:
-    """Where the per-model step of ``model`` writes its file: ``<evaluations>/<model>.json``."""
-    return evaluations / f"{model}.json"
 
 
 def _write(report: EvalReport, summary: Path, intents: Path) -> EvalReport:
@@ -42,11 +39,43 @@ def _write(report: EvalReport, summary: Path, intents: Path) -> EvalReport:
     return report
 
 
-def combine_evaluations_stage(params: Params, *, evaluations: Path, summary: Path, intents: Path) -> EvalReport:
-    """``<evaluations>/<model>.json`` for every model of ``evaluate.models`` → ``summary`` (eval.json),
-    ``intents`` (per-intent rows) and the plots beside ``summary``."""
-    files = [read_model_eval(model_eval_path(evaluations, name), name) for name in params.evaluate.models]
-    return _write(combine(files), summary, intents)
+def combine_model_files(params: Params, files: Mapping[str, Path], summary: Path, intents: Path) -> EvalReport:
+    """The per-model files (model → eval/<model>.json) of every model of ``evaluate.models``, in that
+    order → ``summary`` (eval.json), ``intents`` (per-intent rows) and the plots beside ``summary``.
+    Files of models not in ``evaluate.models`` are not read."""
+    missing = [name for name in params.evaluate.models if name not in files]
+    if missing:
+        raise InputError(f"no evaluation file given for {', '.join(missing)} (evaluate.models lists them)")
+    evaluations = [read_model_eval(files[name], name) for name in params.evaluate.models]
+    return _write(combine(evaluations), summary, intents)
+
+
+def combine_evaluations_stage(
+    params: Params,
+    *,
+    base_eval: Path,
+    nearest_eval: Path,
+    sft_eval: Path,
+    experience_eval: Path,
+    dpo_eval: Path,
+    grpo_eval: Path,
+    champion_eval: Path,
+    reference_eval: Path,
+    summary: Path,
+    intents: Path,
+) -> EvalReport:
+    """The stage table's evaluate step: every per-model file → eval.json, eval_intents.jsonl and the plots."""
+    files = {
+        "base": base_eval,
+        "nearest": nearest_eval,
+        "sft": sft_eval,
+        "experience": experience_eval,
+        "dpo": dpo_eval,
+        "grpo": grpo_eval,
+        "champion": champion_eval,
+        "reference": reference_eval,
+    }
+    return combine_model_files(params, files, summary, intents)
 
 
 def evaluate_stage(
