@@ -274,3 +274,17 @@ def test_the_single_step_path_is_a_loop_over_the_per_model_function(tmp_path: Pa
     assert sum("was not evaluated: this evaluate step was not given its input" in note for note in report.notes) == 2
     report = evaluate_stage(settings, **common, trajectories=TRAIN)
     assert list(report.models) == ["base", "nearest", "reference"]
+
+
+def test_a_model_stage_runs_from_the_command_line_its_tasks_entry_gives_it(tmp_path: Path, capsys) -> None:
+    from tasks._stage import option, stage_main
+
+    (tmp_path / "params.yaml").write_text("evaluate: {max_intents: 2}\n")
+    common = ["--params", str(tmp_path / "params.yaml")]
+    common += [part for key, path in SPLIT.items() for part in (option(key), str(path))]
+    out = tmp_path / "eval" / "reference.json"
+    assert stage_main("evaluate_reference", MODEL_STAGES["reference"], [*common, "--out", str(out)]) == 0
+    assert read_model_eval(out, "reference").rows[0].metrics.n == 2
+    missing = ["--base", str(tmp_path), "--adapter", str(tmp_path / "none"), "--speed", str(tmp_path / "s.json")]
+    assert stage_main("evaluate_dpo", MODEL_STAGES["dpo"], [*common, *missing, "--out", str(out)]) == 2
+    assert "dpo adapter not found (run the dpo stage first)" in capsys.readouterr().err
