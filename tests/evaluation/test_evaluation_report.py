@@ -209,3 +209,10 @@ def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> N
             report=report_md,
             decision=gate_json,
         )
+
+
+def test_compare_stage_without_a_trained_stage_is_a_clear_error(tmp_path: Path) -> None:
+    summary, intents = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl"
+    write_eval_outputs(synthetic_report({"base": [0.0] * 3, "reference": [1.0] * 3}), summary, intents)
+    with pytest.raises(InputError, match="no trained stage .* was evaluated, so there is no best stage"):
+        compare_stage(Params(), summary=summary, intents=intents, comparison=tmp_path / "compare.json")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
+from worldagent.errors import InputError
 from worldagent.evaluation.compare import compare_stages
 from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.io import atomic_write_text, pretty_json
@@ -17,13 +18,18 @@ log = logging.getLogger("worldagent.evaluation")
 
 def compare_stage(params: Params, *, summary: Path, intents: Path, comparison: Path) -> dict[str, Any]:
     """The candidate, candidate − champion and base per metric, and the step effects → ``comparison``."""
-    result = compare_stages(
-        read_eval_report(summary, intents),
-        candidate=params.compare.candidate,
-        samples=params.compare.bootstrap_samples,
-        confidence=params.compare.confidence,
-        seed=params.seed,
-    )
+    try:
+        result = compare_stages(
+            read_eval_report(summary, intents),
+            candidate=params.compare.candidate,
+            samples=params.compare.bootstrap_samples,
+            confidence=params.compare.confidence,
+            seed=params.seed,
+        )
+    except InputError:
+        raise
+    except ValueError as error:  # no candidate to choose (compare.candidate names a model not evaluated)
+        raise InputError(f"{summary}: {error}") from None
     atomic_write_text(comparison, pretty_json(result))
     selection = result["selection"]
     log.info("candidate: %s (rule %s)", result["candidate"], selection["rule"])
