@@ -48,8 +48,9 @@ def gate_best_stage(
     report: Path,
     decision: Path,
 ) -> GateDecision:
-    """:func:`gate_stage` for a candidate compare chose (``compare.candidate: best``): gate.json records
-    the chosen stage (``candidate``), its adapter path (``artifact_path``, as given here) and content hash."""
+    """:func:`gate_stage` for whichever trained stage compare.json names (chosen by ``compare.candidate:
+    best``, or named by it): gate.json records that stage (``candidate``), its adapter path
+    (``artifact_path``, as given here) and its content hash, which deploy publishes."""
     evaluation = read_eval_report(summary, intents)
     compared = read_json(comparison, "the comparison", hint="run the compare stage first", expect=dict)
     name = str(compared.get("candidate") or "")
