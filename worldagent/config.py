@@ -220,19 +220,29 @@ class GrpoParams(TrainerParams):
     max_prompts: int = Field(default=16, gt=0)  # prompts drawn from the training split
 
 
+EvalModel = Literal["base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference"]
+GeneratingModel = Literal["base", "sft", "experience", "dpo", "grpo", "champion"]
+
+
 class EvaluateParams(Section):
     max_new_tokens: int = Field(default=1536, gt=0)
     batch_size: int = Field(default=8, gt=0)
     max_intents: int | None = Field(default=None, gt=0)  # None: the whole eval split
-    models: list[Literal["base", "sft", "dpo", "grpo", "champion", "reference"]] = Field(
-        default_factory=lambda: ["base", "sft", "dpo", "grpo", "champion", "reference"]
+    # The table's rows, in this order: ``nearest`` copies the nearest training story unchanged (the
+    # baseline every trained stage must beat), ``reference`` is the upper bound.
+    models: list[EvalModel] = Field(
+        default_factory=lambda: ["base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference"]
     )
+    constrained: bool = True  # decode tool calls through worldagent.policy.constrained (well formed by construction)
+    # Models also decoded without the constraint: rows "<model> (unconstrained)" show what it buys.
+    unconstrained_models: list[GeneratingModel] = Field(default_factory=lambda: ["grpo"])
 
 
 class CompareParams(Section):
     bootstrap_samples: int = Field(default=1000, gt=0)
     confidence: float = Field(default=0.95, gt=0, lt=1)
-    candidate: Literal["sft", "dpo", "grpo"] = "grpo"
+    # ``best``: the trained stage (sft, experience, dpo, grpo) with the highest held-out mean reward.
+    candidate: Literal["best", "sft", "experience", "dpo", "grpo"] = "best"
 
 
 class GateParams(Section):

@@ -29,3 +29,11 @@ def rejected() -> dict[tuple[str, str], str]:
         if line.strip()
     ]
     return {(pair["id"], pair["degradation"]): pair["rejected"][0]["content"] for pair in pairs}
+
+
+@pytest.fixture(scope="session")
+def tiny_model():
+    """(model, tokenizer): the random-init tiny causal LM of the policy tests, call markers as single tokens."""
+    from tests.policy.model_fixtures import tiny_model_and_tokenizer
+
+    return tiny_model_and_tokenizer()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from evaluation_helpers import synthetic_report
 
-from worldagent.evaluation.compare import bootstrap_diff, compare
+from worldagent.evaluation.compare import bootstrap_diff, compare, compare_stages, select_candidate, step_effects
 from worldagent.evaluation.family import WORLD_AGENT
 from worldagent.evaluation.metrics import METRICS
 
@@ -85,3 +85,68 @@ def test_compare_with_a_champion_pairs_by_intent() -> None:
     assert result["reference_gap"] is None
     with pytest.raises(ValueError, match="not evaluated"):
         compare(report, "dpo")
+
+
+def test_best_candidate_is_the_trained_stage_with_the_highest_mean_reward_ties_to_the_earlier() -> None:
+    report = synthetic_report(
+        {
+            "base": [0.0] * 6,
+            "sft": [0.5] * 6,
+            "experience": [1.0, 1.0, 0.5, 0.5, 0.5, 0.5],
+            "dpo": [1.0, 0.5, 1.0, 0.5, 0.5, 0.5],  # the same mean as experience: the earlier stage wins
+            "grpo": [0.0] * 6,
+            "reference": [1.0] * 6,  # never a candidate, however good
+        }
+    )
+    selection = select_candidate(report, "best", samples=200, seed=0)
+    assert selection["candidate"] == "experience" and selection["runner_up"] == "dpo"
+    assert selection["mean_reward"] == pytest.approx({"sft": 0.5, "experience": 4 / 6, "dpo": 4 / 6, "grpo": 0.0})
+    diff = selection["runner_up_diff"]
+    assert diff["mean"] == pytest.approx(0.0) and diff["low"] < 0 < diff["high"]  # the choice is not supported
+    assert select_candidate(report, "grpo")["candidate"] == "grpo"  # an explicit stage still works
+    del report.models["experience"]
+    assert select_candidate(report, "best", samples=50)["candidate"] == "dpo"
+    with pytest.raises(ValueError, match="no trained stage"):
+        select_candidate(synthetic_report({"base": [0.0], "reference": [1.0]}), "best")
+    with pytest.raises(ValueError, match="was not evaluated"):
+        select_candidate(report, "experience")
+
+
+def test_step_effects_chain_the_evaluated_stages_and_flag_the_ones_that_did_not_improve() -> None:
+    report = synthetic_report(
+        {
+            "base": [0.0] * 10,
+            "nearest": [0.3] * 10,
+            "sft": [0.5] * 10,
+            # no experience stage evaluated: dpo is compared with sft
+            "dpo": [0.5] * 9 + [0.3],
+            "grpo": [1.0] * 10,
+        }
+    )
+    effects = step_effects(report, "grpo", samples=300, seed=0)
+    pairs = [(e["model"], e["baseline"]) for e in effects]
+    assert pairs == [("sft", "base"), ("dpo", "sft"), ("grpo", "dpo"), ("grpo", "nearest"), ("grpo", "base")]
+    improved = {(e["model"], e["baseline"]): e["improved"] for e in effects}
+    assert improved == {
+        ("sft", "base"): True,
+        ("dpo", "sft"): False,  # slightly worse: its CI reaches below 0
+        ("grpo", "dpo"): True,
+        ("grpo", "nearest"): True,
+        ("grpo", "base"): True,
+    }
+    dpo = effects[1]["metrics"]
+    assert dpo["mean_reward"]["diff"]["mean"] == pytest.approx(-0.02) and dpo["mean_reward"]["baseline"] == 0.5
+    assert set(dpo) == {"mean_reward", "story_pass_rate"}
+    # A candidate that is itself a step pairs with the base once.
+    assert [(e["model"], e["baseline"]) for e in step_effects(report, "sft", samples=50)][-2:] == [
+        ("grpo", "dpo"),
+        ("sft", "nearest"),
+    ]
+
+
+def test_compare_stages_records_the_selection_and_the_step_effects() -> None:
+    report = synthetic_report({"base": [0.0] * 4, "sft": [1.0] * 4, "grpo": [0.5] * 4})
+    result = compare_stages(report, "best", samples=100, seed=0)
+    assert result["candidate"] == "sft" and result["selection"]["rule"] == "best"
+    assert result["comparisons"]["base"]["metrics"]["mean_reward"]["diff"]["mean"] == 1.0
+    assert [(e["model"], e["baseline"]) for e in result["step_effects"]] == [("sft", "base"), ("grpo", "sft")]

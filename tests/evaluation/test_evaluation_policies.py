@@ -1,4 +1,5 @@
-"""Policies: the reference upper bound, and greedy HF decoding (batching, markers, stop tokens)."""
+"""Policies: the reference upper bound, greedy batched decoding with and without the call grammar, and the
+single-step evaluate stage."""
 
 from __future__ import annotations
 
@@ -7,16 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import torch
 from evaluation_helpers import ROOT
 
 from worldagent.config import Params
 from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.evaluate import prompts_of
-from worldagent.evaluation.policies import HFPolicy, Policy, ReferencePolicy, StaticPolicy
+from worldagent.evaluation.policies import Policy, ReferencePolicy, StaticPolicy, decoding_policy
 from worldagent.evaluation.stages.evaluate import evaluate_stage
 from worldagent.io import directory_hash
 from worldagent.pipeline import world_agent as world_agent_table
+from worldagent.tools.callformat import parse_calls
 
 
 def run_evaluate(params: Params, root: Path, loader, champion: dict | None = None) -> None:  # type: ignore[no-untyped-def]
@@ -42,76 +43,6 @@ def run_evaluate(params: Params, root: Path, loader, champion: dict | None = Non
     )
 
 
-SPECIALS = ["<pad>", "<bos>", "<eos>", "<end_of_turn>", "<start_function_call>", "<end_function_call>", "<escape>"]
-
-
-class CharTokenizer:
-    """Characters plus whole special tokens; enough of the tokenizer API for HFPolicy."""
-
-    pad_token_id, bos_token_id, eos_token_id = 0, 1, 2
-
-    def __init__(self) -> None:
-        self.vocab = {token: i for i, token in enumerate(SPECIALS)}
-        for code in range(32, 127):
-            self.vocab.setdefault(chr(code), len(self.vocab))
-        self.vocab["\n"] = len(self.vocab)
-        self.inverse = {i: t for t, i in self.vocab.items()}
-
-    def get_vocab(self) -> dict[str, int]:
-        return dict(self.vocab)
-
-    def apply_chat_template(self, messages, add_generation_prompt: bool, tokenize: bool) -> str:
-        assert add_generation_prompt and not tokenize
-        return "<bos>" + "".join(f"{m['role']}:{m['content'][:20]}<end_of_turn>" for m in messages) + "model:"
-
-    def encode(self, text: str) -> list[int]:
-        ids, i = [], 0
-        while i < len(text):
-            special = next((s for s in SPECIALS if text.startswith(s, i)), None)
-            ids.append(self.vocab[special] if special else self.vocab.get(text[i], self.vocab["?"]))
-            i += len(special) if special else 1
-        return ids
-
-    def __call__(self, text: str, add_special_tokens: bool) -> dict[str, list[int]]:
-        assert not add_special_tokens
-        return {"input_ids": self.encode(text)}
-
-    def decode(self, ids, skip_special_tokens: bool) -> str:
-        assert not skip_special_tokens
-        return "".join(self.inverse[int(i)] for i in ids)
-
-
-class EchoLengthModel:
-    """Answers each (left-padded) row with a call marker and its unpadded prompt length, then stops."""
-
-    def __init__(self, tokenizer: CharTokenizer) -> None:
-        self.tok = tokenizer
-        self.calls: list[dict[str, Any]] = []
-
-    def to(self, device: str) -> EchoLengthModel:
-        return self
-
-    def eval(self) -> EchoLengthModel:
-        return self
-
-    def generate(self, input_ids, attention_mask, **kwargs) -> torch.Tensor:
-        self.calls.append({"shape": tuple(input_ids.shape), **kwargs})
-        assert kwargs["do_sample"] is False
-        rows = []
-        for ids, mask in zip(input_ids.tolist(), attention_mask.tolist(), strict=True):
-            first = mask.index(1)
-            assert all(m == 0 for m in mask[:first]) and all(m == 1 for m in mask[first:])  # left padding
-            assert all(t == self.tok.pad_token_id for t in ids[:first])
-            answer = (
-                self.tok.encode(f"<start_function_call>{sum(mask)}<end_function_call>")
-                + [3]
-                + self.tok.encode("after stop")
-            )
-            rows.append(ids + answer)
-        width = max(len(row) for row in rows)
-        return torch.tensor([row + [0] * (width - len(row)) for row in rows])
-
-
 def test_reference_and_static_policies(eval_rows) -> None:
     rows = eval_rows[:3]
     prompts = prompts_of(rows)
@@ -123,75 +54,30 @@ def test_reference_and_static_policies(eval_rows) -> None:
         StaticPolicy(["a"]).complete(prompts)
 
 
-def test_hf_policy_batches_by_length_and_keeps_call_markers() -> None:
-    tok = CharTokenizer()
-    model = EchoLengthModel(tok)
-    prompts = [[{"role": "user", "content": "x" * n}] for n in (15, 2, 9, 20, 1)]
-    policy = HFPolicy(model, tok, max_new_tokens=64, batch_size=2, device="cpu", progress=False)
-    outputs = policy.complete(prompts)
-    expected = [f"<start_function_call>{len(policy.encode(p))}<end_function_call>" for p in prompts]
-    assert outputs == expected  # prompt order restored, markers kept, nothing after <end_of_turn>
-    assert [call["shape"][0] for call in model.calls] == [2, 2, 1]
-    assert model.calls[0]["eos_token_id"] == [2, 3]  # eos and end-of-turn both stop
-    assert model.calls[0]["max_new_tokens"] == 64
+def test_decoding_policy_constrained_answers_parse_and_unconstrained_is_plain_batched(eval_rows) -> None:
+    from tests.policy.model_fixtures import tiny_model_and_tokenizer
+
+    model, tokenizer = tiny_model_and_tokenizer()
+    prompts = prompts_of(eval_rows[:3])
+    constrained = decoding_policy(model, tokenizer, constrained=True, max_new_tokens=40, batch_size=2)
+    free = decoding_policy(model, tokenizer, constrained=False, max_new_tokens=40, batch_size=2)
+    assert constrained.logits_processor is not None and free.logits_processor is None
+    answers = constrained.complete(prompts)
+    for answer in answers:
+        parsed = parse_calls(answer)
+        assert parsed.calls and not parsed.errors  # well formed by construction, even from random weights
+    assert constrained.stats.prompts == 3 and constrained.stats.new_tokens > 0 and constrained.stats.batches == 2
+    assert free.complete(prompts) != answers  # the processor really changed what was decoded
 
 
-@pytest.fixture(scope="module")
-def tiny_hf() -> tuple[Any, Any]:
-    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    backend = Tokenizer(models.BPE(unk_token="<unk>"))
-    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    trainer = trainers.BpeTrainer(
-        vocab_size=300,
-        special_tokens=["<pad>", "<bos>", "<eos>", "<unk>", *SPECIALS[3:]],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-    )
-    backend.train_from_iterator(["Create an accessible button", "writeStory runStory avatar card"], trainer)
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>", unk_token="<unk>"
-    )
-    tokenizer.chat_template = (
-        "{{ bos_token }}{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}<end_of_turn>{% endfor %}model: "
-    )
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=256,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    return LlamaForCausalLM(config), tokenizer
-
-
-def test_hf_policy_with_a_real_tiny_model(tiny_hf) -> None:
-    model, tokenizer = tiny_hf
-    prompts = [
-        [{"role": "system", "content": "tools"}, {"role": "user", "content": "Create an accessible button" * k}]
-        for k in (1, 3, 2)
-    ]
-    batched = HFPolicy(model, tokenizer, max_new_tokens=6, batch_size=3, device="cpu", progress=False).complete(prompts)
-    single = HFPolicy(model, tokenizer, max_new_tokens=6, batch_size=1, device="cpu", progress=False).complete(prompts)
-    assert len(batched) == 3 and all(isinstance(text, str) for text in batched)
-    assert batched == single  # left padding with an attention mask does not change greedy output
-    assert all("<pad>" not in text and "<eos>" not in text for text in batched)
-
-
-def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tiny_hf) -> None:
+def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tiny_model) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
     (tmp_path / "models" / "world_agent" / "base").mkdir(parents=True)
     loaded: list[Any] = []
 
     def loader(base_dir: Path, adapter_dir: Path | None):
         loaded.append((base_dir.name, adapter_dir))
-        return tiny_hf
+        return tiny_model
 
     params = Params.model_validate(
         {"evaluate": {"max_intents": 3, "max_new_tokens": 4, "models": ["base", "champion", "reference"]}}
@@ -201,7 +87,7 @@ def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tin
     report = read_eval_report(tmp_path / world_agent_table.EVAL, tmp_path / world_agent_table.EVAL_INTENTS)
     assert list(report.models) == ["base", "reference"]
     assert report.models["reference"].metrics.mean_reward == 1.0
-    assert report.models["base"].metrics.mean_reward == 0.0  # random weights emit no valid call
+    assert report.models["base"].metrics.mean_reward == 0.0  # 4 tokens: no call can be written, let alone pass
     assert any("first run" in note for note in report.notes)
     assert (tmp_path / world_agent_table.REPORTS / "metrics.png").is_file()
 
@@ -210,7 +96,7 @@ def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tin
         run_evaluate(missing, tmp_path, loader)
 
 
-def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -> None:
+def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_model) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
     (tmp_path / "models" / "world_agent" / "base").mkdir(parents=True)
     (tmp_path / "published" / "v1").mkdir(parents=True)
@@ -219,7 +105,7 @@ def test_champion_is_loaded_from_the_resolved_adapter(tmp_path: Path, tiny_hf) -
 
     def loader(base_dir: Path, adapter_dir: Path | None):
         loaded.append(adapter_dir)
-        return tiny_hf
+        return tiny_model
 
     params = Params.model_validate({"evaluate": {"max_intents": 2, "max_new_tokens": 2, "models": ["champion"]}})
     sha = directory_hash(tmp_path / "published" / "v1")

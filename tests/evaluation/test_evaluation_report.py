@@ -6,17 +6,19 @@ import csv
 import json
 from pathlib import Path
 
+import pytest
 from evaluation_helpers import synthetic_report
 
 import tasks.gate
 from tasks._stage import option
 from worldagent.config import GateParams, Params
-from worldagent.evaluation.compare import compare
+from worldagent.errors import InputError
+from worldagent.evaluation.compare import compare, compare_stages
 from worldagent.evaluation.eval_files import read_eval_report, write_eval_outputs
 from worldagent.evaluation.family import WORLD_AGENT, gate_decision
 from worldagent.evaluation.report import render_report
 from worldagent.evaluation.stages.compare import compare_stage
-from worldagent.evaluation.stages.gate import gate_stage
+from worldagent.evaluation.stages.gate import gate_best_stage, gate_stage
 from worldagent.io import directory_hash
 from worldagent.pipeline import world_agent as world_agent_table
 from worldagent.pipeline.table import stage_paths
@@ -117,3 +119,100 @@ def test_gate_stage_without_inputs_is_a_clear_error(tmp_path: Path, capsys) -> N
     options = [part for argument, path in paths.items() for part in (option(argument), str(path))]
     assert tasks.gate.main(["--params", str(tmp_path / "params.yaml"), *options]) == 2
     assert "run the evaluate stage first" in capsys.readouterr().err
+
+
+STAGES = {
+    "base": [0.0, 0.0, 0.0, 0.0, 0.3, 0.0],
+    "nearest": [0.3, 0.0, 0.3, 0.0, 0.3, 0.0],
+    "sft": [0.5, 0.8, 0.5, 0.3, 0.5, 0.5],
+    "experience": [1.0, 0.8, 1.0, 0.5, 1.0, 0.8],
+    "dpo": [1.0, 0.8, 0.5, 0.5, 1.0, 0.8],
+    "grpo": [1.0, 0.8, 1.0, 0.5, 0.8, 0.8],
+    "grpo (unconstrained)": [0.0, 0.8, 0.0, 0.5, 0.0, 0.0],
+    "reference": [1.0] * 6,
+}
+
+
+def results_rows(text: str) -> list[str]:
+    table = text.split("## Results", 1)[1].split("\n## ", 1)[0]
+    return [line.split("|")[1].strip() for line in table.splitlines() if line.startswith("| ") and "model" not in line]
+
+
+def test_report_has_the_results_table_the_step_effects_the_selection_and_constrained_decoding() -> None:
+    report = synthetic_report(STAGES)
+    comparison = compare_stages(report, "best", samples=300, seed=0)
+    assert comparison["candidate"] == "experience"
+    text = render_report(report, comparison, None, comparison["candidate"])
+    assert results_rows(text) == [
+        "base",
+        "nearest (copy the nearest training story)",
+        "sft",
+        "**experience** (candidate)",
+        "dpo",
+        "grpo",
+        "reference (upper bound)",
+    ]
+    steps = text.split("## Step effects", 1)[1].split("\n## ", 1)[0]
+    for step in (
+        "sft − base",
+        "experience − sft",
+        "dpo − experience",
+        "grpo − dpo",
+        "experience (candidate) − nearest",
+    ):
+        assert f"| {step} | 6 |" in steps, step
+    assert "Did not improve (mean reward CI includes 0 or lies below it): dpo − experience, grpo − dpo." in steps
+    selection = text.split("## Candidate selection", 1)[1].split("\n## ", 1)[0]
+    assert "`experience`" in selection and "optimistic" in selection and "runner-up `grpo`" in selection
+    constrained = text.split("## Constrained decoding", 1)[1].split("\n## ", 1)[0]
+    assert "| grpo | constrained | 1.000 | 1.000 | 0.817 |" in constrained
+    assert "| grpo | unconstrained | 0.333 | 0.333 | 0.217 |" in constrained
+    assert "## All metrics" in text and "| grpo (unconstrained) |" in text
+
+
+def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> None:
+    report = synthetic_report(STAGES)
+    summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
+    write_eval_outputs(report, summary, intents)
+    params = Params.model_validate({"compare": {"bootstrap_samples": 100}})
+    compare_stage(params, summary=summary, intents=intents, comparison=comparison)
+    adapters = {}
+    for stage in ("sft", "experience", "dpo", "grpo"):
+        adapters[stage] = tmp_path / "models" / stage
+        adapters[stage].mkdir(parents=True)
+        (adapters[stage] / "adapter_model.safetensors").write_bytes(stage.encode())
+    gate_json, report_md = tmp_path / "gate.json", tmp_path / "report.md"
+    gate_best_stage(
+        params,
+        summary=summary,
+        intents=intents,
+        comparison=comparison,
+        **adapters,
+        report=report_md,
+        decision=gate_json,
+    )
+    gate = json.loads(gate_json.read_text())
+    assert gate["candidate"] == "experience" == json.loads(comparison.read_text())["candidate"]
+    assert gate["artifact_path"] == str(adapters["experience"])
+    assert gate["artifact_hash"] == directory_hash(adapters["experience"]) != directory_hash(adapters["grpo"])
+    assert "**experience** (candidate)" in report_md.read_text()
+
+    compared = json.loads(comparison.read_text())
+    comparison.write_text(json.dumps({**compared, "candidate": "reference"}))
+    with pytest.raises(InputError, match="not a trained stage"):
+        gate_best_stage(
+            params,
+            summary=summary,
+            intents=intents,
+            comparison=comparison,
+            **adapters,
+            report=report_md,
+            decision=gate_json,
+        )
+
+
+def test_compare_stage_without_a_trained_stage_is_a_clear_error(tmp_path: Path) -> None:
+    summary, intents = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl"
+    write_eval_outputs(synthetic_report({"base": [0.0] * 3, "reference": [1.0] * 3}), summary, intents)
+    with pytest.raises(InputError, match="no trained stage .* was evaluated, so there is no best stage"):
+        compare_stage(Params(), summary=summary, intents=intents, comparison=tmp_path / "compare.json")

@@ -143,3 +143,123 @@ def compare(
             "The reference outputs were not evaluated, so the distance to the upper bound is unknown."
         )
     return result
+
+
+# -- the candidate and the effect of each step ------------------------------------------------------
+
+BEST = "best"
+TRAINED_STAGES: tuple[str, ...] = ("sft", "experience", "dpo", "grpo")  # in training order
+STEP_CHAIN: tuple[str, ...] = ("base", *TRAINED_STAGES)
+STEP_METRICS: tuple[str, ...] = ("mean_reward", "story_pass_rate")
+CANDIDATE_BASELINES: tuple[str, ...] = ("nearest", "base")
+
+
+def _paired_diff(
+    report: EvalReport, a: str, b: str, metric: str, samples: int, confidence: float, seed: int
+) -> tuple[int, dict[str, float]]:
+    ids = _common_ids(report, [a, b])
+    if not ids:
+        raise ValueError(f"{a!r} and {b!r} share no evaluated intents")
+    values_a = per_intent_values(_aligned(report, a, ids), metric)
+    values_b = per_intent_values(_aligned(report, b, ids), metric)
+    return len(ids), bootstrap_diff(values_a, values_b, samples, confidence, seed)
+
+
+def select_candidate(
+    report: EvalReport,
+    rule: str = BEST,
+    stages: Sequence[str] = TRAINED_STAGES,
+    samples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Which model is the candidate, and why.
+
+    ``rule`` ``best``: the trained stage (``stages``, in training order) with the highest held-out
+    mean reward; a tie goes to the earlier stage (less training for the same score). Any other
+    ``rule`` names the stage itself. The result records every stage's mean reward, the runner-up and
+    the chosen − runner-up difference with its paired bootstrap CI: choosing on the eval set is
+    optimistic (the winner's score is biased upward), and that difference says by how much it could be.
+    """
+    if rule != BEST:
+        if rule not in report.models:
+            raise ValueError(f"candidate {rule!r} was not evaluated; evaluated models: {sorted(report.models)}")
+        return {"rule": rule, "candidate": rule, "mean_reward": {}, "runner_up": None, "runner_up_diff": None}
+    present = [stage for stage in stages if stage in report.models]
+    if not present:
+        raise ValueError(
+            f"no trained stage ({', '.join(stages)}) was evaluated, so there is no best stage;"
+            f" evaluated models: {sorted(report.models)}"
+        )
+    scores = {stage: report.models[stage].metrics.mean_reward for stage in present}
+    ranked = sorted(present, key=lambda stage: (-scores[stage], present.index(stage)))
+    selection: dict[str, Any] = {
+        "rule": BEST,
+        "candidate": ranked[0],
+        "mean_reward": scores,
+        "runner_up": None,
+        "runner_up_diff": None,
+    }
+    if len(ranked) > 1:
+        _, diff = _paired_diff(report, ranked[0], ranked[1], "mean_reward", samples, confidence, seed)
+        selection["runner_up"], selection["runner_up_diff"] = ranked[1], diff
+    return selection
+
+
+def step_pairs(report: EvalReport, candidate: str) -> list[tuple[str, str]]:
+    """(model, previous) for each evaluated step of base → sft → experience → dpo → grpo (a stage not
+    evaluated is skipped: the next one is compared with the last one that was), then the candidate
+    against the nearest-story baseline and the base; each pair once."""
+    chain = [name for name in STEP_CHAIN if name in report.models]
+    pairs = list(zip(chain[1:], chain[:-1], strict=True))
+    for baseline in CANDIDATE_BASELINES:
+        pair = (candidate, baseline)
+        if candidate in report.models and baseline in report.models and candidate != baseline and pair not in pairs:
+            pairs.append(pair)
+    return pairs
+
+
+def step_effects(
+    report: EvalReport,
+    candidate: str,
+    samples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    metrics: Sequence[str] = STEP_METRICS,
+) -> list[dict[str, Any]]:
+    """Each step's paired bootstrap difference over the previous one (see :func:`step_pairs`).
+
+    ``improved`` is true only when the mean-reward CI lies wholly above 0: a CI that includes 0, or
+    lies below it, is a step that did not (clearly) improve.
+    """
+    effects = []
+    for model, baseline in step_pairs(report, candidate):
+        entry: dict[str, Any] = {"model": model, "baseline": baseline, "n": 0, "metrics": {}}
+        for metric in metrics:
+            n, diff = _paired_diff(report, model, baseline, metric, samples, confidence, seed)
+            entry["n"] = n
+            entry["metrics"][metric] = {
+                "model": getattr(report.models[model].metrics, metric),
+                "baseline": getattr(report.models[baseline].metrics, metric),
+                "diff": diff,
+            }
+        entry["improved"] = entry["metrics"]["mean_reward"]["diff"]["low"] > 0 if "mean_reward" in metrics else None
+        effects.append(entry)
+    return effects
+
+
+def compare_stages(
+    report: EvalReport,
+    candidate: str = BEST,
+    samples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """compare.json: the candidate chosen by ``candidate`` (``best`` or a stage name,
+    :func:`select_candidate`), :func:`compare` against the champion and base, and every step's effect."""
+    selection = select_candidate(report, candidate, samples=samples, confidence=confidence, seed=seed)
+    chosen = selection["candidate"]
+    result = compare(report, chosen, samples=samples, confidence=confidence, seed=seed)
+    result["selection"] = selection
+    result["step_effects"] = step_effects(report, chosen, samples, confidence, seed)
+    return result

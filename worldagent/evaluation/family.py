@@ -69,11 +69,11 @@ def world_agent_champion_diff(comparison: Mapping[str, Any]) -> Mapping[str, flo
 
 
 def world_agent_card_metrics(eval_summary: Mapping[str, Any], candidate: str) -> dict[str, Mapping[str, Any]]:
-    """The candidate first, then champion, base and reference, from eval.json's ``models``."""
+    """The candidate first, then champion, base, nearest (baseline) and reference, from eval.json's ``models``."""
     models = eval_summary.get("models") if isinstance(eval_summary, Mapping) else None
     if not isinstance(models, Mapping) or candidate not in models:
         return {}
-    order = [candidate, "champion", "base", "reference"]
+    order = [candidate, "champion", "base", "nearest", "reference"]
     return {name: dict(models[name]) for name in order if isinstance(models.get(name), Mapping)}
 
 

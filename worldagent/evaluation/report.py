@@ -7,8 +7,17 @@ from typing import Any
 
 from worldagent.evaluation.gate import GateDecision
 from worldagent.evaluation.metrics import HIGHER_IS_BETTER, LABELS, METRICS, EvalReport, ModelEval
+from worldagent.evaluation.model_eval import UNCONSTRAINED
 from worldagent.evaluation.plots import METRICS_PNG, REWARDS_PNG
 from worldagent.io import atomic_write_text
+
+# The results table's rows, in this order (only those evaluated), and its columns.
+ROW_ORDER: tuple[str, ...] = ("base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference")
+RESULT_METRICS: tuple[str, ...] = ("parse_rate", "a11y_pass_rate", "story_pass_rate", "mean_reward")
+ROW_LABELS: dict[str, str] = {
+    "nearest": "nearest (copy the nearest training story)",
+    "reference": "reference (upper bound)",
+}
 
 # -- report.md ---------------------------------------------------------------------------------------
 
@@ -31,6 +40,109 @@ def _metrics_table(report: EvalReport, candidate: str | None) -> list[str]:
         label = f"**{name}** (candidate)" if name == candidate else name
         values = " | ".join(_num(getattr(evaluation.metrics, m)) for m in METRICS)
         lines.append(f"| {label} | {values} | {evaluation.metrics.n} |")
+    return lines
+
+
+def _results_table(report: EvalReport, candidate: str | None) -> list[str]:
+    """base, nearest, each stage, champion, reference: parse / a11y / story pass / mean reward."""
+    lines = [
+        "| model | " + " | ".join(LABELS[m] for m in RESULT_METRICS) + " | n |",
+        "|---|" + "---:|" * (len(RESULT_METRICS) + 1),
+    ]
+    for name in (name for name in ROW_ORDER if name in report.models):
+        metrics = report.models[name].metrics
+        label = ROW_LABELS.get(name, name)
+        label = f"**{label}** (candidate)" if name == candidate else label
+        values = " | ".join(_num(getattr(metrics, m)) for m in RESULT_METRICS)
+        lines.append(f"| {label} | {values} | {metrics.n} |")
+    return lines
+
+
+def _interval(diff: dict[str, float]) -> str:
+    return f"{_signed(diff['mean'])} [{_signed(diff['low'])}, {_signed(diff['high'])}]"
+
+
+def _step_effects_section(comparison: dict[str, Any]) -> list[str]:
+    effects = comparison.get("step_effects") or []
+    confidence = comparison.get("confidence", 0.95)
+    if not effects:
+        return ["No two consecutive stages were evaluated, so there is no step effect to report.", ""]
+    candidate = comparison.get("candidate")
+    lines = [
+        f"Each step against the previous one, paired over the same intents: difference with its {confidence:.0%}"
+        f" paired bootstrap interval ({comparison.get('bootstrap_samples')} resamples, seed {comparison.get('seed')}).",
+        "",
+        f"| step | n | mean reward | story pass rate | improved (mean reward {confidence:.0%} CI above 0) |",
+        "|---|---:|---|---|---|",
+    ]
+    not_improved = []
+    for effect in effects:
+        versus_baseline = effect["model"] == candidate and effect["baseline"] in ("nearest", "base")
+        model = f"{effect['model']} (candidate)" if versus_baseline else effect["model"]
+        step = f"{model} − {effect['baseline']}"
+        metrics = effect["metrics"]
+        cells = [_interval(metrics[m]["diff"]) if m in metrics else "n/a" for m in ("mean_reward", "story_pass_rate")]
+        lines.append(f"| {step} | {effect['n']} | {cells[0]} | {cells[1]} | {'yes' if effect['improved'] else 'no'} |")
+        if not effect["improved"]:
+            not_improved.append(f"{effect['model']} − {effect['baseline']}")
+    lines.append("")
+    if not_improved:
+        lines.append(f"Did not improve (mean reward CI includes 0 or lies below it): {', '.join(not_improved)}.")
+    else:
+        lines.append("Every step improved mean reward, each with a CI above 0.")
+    lines.append("")
+    return lines
+
+
+def _selection_section(comparison: dict[str, Any]) -> list[str]:
+    selection = comparison.get("selection")
+    if not selection:
+        return []
+    candidate = selection["candidate"]
+    if selection["rule"] != "best":
+        return [f"The candidate is `{candidate}`, as `compare.candidate` names it.", ""]
+    scores = ", ".join(f"`{name}` {_num(value)}" for name, value in selection["mean_reward"].items())
+    lines = [
+        f"The candidate is `{candidate}`: the trained stage with the highest held-out mean reward"
+        f" (`compare.candidate: best`; ties go to the earlier stage). Mean reward per stage: {scores}.",
+        "",
+    ]
+    runner_up, diff = selection.get("runner_up"), selection.get("runner_up_diff")
+    if runner_up and diff:
+        lines.append(
+            "Choosing the candidate on the evaluation set is optimistic: its score on these intents is biased upward"
+            f" by the choice. The runner-up `{runner_up}` differs by {_interval(diff)} in mean reward"
+            f" ({comparison.get('confidence', 0.95):.0%} paired bootstrap CI); when that interval includes 0, the"
+            " choice between them is not supported by the data."
+        )
+    else:
+        lines.append("Only one trained stage was evaluated, so there was no choice to make.")
+    lines.append("")
+    return lines
+
+
+def _constrained_section(report: EvalReport) -> list[str]:
+    pairs = [
+        (name[: -len(UNCONSTRAINED)], name)
+        for name in report.models
+        if name.endswith(UNCONSTRAINED) and name[: -len(UNCONSTRAINED)] in report.models
+    ]
+    if not pairs:
+        return []
+    lines = [
+        "Tool calls decoded through the call grammar (known tools and arguments, well formed by construction)"
+        " against free decoding of the same model:",
+        "",
+        "| model | decoding | parse rate | story pass rate | mean reward |",
+        "|---|---|---:|---:|---:|",
+    ]
+    for constrained, free in pairs:
+        for name, how in ((constrained, "constrained"), (free, "unconstrained")):
+            m = report.models[name].metrics
+            lines.append(
+                f"| {constrained} | {how} | {_num(m.parse_rate)} | {_num(m.story_pass_rate)} | {_num(m.mean_reward)} |"
+            )
+    lines.append("")
     return lines
 
 
@@ -142,7 +254,19 @@ def render_report(
         " a blocked call or unparsable output scores 0."
     )
     lines += [f"- {note}" for note in report.notes]
-    lines += ["", "## Metrics", ""]
+    lines += ["", "## Results", ""]
+    lines += _results_table(report, candidate)
+    lines.append("")
+    if comparison is not None:
+        lines += ["## Step effects", ""]
+        lines += _step_effects_section(comparison)
+        selection = _selection_section(comparison)
+        if selection:
+            lines += ["## Candidate selection", "", *selection]
+    constrained = _constrained_section(report)
+    if constrained:
+        lines += ["## Constrained decoding", "", *constrained]
+    lines += ["## All metrics", ""]
     lines += _metrics_table(report, candidate)
     lines += ["", f"![metrics per model]({images_dir}/{METRICS_PNG})", ""]
     if comparison is not None:

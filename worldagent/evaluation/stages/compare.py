@@ -1,4 +1,5 @@
-"""compare: candidate − champion and base, per metric, with paired bootstrap CIs → compare.json."""
+"""compare: the candidate (``compare.candidate``: ``best`` or a stage), candidate − champion and base per
+metric, and each step's effect over the previous one, with paired bootstrap CIs → compare.json."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.evaluation.compare import compare
+from worldagent.errors import InputError
+from worldagent.evaluation.compare import compare_stages
 from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.io import atomic_write_text, pretty_json
 
@@ -15,15 +17,22 @@ log = logging.getLogger("worldagent.evaluation")
 
 
 def compare_stage(params: Params, *, summary: Path, intents: Path, comparison: Path) -> dict[str, Any]:
-    """Candidate − champion and base, per metric, with paired bootstrap CIs → ``comparison``."""
-    result = compare(
-        read_eval_report(summary, intents),
-        candidate=params.compare.candidate,
-        samples=params.compare.bootstrap_samples,
-        confidence=params.compare.confidence,
-        seed=params.seed,
-    )
+    """The candidate, candidate − champion and base per metric, and the step effects → ``comparison``."""
+    try:
+        result = compare_stages(
+            read_eval_report(summary, intents),
+            candidate=params.compare.candidate,
+            samples=params.compare.bootstrap_samples,
+            confidence=params.compare.confidence,
+            seed=params.seed,
+        )
+    except InputError:
+        raise
+    except ValueError as error:  # no candidate to choose (compare.candidate names a model not evaluated)
+        raise InputError(f"{summary}: {error}") from None
     atomic_write_text(comparison, pretty_json(result))
+    selection = result["selection"]
+    log.info("candidate: %s (rule %s)", result["candidate"], selection["rule"])
     for name, versus in result["comparisons"].items():
         if versus is None:
             log.info("%s vs %s: not evaluated", result["candidate"], name)

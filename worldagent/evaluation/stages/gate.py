@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.family import WORLD_AGENT, gate_decision
 from worldagent.evaluation.gate import GateDecision, gate_payload
+from worldagent.evaluation.metrics import EvalReport
 from worldagent.evaluation.report import write_report
 from worldagent.io import atomic_write_text, pretty_json, read_json
 
@@ -22,10 +24,52 @@ def gate_stage(
     params: Params, *, summary: Path, intents: Path, comparison: Path, candidate: Path, report: Path, decision: Path
 ) -> GateDecision:
     """The shared gate with the world agent's rules → ``decision`` (gate.json, recording the content
-    hash of the ``candidate`` adapter directory, the one deploy may publish) and ``report`` (report.md)."""
+    hash of the ``candidate`` adapter directory, the one deploy may publish) and ``report`` (report.md).
+
+    ``candidate`` is the adapter of the stage compare.json names (a fixed ``compare.candidate``); with
+    ``compare.candidate: best`` use :func:`gate_best_stage`, which is given every trained stage's adapter.
+    """
     evaluation = read_eval_report(summary, intents)
     compared = read_json(comparison, "the comparison", hint="run the compare stage first", expect=dict)
     name = str(compared.get("candidate") or params.compare.candidate)
+    return _gate(params, summary, evaluation, compared, name, candidate, report, decision)
+
+
+def gate_best_stage(
+    params: Params,
+    *,
+    summary: Path,
+    intents: Path,
+    comparison: Path,
+    sft: Path,
+    experience: Path,
+    dpo: Path,
+    grpo: Path,
+    report: Path,
+    decision: Path,
+) -> GateDecision:
+    """:func:`gate_stage` for whichever trained stage compare.json names (chosen by ``compare.candidate:
+    best``, or named by it): gate.json records that stage (``candidate``), its adapter path
+    (``artifact_path``, as given here) and its content hash, which deploy publishes."""
+    evaluation = read_eval_report(summary, intents)
+    compared = read_json(comparison, "the comparison", hint="run the compare stage first", expect=dict)
+    name = str(compared.get("candidate") or "")
+    adapters = {"sft": sft, "experience": experience, "dpo": dpo, "grpo": grpo}
+    if name not in adapters:
+        raise InputError(f"{comparison}: the candidate {name!r} is not a trained stage ({', '.join(adapters)})")
+    return _gate(params, summary, evaluation, compared, name, adapters[name], report, decision)
+
+
+def _gate(
+    params: Params,
+    summary: Path,
+    evaluation: EvalReport,
+    compared: dict[str, Any],
+    name: str,
+    candidate: Path,
+    report: Path,
+    decision: Path,
+) -> GateDecision:
     if name not in evaluation.models:
         raise InputError(f"{summary}: the candidate {name!r} was not evaluated")
     outcome = gate_decision(WORLD_AGENT, params, evaluation.models[name].metrics.model_dump(), compared)

@@ -1,0 +1,290 @@
+"""One cached evaluation step per model: eval/<model>.json (deterministic), its speed file, the
+nearest-story baseline, constrained and unconstrained rows, and the step combining them into eval.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evaluation_helpers import DATA, STORIES
+
+from tasks._stage import path_arguments
+from worldagent.config import Params
+from worldagent.errors import InputError
+from worldagent.evaluation.eval_files import read_eval_report
+from worldagent.evaluation.model_eval import ModelEvalFile, combine, read_model_eval, write_model_eval
+from worldagent.evaluation.stages.evaluate import combine_evaluations_stage, combine_model_files, evaluate_stage
+from worldagent.evaluation.stages.evaluate_model import (
+    MODEL_STAGES,
+    evaluate_adapter_stage,
+    evaluate_base_stage,
+    evaluate_champion_stage,
+    evaluate_nearest_stage,
+    evaluate_reference_stage,
+)
+from worldagent.io import read_jsonl
+from worldagent.tools.callformat import parse_calls
+
+EVAL = DATA / "trajectories.eval.jsonl"
+TRAIN = DATA / "trajectories.jsonl"
+SPLIT = {"eval_trajectories": EVAL, "stories": DATA / "stories.jsonl", "stories_dir": STORIES}
+
+
+def params(**evaluate: Any) -> Params:
+    return Params.model_validate({"evaluate": {"max_intents": 3, "max_new_tokens": 24, "batch_size": 2, **evaluate}})
+
+
+def no_champion(path: Path) -> Path:
+    path.write_text(
+        json.dumps({"family": "world-agent", "version": None, "artifact_path": None, "artifact_hash": None})
+    )
+    return path
+
+
+@pytest.fixture
+def base_dir(tmp_path: Path) -> Path:
+    base = tmp_path / "models" / "base"
+    base.mkdir(parents=True)
+    return base
+
+
+def test_each_model_stage_takes_exactly_the_paths_it_needs() -> None:
+    split = {"eval_trajectories", "stories", "stories_dir", "out"}
+    expected = {
+        "base": split | {"base", "speed"},
+        "nearest": split | {"trajectories"},
+        "champion": split | {"base", "champion", "speed"},
+        "reference": split,
+        **dict.fromkeys(("sft", "experience", "dpo", "grpo"), split | {"base", "adapter", "speed"}),
+    }
+    assert set(MODEL_STAGES) == set(expected)
+    for name, run in MODEL_STAGES.items():
+        assert set(path_arguments(run)) == expected[name], name
+    combined = {f"{name}_eval" for name in expected} | {"summary", "intents"}
+    assert set(path_arguments(combine_evaluations_stage)) == combined
+
+
+def test_reference_and_nearest_files_are_deterministic_and_the_baseline_never_copies_its_own_intent(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "eval"
+    reference = evaluate_reference_stage(params(), **SPLIT, out=out / "reference.json")
+    nearest = evaluate_nearest_stage(params(), **SPLIT, trajectories=TRAIN, out=out / "nearest.json")
+    assert [row.name for row in reference.rows] == ["reference"]
+    assert reference.rows[0].metrics.mean_reward == 1.0 and reference.rows[0].generation is None
+    [row] = nearest.rows
+    assert row.name == "nearest" and len(row.copied or []) == 3 == len(nearest.intents)
+    training = {r["id"]: r for r in read_jsonl(TRAIN) if r.get("turns") == "single"}
+    eval_ids = {r["id"] for r in read_jsonl(EVAL)}
+    for copied, output, intent in zip(row.copied or [], row.outputs, nearest.intents, strict=True):
+        assert copied in training and copied not in eval_ids and copied != intent
+        assert output == training[copied]["messages"][2]["content"]  # copied unchanged
+    assert row.metrics.mean_reward < reference.rows[0].metrics.mean_reward
+    assert any("nearest training story" in note for note in nearest.notes)
+
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    evaluate_reference_stage(params(), **SPLIT, out=out / "reference.json")
+    evaluate_nearest_stage(params(), **SPLIT, trajectories=TRAIN, out=out / "nearest.json")
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before  # DVC sees no change
+    assert read_model_eval(out / "nearest.json", "nearest") == nearest
+    with pytest.raises(InputError, match="expected 'reference'"):
+        read_model_eval(out / "nearest.json", "reference")
+
+
+def test_a_model_is_decoded_constrained_and_unconstrained_with_its_speed_recorded(
+    tmp_path: Path, base_dir: Path, tiny_model
+) -> None:
+    loaded: list[Any] = []
+
+    def loader(base: Path, adapter: Path | None):
+        loaded.append((base, adapter))
+        return tiny_model
+
+    out, speed = tmp_path / "base.json", tmp_path / "base.speed.json"
+    settings = params(unconstrained_models=["base"])
+    evaluation = evaluate_base_stage(settings, **SPLIT, base=base_dir, out=out, speed=speed, loader=loader)
+    assert loaded == [(base_dir, None)]  # loaded once for both rows
+    constrained, free = evaluation.rows
+    assert (constrained.name, free.name) == ("base", "base (unconstrained)")
+    assert constrained.generation and constrained.generation.constrained
+    assert free.generation and not free.generation.constrained
+    assert constrained.metrics.parse_rate == 1.0  # well-formed calls by construction, from random weights
+    assert all(parse_calls(text).calls and not parse_calls(text).errors for text in constrained.outputs)
+    assert free.metrics.parse_rate < 1.0
+    assert constrained.generation.prompts == 3 and constrained.generation.new_tokens > 0
+    timings = json.loads(speed.read_text())
+    assert timings["model"] == "base" and set(timings["rows"]) == {"base", "base (unconstrained)"}
+    for row in timings["rows"].values():
+        assert row["tokens_per_second"] > 0 and row["new_tokens"] > 0 and row["seconds"] > 0
+    assert "seconds" not in out.read_text()  # timings stay out of the cached, deterministic file
+
+    first = out.read_bytes()
+    evaluate_base_stage(settings, **SPLIT, base=base_dir, out=out, speed=speed, loader=loader)
+    assert out.read_bytes() == first  # greedy decoding: the same bytes again
+
+    only = evaluate_base_stage(
+        params(constrained=False, unconstrained_models=["base"]),
+        **SPLIT,
+        base=base_dir,
+        out=out,
+        speed=speed,
+        loader=loader,
+    )
+    assert [row.name for row in only.rows] == ["base"] and not only.rows[0].generation.constrained  # type: ignore[union-attr]
+
+
+def test_adapter_and_champion_stages(tmp_path: Path, base_dir: Path, tiny_model) -> None:
+    loaded: list[Any] = []
+
+    def loader(base: Path, adapter: Path | None):
+        loaded.append(adapter)
+        return tiny_model
+
+    adapter = tmp_path / "models" / "dpo"
+    adapter.mkdir()
+    settings = params(unconstrained_models=[])
+    run = MODEL_STAGES["dpo"]
+    evaluation = run(
+        settings,
+        **SPLIT,
+        base=base_dir,
+        adapter=adapter,
+        out=tmp_path / "dpo.json",
+        speed=tmp_path / "dpo.speed.json",
+        loader=loader,
+    )
+    assert loaded == [adapter] and [row.name for row in evaluation.rows] == ["dpo"]
+    with pytest.raises(InputError, match="experience adapter not found"):
+        MODEL_STAGES["experience"](
+            settings,
+            **SPLIT,
+            base=base_dir,
+            adapter=tmp_path / "missing",
+            out=tmp_path / "x.json",
+            speed=tmp_path / "x.speed.json",
+            loader=loader,
+        )
+    with pytest.raises(InputError, match="not a trained stage"):
+        evaluate_adapter_stage(
+            settings,
+            name="base",
+            **SPLIT,
+            base=base_dir,
+            adapter=adapter,
+            out=tmp_path / "x.json",
+            speed=tmp_path / "x.speed.json",
+            loader=loader,
+        )
+
+    champion = evaluate_champion_stage(
+        settings,
+        **SPLIT,
+        base=base_dir,
+        champion=no_champion(tmp_path / "champion.json"),
+        out=tmp_path / "champion.json.out",
+        speed=tmp_path / "champion.speed.json",
+        root=tmp_path,
+        loader=loader,
+    )
+    assert champion.rows == [] and any("first run" in note for note in champion.notes)
+    assert loaded == [adapter]  # nothing loaded without a champion
+
+
+def test_combining_the_per_model_files_writes_eval_json_in_the_models_order(
+    tmp_path: Path, base_dir: Path, tiny_model
+) -> None:
+    files = {name: tmp_path / "eval" / f"{name}.json" for name in MODEL_STAGES}
+    settings = params(models=["base", "nearest", "champion", "reference"])
+    evaluate_reference_stage(settings, **SPLIT, out=files["reference"])
+    evaluate_champion_stage(
+        settings,
+        **SPLIT,
+        base=base_dir,
+        champion=no_champion(tmp_path / "champion.json"),
+        out=files["champion"],
+        speed=tmp_path / "c.speed.json",
+        root=tmp_path,
+    )
+    evaluate_nearest_stage(settings, **SPLIT, trajectories=TRAIN, out=files["nearest"])
+    evaluate_base_stage(
+        settings,
+        **SPLIT,
+        base=base_dir,
+        out=files["base"],
+        speed=tmp_path / "b.speed.json",
+        loader=lambda base, adapter: tiny_model,
+    )
+    summary, intents = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl"
+    # every model's file is an input; only those of evaluate.models are read (sft.json etc. do not exist)
+    report = combine_evaluations_stage(
+        settings, **{f"{name}_eval": path for name, path in files.items()}, summary=summary, intents=intents
+    )
+    assert list(report.models) == ["base", "nearest", "reference"]
+    assert read_eval_report(summary, intents) == report  # the format compare and gate read
+    assert any("first run" in note for note in report.notes)
+    assert (tmp_path / "metrics.png").is_file() and (tmp_path / "plots" / "rewards.csv").is_file()
+
+    # A model evaluation missing, or made on another eval split, is an error, not a shorter table.
+    with pytest.raises(InputError, match="run the evaluate_dpo stage first"):
+        combine_model_files(params(models=["base", "dpo"]), files, summary, intents)
+    with pytest.raises(InputError, match="no evaluation file given for dpo"):
+        combine_model_files(params(models=["base", "dpo"]), {"base": files["base"]}, summary, intents)
+    stale = read_model_eval(files["nearest"])
+    stale.intents = stale.intents[:2]
+    for row in stale.rows:
+        row.per_intent, row.outputs = row.per_intent[:2], row.outputs[:2]
+    write_model_eval(files["nearest"], stale)
+    with pytest.raises(InputError, match="covers other intents"):
+        combine_model_files(settings, files, summary, intents)
+
+
+def test_a_file_whose_rows_do_not_match_its_intents_is_refused(tmp_path: Path) -> None:
+    evaluation = evaluate_reference_stage(params(), **SPLIT, out=tmp_path / "reference.json")
+    evaluation.rows[0].outputs.pop()
+    write_model_eval(tmp_path / "broken.json", evaluation)
+    with pytest.raises(InputError, match="does not cover the file's intents"):
+        read_model_eval(tmp_path / "broken.json")
+    (tmp_path / "garbage.json").write_text('{"model": "x"}')
+    with pytest.raises(InputError, match="not a model evaluation file"):
+        read_model_eval(tmp_path / "garbage.json")
+    twice = ModelEvalFile(model="again", intents=evaluation.intents, components=[], rows=evaluation.rows[:1])
+    fixed = read_model_eval(tmp_path / "reference.json")
+    with pytest.raises(InputError, match="appears in two"):
+        combine([fixed, twice.model_copy(update={"rows": fixed.rows})])
+
+
+def test_the_single_step_path_is_a_loop_over_the_per_model_function(tmp_path: Path, base_dir: Path, tiny_model) -> None:
+    settings = params(models=["base", "nearest", "experience", "reference"], unconstrained_models=[])
+    common = dict(
+        **SPLIT,
+        base=base_dir,
+        sft=tmp_path / "sft",
+        dpo=tmp_path / "dpo",
+        grpo=tmp_path / "grpo",
+        champion=no_champion(tmp_path / "champion.json"),
+        summary=tmp_path / "eval.json",
+        intents=tmp_path / "eval_intents.jsonl",
+        root=tmp_path,
+        loader=lambda base, adapter: tiny_model,
+    )
+    report = evaluate_stage(settings, **common)
+    assert list(report.models) == ["base", "reference"]
+    assert sum("was not evaluated: this evaluate step was not given its input" in note for note in report.notes) == 2
+    report = evaluate_stage(settings, **common, trajectories=TRAIN)
+    assert list(report.models) == ["base", "nearest", "reference"]
+
+
+def test_a_model_stage_runs_from_the_command_line_its_tasks_entry_gives_it(tmp_path: Path, capsys) -> None:
+    from tasks._stage import option, stage_main
+
+    (tmp_path / "params.yaml").write_text("evaluate: {max_intents: 2}\n")
+    common = ["--params", str(tmp_path / "params.yaml")]
+    common += [part for key, path in SPLIT.items() for part in (option(key), str(path))]
+    out = tmp_path / "eval" / "reference.json"
+    assert stage_main("evaluate_reference", MODEL_STAGES["reference"], [*common, "--out", str(out)]) == 0
+    assert read_model_eval(out, "reference").rows[0].metrics.n == 2
+    missing = ["--base", str(tmp_path), "--adapter", str(tmp_path / "none"), "--speed", str(tmp_path / "s.json")]
+    assert stage_main("evaluate_dpo", MODEL_STAGES["dpo"], [*common, *missing, "--out", str(out)]) == 2
+    assert "dpo adapter not found (run the dpo stage first)" in capsys.readouterr().err

@@ -1,0 +1,362 @@
+"""evaluate_<model>: ONE model of ``evaluate.models`` on the eval split → ``eval/<model>.json``.
+
+One cached step per model, so a model whose inputs did not change is never generated again:
+
+- ``base``: the base alone; ``sft``/``experience``/``dpo``/``grpo``: the stage's adapter (its chain
+  merged) on the base; ``champion``: the adapter the champion reference names (no champion yet: a
+  file with no rows and a note);
+- ``nearest``: the copy-the-nearest-training-story baseline
+  (:class:`worldagent.policy.retrieval.NearestStoryPolicy` over the training split);
+- ``reference``: the reference outputs, the upper bound.
+
+Models are decoded greedily in batches with a KV cache (:func:`worldagent.evaluation.policies.decoding_policy`),
+through the constrained tool-call decoder when ``evaluate.constrained``; models listed in
+``evaluate.unconstrained_models`` are decoded a second time without it (row ``"<model> (unconstrained)"``).
+``out`` has deterministic bytes; ``speed`` (generation tokens per second) varies run to run.
+
+The stage table wires one of the ``evaluate_*_stage`` functions per model (:data:`MODEL_STAGES`),
+each taking exactly the paths that model needs.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from worldagent.config import Params
+from worldagent.errors import InputError
+from worldagent.evaluation.evaluate import Scorer, evaluate_outputs, load_eval_rows, load_token_files, prompts_of
+from worldagent.evaluation.metrics import summarize
+from worldagent.evaluation.model_eval import (
+    EvalRow,
+    GenerationCounts,
+    ModelEvalFile,
+    speed_payload,
+    unconstrained_name,
+    write_model_eval,
+)
+from worldagent.evaluation.policies import Policy, ReferencePolicy, decoding_policy
+from worldagent.io import atomic_write_text, pretty_json, read_jsonl
+
+log = logging.getLogger("worldagent.evaluation")
+
+# (base_dir, adapter_dir or None) -> (model, tokenizer); the default is worldagent.policy.load.load_policy.
+Loader = Callable[[Path, "Path | None"], tuple[Any, Any]]
+TRAINED_STAGES: tuple[str, ...] = ("sft", "experience", "dpo", "grpo")
+
+
+def default_loader(base_dir: Path, adapter_dir: Path | None) -> tuple[Any, Any]:
+    from worldagent.policy.load import load_policy
+
+    return load_policy(base_dir, adapter_dir)
+
+
+def score_policy_row(
+    name: str, policy: Policy, rows: Sequence[dict[str, Any]], scorer: Scorer, **extra: Any
+) -> EvalRow:
+    """``policy``'s answer to every row, scored: one :class:`EvalRow`."""
+    outputs = policy.complete(prompts_of(rows))
+    results = evaluate_outputs(rows, outputs, scorer.stories_root, scorer.runner, scorer.weights, scorer=scorer)
+    row = EvalRow(name=name, metrics=summarize(results), per_intent=results, outputs=list(outputs), **extra)
+    m = row.metrics
+    log.info(
+        "%s: reward %.3f  story %.2f  a11y %.2f  parse %.2f  (n=%d)",
+        *(name, m.mean_reward, m.story_pass_rate, m.a11y_pass_rate, m.parse_rate, m.n),
+    )
+    return row
+
+
+def decode_variants(params: Params, model_name: str) -> list[tuple[str, bool]]:
+    """(row name, constrained) for each way ``model_name`` is decoded."""
+    variants = [(model_name, params.evaluate.constrained)]
+    if params.evaluate.constrained and model_name in params.evaluate.unconstrained_models:
+        variants.append((unconstrained_name(model_name), False))
+    return variants
+
+
+def generate_rows(
+    params: Params, model_name: str, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], scorer: Scorer
+) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
+    """The model's rows (constrained and/or not) and their timings."""
+    settings = params.evaluate
+    evaluated: list[EvalRow] = []
+    timings: dict[str, dict[str, Any]] = {}
+    for name, constrained in decode_variants(params, model_name):
+        policy = decoding_policy(
+            model,
+            tokenizer,
+            constrained=constrained,
+            max_new_tokens=settings.max_new_tokens,
+            batch_size=settings.batch_size,
+        )
+        row = score_policy_row(name, policy, rows, scorer)
+        stats = policy.stats
+        row.generation = GenerationCounts(
+            prompts=stats.prompts,
+            new_tokens=stats.new_tokens,
+            batches=stats.batches,
+            batch_size=settings.batch_size,
+            max_new_tokens=settings.max_new_tokens,
+            constrained=constrained,
+        )
+        evaluated.append(row)
+        timings[name] = {
+            "constrained": constrained,
+            "prompts": stats.prompts,
+            "new_tokens": stats.new_tokens,
+            "seconds": round(stats.seconds, 3),
+            "tokens_per_second": round(stats.tokens_per_second, 2),
+            "batch_size": settings.batch_size,
+        }
+        log.info(
+            "%s: %d new tokens in %.1f s (%.1f tokens/s)",
+            *(name, stats.new_tokens, stats.seconds, stats.tokens_per_second),
+        )
+    return evaluated, timings
+
+
+def _require_dir(path: Path | None, what: str, stage: str) -> Path:
+    if path is None or not Path(path).is_dir():
+        raise InputError(f"{path}: {what} not found (run the {stage} stage first)")
+    return Path(path)
+
+
+def evaluate_model(
+    params: Params,
+    name: str,
+    rows: Sequence[dict[str, Any]],
+    scorer: Scorer,
+    *,
+    base: Path | None = None,
+    adapter: Path | None = None,
+    champion: Path | None = None,
+    trajectories: Path | None = None,
+    root: Path = Path("."),
+    loader: Loader | None = None,
+) -> tuple[ModelEvalFile, dict[str, dict[str, Any]]]:
+    """One model's evaluation file and its timings (see the module docstring for what ``name`` takes)."""
+    evaluation = ModelEvalFile(
+        model=name,
+        intents=[str(row["id"]) for row in rows],
+        components=sorted({str(row["component"]) for row in rows}),
+    )
+    timings: dict[str, dict[str, Any]] = {}
+    if name == "reference":
+        evaluation.rows.append(score_policy_row(name, ReferencePolicy(rows), rows, scorer))
+    elif name == "nearest":
+        from worldagent.policy.retrieval import BM25Index, NearestStoryPolicy, documents_from_trajectories
+
+        if trajectories is None:
+            raise InputError("the nearest-story baseline needs the training trajectories (trajectories.jsonl)")
+        training = read_jsonl(trajectories, "the training trajectories", hint="run the generate stage first")
+        try:
+            policy = NearestStoryPolicy(BM25Index(documents_from_trajectories(training)))
+        except ValueError as error:
+            raise InputError(f"{trajectories}: {error}") from None
+        row = score_policy_row(name, policy, rows, scorer)
+        row.copied = list(policy.chosen)
+        evaluation.rows.append(row)
+        evaluation.notes.append(
+            "`nearest` answers each intent with the nearest training story's calls copied unchanged"
+            " (BM25 over the training intents; the baseline a trained model must beat)."
+        )
+    else:
+        base = _require_dir(base, "base model", "base")
+        if name == "champion":
+            from worldagent.registry.champion import load_champion
+
+            if champion is None:
+                raise InputError("the champion evaluation needs the champion reference file")
+            pinned = load_champion(champion, root, params.registry.family)
+            if pinned is None:
+                evaluation.notes.append("No champion is deployed yet (first run): the champion was not evaluated.")
+                return evaluation, timings
+            evaluation.notes.append(
+                f"The champion is {pinned.label} ({pinned.path}), re-evaluated on the same intents."
+            )
+            adapter = pinned.path
+        elif name in TRAINED_STAGES:
+            adapter = _require_dir(adapter, f"{name} adapter", name)
+        elif name != "base":
+            raise InputError(f"unknown model {name!r} to evaluate")
+        model, tokenizer = (loader or default_loader)(base, adapter if name != "base" else None)
+        try:
+            evaluated, timings = generate_rows(params, name, model, tokenizer, rows, scorer)
+        finally:
+            del model
+            gc.collect()
+        evaluation.rows.extend(evaluated)
+    return evaluation, timings
+
+
+def make_scorer(params: Params, stories: Path, stories_dir: Path) -> Scorer:
+    from worldagent.storytest.runner import make_runner
+
+    return Scorer(stories_dir, make_runner(params.storytest), params.reward, load_token_files(stories))
+
+
+def evaluate_model_stage(
+    params: Params,
+    *,
+    name: str,
+    eval_trajectories: Path,
+    stories: Path,
+    stories_dir: Path,
+    out: Path,
+    speed: Path | None = None,
+    base: Path | None = None,
+    adapter: Path | None = None,
+    champion: Path | None = None,
+    trajectories: Path | None = None,
+    root: Path = Path("."),
+    loader: Loader | None = None,
+) -> ModelEvalFile:
+    """Evaluate the model ``name`` → ``out`` (eval/<name>.json) and, for generating models, ``speed``."""
+    rows = load_eval_rows(eval_trajectories, params.evaluate.max_intents)
+    scorer = make_scorer(params, stories, stories_dir)
+    evaluation, timings = evaluate_model(
+        params,
+        name,
+        rows,
+        scorer,
+        base=base,
+        adapter=adapter,
+        champion=champion,
+        trajectories=trajectories,
+        root=root,
+        loader=loader,
+    )
+    write_model_eval(out, evaluation)
+    if speed is not None:
+        atomic_write_text(speed, pretty_json(speed_payload(name, timings)))
+    return evaluation
+
+
+# -- the stage table's entries: exactly the paths each model needs ------------------------------------
+
+
+def evaluate_base_stage(
+    params: Params,
+    *,
+    eval_trajectories: Path,
+    stories: Path,
+    stories_dir: Path,
+    base: Path,
+    out: Path,
+    speed: Path,
+    loader: Loader | None = None,
+) -> ModelEvalFile:
+    """The base model alone → ``out`` and ``speed``."""
+    return evaluate_model_stage(
+        params,
+        name="base",
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        base=base,
+        out=out,
+        speed=speed,
+        loader=loader,
+    )
+
+
+def evaluate_adapter_stage(
+    params: Params,
+    *,
+    name: str,
+    eval_trajectories: Path,
+    stories: Path,
+    stories_dir: Path,
+    base: Path,
+    adapter: Path,
+    out: Path,
+    speed: Path,
+    loader: Loader | None = None,
+) -> ModelEvalFile:
+    """A trained stage's adapter (``name``: sft, experience, dpo or grpo) on the base → ``out`` and ``speed``."""
+    if name not in TRAINED_STAGES:
+        raise InputError(f"{name!r} is not a trained stage ({', '.join(TRAINED_STAGES)})")
+    return evaluate_model_stage(
+        params,
+        name=name,
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        base=base,
+        adapter=adapter,
+        out=out,
+        speed=speed,
+        loader=loader,
+    )
+
+
+def evaluate_champion_stage(
+    params: Params,
+    *,
+    eval_trajectories: Path,
+    stories: Path,
+    stories_dir: Path,
+    base: Path,
+    champion: Path,
+    out: Path,
+    speed: Path,
+    root: Path = Path("."),
+    loader: Loader | None = None,
+) -> ModelEvalFile:
+    """The champion the reference file names (resolved against ``root``) → ``out`` and ``speed``."""
+    return evaluate_model_stage(
+        params,
+        name="champion",
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        base=base,
+        champion=champion,
+        out=out,
+        speed=speed,
+        root=root,
+        loader=loader,
+    )
+
+
+def evaluate_nearest_stage(
+    params: Params, *, eval_trajectories: Path, stories: Path, stories_dir: Path, trajectories: Path, out: Path
+) -> ModelEvalFile:
+    """The copy-the-nearest-training-story baseline (``trajectories``: the training split) → ``out``."""
+    return evaluate_model_stage(
+        params,
+        name="nearest",
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        trajectories=trajectories,
+        out=out,
+    )
+
+
+def evaluate_reference_stage(
+    params: Params, *, eval_trajectories: Path, stories: Path, stories_dir: Path, out: Path
+) -> ModelEvalFile:
+    """The reference outputs (the upper bound) → ``out``."""
+    return evaluate_model_stage(
+        params,
+        name="reference",
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        out=out,
+    )
+
+
+# model name → the ``run`` of its ``tasks/evaluate_<model>.py`` entry.
+MODEL_STAGES: dict[str, Callable[..., ModelEvalFile]] = {
+    "base": evaluate_base_stage,
+    "nearest": evaluate_nearest_stage,
+    **{name: partial(evaluate_adapter_stage, name=name) for name in TRAINED_STAGES},
+    "champion": evaluate_champion_stage,
+    "reference": evaluate_reference_stage,
+}
