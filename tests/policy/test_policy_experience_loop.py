@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 import torch
-from training_fixtures import STORIES, TRAJECTORIES, build_tiny_base, sft_rows, tiny_params, write_jsonl
+from training_fixtures import STORIES, TRAJECTORIES, build_tiny_base, dpo_rows, sft_rows, tiny_params, write_jsonl
 
 from worldagent.config import ExperienceParams, Params
 from worldagent.policy import experience_loop
+from worldagent.policy.dpo import train_dpo
 from worldagent.policy.experience import read_store
 from worldagent.policy.experience_loop import run_experience
 from worldagent.policy.load import load_policy
@@ -55,9 +56,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_two_runs_accumulate_and_the_second_learns_from_the_first(
-    work: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     trained_on: list[list[dict]] = []
     original = experience_loop.train_experience_adapter
 
@@ -80,6 +79,7 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(
     assert first["prompts_sampled"] == 4 and first["completions"] == 16
     assert 0 < first["passed"] < 16 and first["pass_rate"] == first["passed"] / 16
     assert first["generation"]["constrained"] and first["generation"]["tokens_per_second"] > 0
+    assert first["training"]["global_step"] == 2 and first["training"]["train_tokens_per_second"] > 0
     assert first["store"]["runs"] == 1 and first["store"]["total"] == first["store"]["added"] > 0
     assert 0 <= first["reward_variance"]["frac_prompts_with_variance"] <= 1
     assert len(first["reward_variance"]["per_prompt"]) == 4
@@ -106,6 +106,20 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(
     first_texts = {s.completion for s in samples if (s.prompt_hash, s.completion_hash) in passing_first}
     assert any(row["messages"][-1]["content"] in first_texts for row in experience_rows)
     assert second["sft_rows"]["reference"] == len(sft_rows())
+
+    # DPO starts from the experience adapter, on the rule pairs followed by the on-policy pairs
+    write_jsonl(work / "rule-pairs.jsonl", dpo_rows())
+    on_policy = (work / "pairs2.jsonl").read_text().splitlines()
+    dpo = train_dpo(
+        tiny_params(dpo={"max_steps": 1}),
+        work / "base",
+        work / "exp2",
+        work / "rule-pairs.jsonl",
+        work / "dpo",
+        experience_pairs=work / "pairs2.jsonl",
+    )
+    assert dpo["pairs"] == {"rule": len(dpo_rows()), "on_policy": len(on_policy)} and dpo["parent"] == "experience"
+    assert [c["stage"] for c in read_stage(work / "dpo")["chain"]] == ["sft", "experience"]
 
 
 def test_the_stage_entry_with_the_story_test_reward(work: Path, tmp_path: Path) -> None:

@@ -260,7 +260,7 @@ def train_grpo(
     Returns the metrics. ``reward`` replaces the story-test reward (tests)."""
     from datasets import Dataset
 
-    from worldagent.policy.experience_loop import tool_processor
+    from worldagent.policy.experience_loop import tool_processor, train_tokens_per_second
     from worldagent.storytest.runner import make_runner
 
     base_dir, dpo_dir, dataset_path, out_dir = Path(base_dir), Path(dpo_dir), Path(dataset_path), Path(out_dir)
@@ -335,6 +335,7 @@ def train_grpo(
         steps=step_rows(trainer.state.log_history),
         constrained_generation=bool(factory is not None and trainer.constrained_calls > 0),
         constrained_generate_calls=trainer.constrained_calls,
+        train_tokens_per_second=train_tokens_per_second(trainer.state.log_history, metrics["wall_s"]),
     )
     if factory is not None and trainer.constrained_calls == 0:
         log.warning("grpo: the constraint was not applied to trl's generation (a wrapped model?)")
