@@ -57,7 +57,10 @@ def stage_lines(stage: Stage, root: Path) -> list[str]:
     if stage.params:
         lines += ["    params:", *(f"      - {key}" for key in stage.params)]
     if stage.outputs or stage.reports:
-        lines += ["    outs:", *(f"      - {path}" for path in stage.outputs.values())]
+        lines += ["    outs:"]
+        for argument, path in stage.outputs.items():
+            # persist: DVC leaves the out in place before running the stage (the stage extends it)
+            lines += [f"      - {path}:", "          persist: true"] if argument in stage.persist else [f"      - {path}"]
         lines += _uncached(stage.reports.values(), "      ")
     if stage.metrics:
         lines += ["    metrics:", *_uncached(stage.metrics.values(), "      ")]

@@ -35,6 +35,10 @@ class Stage:
     """Argument → path the stage reads (a DVC dependency). ``${section.key}`` reads params.yaml."""
     outputs: Mapping[str, str] = field(default_factory=dict)
     """Argument → path the stage writes, kept in the DVC cache (datasets, models)."""
+    persist: tuple[str, ...] = ()
+    """Arguments of ``outputs`` that DVC keeps in place before the stage runs (``persist: true``):
+    a store the stage reads and extends, run after run (the experience store). Still cached, so
+    ``dvc push``/``dvc pull`` carry it from one machine or week to the next."""
     reports: Mapping[str, str] = field(default_factory=dict)
     """Argument → path the stage writes and git keeps (small files a reviewer reads; not cached)."""
     metrics: Mapping[str, str] = field(default_factory=dict)
@@ -53,6 +57,9 @@ class Stage:
         repeated = sorted({argument for argument in arguments if arguments.count(argument) > 1})
         if repeated:
             raise ValueError(f"stage {self.name}: argument(s) {', '.join(repeated)} declared twice")
+        unknown = sorted(set(self.persist) - set(self.outputs))
+        if unknown:
+            raise ValueError(f"stage {self.name}: persist names {', '.join(unknown)}, not outputs")
 
     @property
     def arguments(self) -> dict[str, str]:
