@@ -13,7 +13,7 @@ from worldagent.pipeline.dvcfile import HEADER, stage_lines
 from worldagent.pipeline.table import Stage
 
 # The stage appends its input to the store it finds: what the experience stage does with its samples.
-GROW = '''
+GROW = """
 import argparse
 from pathlib import Path
 
@@ -24,7 +24,7 @@ args = parser.parse_args()
 args.store.mkdir(exist_ok=True)
 log = args.store / "log"
 log.write_text((log.read_text() if log.exists() else "") + args.note.read_text())
-'''
+"""
 STAGE = Stage(
     name="grow",
     entry="tasks.grow",

@@ -60,7 +60,9 @@ def stage_lines(stage: Stage, root: Path) -> list[str]:
         lines += ["    outs:"]
         for argument, path in stage.outputs.items():
             # persist: DVC leaves the out in place before running the stage (the stage extends it)
-            lines += [f"      - {path}:", "          persist: true"] if argument in stage.persist else [f"      - {path}"]
+            lines += (
+                [f"      - {path}:", "          persist: true"] if argument in stage.persist else [f"      - {path}"]
+            )
         lines += _uncached(stage.reports.values(), "      ")
     if stage.metrics:
         lines += ["    metrics:", *_uncached(stage.metrics.values(), "      ")]
