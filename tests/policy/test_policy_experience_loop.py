@@ -95,6 +95,7 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
     assert pairs and all(p["chosen_reward"] > p["rejected_reward"] for p in pairs)
     assert {p["source"] for p in pairs} <= {"on-policy", "reference"}
     passing_first = {(s.prompt_hash, s.completion_hash) for s in samples if s.passed}
+    first_bytes = {f.name: f.read_bytes() for f in store.iterdir()}
 
     second = run_experience(params, **paths, out_dir=work / "exp2", pairs_path=work / "pairs2.jsonl")
     assert second["run_id"] != first["run_id"] and second["seed"] == first["seed"] + 1
@@ -106,6 +107,13 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
     first_texts = {s.completion for s in samples if (s.prompt_hash, s.completion_hash) in passing_first}
     assert any(row["messages"][-1]["content"] in first_texts for row in experience_rows)
     assert second["sft_rows"]["reference"] == len(sft_rows())
+
+    # the same inputs give the same store, byte for byte (a deterministic DVC out)
+    again = run_experience(
+        params, **{**paths, "store": work / "store-again"}, out_dir=work / "exp3", pairs_path=work / "pairs3.jsonl"
+    )
+    assert again["run_id"] == first["run_id"]
+    assert {f.name: f.read_bytes() for f in (work / "store-again").iterdir()} == first_bytes
 
     # DPO starts from the experience adapter, on the rule pairs followed by the on-policy pairs
     write_jsonl(work / "rule-pairs.jsonl", dpo_rows())
