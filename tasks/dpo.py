@@ -1,4 +1,4 @@
-"""dpo stage: base + sft adapter + dpo-preferences.jsonl → the DPO LoRA adapter (models/world_agent/dpo).
+"""dpo stage: base + experience adapter + rule and on-policy pairs → the DPO LoRA adapter (models/world_agent/dpo).
 
 `python -m tasks.dpo` is the command dvc.yaml runs, with paths from the stage table.
 An interrupted run resumes from models/world_agent/checkpoints/dpo.
@@ -17,8 +17,20 @@ from worldagent.policy.dpo import train_dpo
 log = logging.getLogger("dpo")
 
 
-def run(params: Params, *, base: Path, sft: Path, preferences: Path, out: Path, metrics: Path, curves: Path) -> None:
-    result = train_dpo(params, base, sft, preferences, out, curves_path=curves)
+def run(
+    params: Params,
+    *,
+    base: Path,
+    experience: Path,
+    preferences: Path,
+    experience_pairs: Path,
+    out: Path,
+    metrics: Path,
+    curves: Path,
+) -> None:
+    result = train_dpo(
+        params, base, experience, preferences, out, experience_pairs=experience_pairs, curves_path=curves
+    )
     atomic_write_text(metrics, pretty_json(result))
     log.info(
         "dpo: %d steps, margin %s, accuracy %s, %.1f s",

@@ -1,4 +1,4 @@
-"""grpo stage: base + sft + dpo adapters + story tests → the GRPO LoRA adapter (models/world_agent/grpo).
+"""grpo stage: base + dpo adapter (its chain) + story tests → the GRPO LoRA adapter (models/world_agent/grpo).
 
 `python -m tasks.grpo` is the command dvc.yaml runs, with paths from the stage table.
 An interrupted run resumes from models/world_agent/checkpoints/grpo.
@@ -30,6 +30,9 @@ def run(
 ) -> None:
     result = train_grpo(params, base, dpo, trajectories, stories_dir, out, curves_path=curves)
     atomic_write_text(metrics, pretty_json(result))
+    if result.get("skipped"):
+        log.warning("grpo: skipped, the dpo adapter written through: %s", result["reason"])
+        return
     log.info(
         "grpo: %d steps, reward %s → %s, %.1f s",
         result["global_step"],

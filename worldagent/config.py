@@ -218,6 +218,41 @@ class GrpoParams(TrainerParams):
     temperature: float = Field(default=0.9, gt=0)
     max_completion_length: int = Field(default=1280, gt=0)
     max_prompts: int = Field(default=16, gt=0)  # prompts drawn from the training split
+    probe_generations: int = Field(default=4, ge=2)
+    """Completions per prompt sampled with the current policy before training, to measure whether
+    the prompt's reward varies; prompts whose reward does not vary are left out (no GRPO gradient)."""
+    min_reward_std: float = Field(default=1e-6, ge=0)
+    """A prompt has signal when the standard deviation of its probe rewards is above this."""
+    constrained: bool = True
+    """Constrained decoding (``worldagent.policy.constrained``) in GRPO's own generation and the probe."""
+
+
+class ExperienceParams(TrainerParams):
+    """The experience loop (``worldagent.policy.experience_loop``): sample the SFT policy on training
+    intents, score through the constraints and the story test, keep the experience in the store, and
+    train a rejection-sampling adapter on the passing completions (+ the reference rows)."""
+
+    samples_per_prompt: int = Field(default=4, ge=1)
+    """Completions sampled per training intent and run."""
+    temperature: float = Field(default=0.9, gt=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    max_prompts: int = Field(default=16, gt=0)
+    """Training intents sampled per run (single-turn trajectories, first in file order)."""
+    max_new_tokens: int = Field(default=1280, gt=0)
+    generation_batch_size: int = Field(default=4, gt=0)
+    """Prompts generated together (each with ``samples_per_prompt`` sequences)."""
+    constrained: bool = True
+    """Constrained decoding: tool calls well formed with known tool and argument names."""
+    pass_reward: float = Field(default=0.99, ge=0)
+    """A completion passes when its reward reaches this (1.0: story passes, accessible, every assertion)."""
+    max_rows_per_prompt: int = Field(default=2, gt=0)
+    """Passing completions per prompt that become SFT rows (best first), so no prompt dominates."""
+    max_pairs_per_prompt: int = Field(default=2, gt=0)
+    """On-policy (or reference-vs-failure) preference pairs per prompt."""
+    reference_rows: bool = True
+    """Train on the reference rows too, so the adapter does not forget what SFT taught."""
+    min_reward_std: float = Field(default=1e-6, ge=0)
+    """A prompt's reward varies (GRPO signal) when the std of its samples is above this."""
 
 
 EvalModel = Literal["base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference"]
@@ -416,6 +451,9 @@ class Params(Section):
     sft: SftParams = SftParams(epochs=3.0, learning_rate=5e-3)
     # batch 2 x 2 accumulation = 4 pairs per step keeps the peak memory under 4 GB
     dpo: DpoParams = DpoParams(learning_rate=5e-4, max_steps=8, batch_size=2, gradient_accumulation_steps=2)
+    experience: ExperienceParams = ExperienceParams(
+        learning_rate=5e-3, max_steps=8, batch_size=2, max_length=2560, logging_steps=1
+    )
     grpo: GrpoParams = GrpoParams(learning_rate=5e-4, max_steps=4, batch_size=4, max_length=4096, logging_steps=1)
     evaluate: EvaluateParams = EvaluateParams()
     compare: CompareParams = CompareParams()

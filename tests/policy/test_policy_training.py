@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from worldagent.policy import training
 from worldagent.policy.dpo import train_dpo
 from worldagent.policy.grpo import grpo_config, train_grpo
 from worldagent.policy.load import load_policy
+from worldagent.policy.rewards import StoryTestReward
 from worldagent.policy.sft import train_sft
 from worldagent.policy.training import TrainingError, adapter_chain, read_stage
 
@@ -225,17 +227,29 @@ def test_grpo_runs_a_step_and_the_policy_loads_with_its_chain(work: Path, sft_ru
             tiny_params(), work / "base", work / "models" / "sft", work / "preferences.jsonl", work / "models" / "dpo"
         )
     out = work / "models" / "grpo"
+    story_test = StoryTestReward(STORIES)
+
+    def story_test_with_jitter(prompts, completions, id, **columns):  # noqa: A002
+        """The story-test reward (0 for this untrained policy) plus a per-text jitter, so that groups vary
+        and GRPO trains (without variance it skips: tests/policy/test_policy_grpo.py)."""
+        scores = story_test(prompts, completions, id, **columns)
+        jitter = [int(hashlib.sha256(str(c).encode()).hexdigest()[:6], 16) / 2**30 for c in completions]
+        return [score + delta for score, delta in zip(scores, jitter, strict=True)]
+
+    story_test_with_jitter.__name__ = "story_test"
     metrics = train_grpo(
-        tiny_params(),
+        # 8 tokens of constrained calls leave no room to differ: every sample is the forced shortest call
+        tiny_params(grpo={"max_completion_length": 32}),
         work / "base",
         work / "models" / "dpo",
         TRAJECTORIES,
         STORIES,
         out,
         curves_path=work / "curves" / "grpo.json",
+        reward=story_test_with_jitter,
     )
-    assert metrics["global_step"] == 1 and metrics["prompts"] == 2
-    assert metrics["completions_mean_length_last"] <= 8
+    assert metrics["global_step"] == 1 and metrics["prompts"] == 2 and not metrics["skipped"]
+    assert metrics["completions_mean_length_last"] <= 32
     assert 0.0 <= metrics["reward_last"] <= 1.0
     curve = json.loads((work / "curves" / "grpo.json").read_text())
     assert any("rewards/story_test/mean" in row for row in curve)

@@ -57,8 +57,9 @@ def stage_lines(stage: Stage, root: Path) -> list[str]:
     if stage.params:
         lines += ["    params:", *(f"      - {key}" for key in stage.params)]
     if stage.outputs or stage.reports:
-        lines.append("    outs:")
+        lines += ["    outs:"]
         for argument, path in stage.outputs.items():
+            # persist: DVC leaves the out in place before running the stage (the stage extends it)
             lines += (
                 [f"      - {path}:", "          persist: true"] if argument in stage.persist else [f"      - {path}"]
             )

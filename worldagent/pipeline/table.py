@@ -35,6 +35,10 @@ class Stage:
     """Argument → path the stage reads (a DVC dependency). ``${section.key}`` reads params.yaml."""
     outputs: Mapping[str, str] = field(default_factory=dict)
     """Argument → path the stage writes, kept in the DVC cache (datasets, models)."""
+    persist: tuple[str, ...] = ()
+    """Arguments of ``outputs`` that DVC keeps in place before the stage runs (``persist: true``):
+    a store the stage reads and extends, run after run (the experience store). Still cached, so
+    ``dvc push``/``dvc pull`` carry it from one machine or week to the next."""
     reports: Mapping[str, str] = field(default_factory=dict)
     """Argument → path the stage writes and git keeps (small files a reviewer reads; not cached)."""
     metrics: Mapping[str, str] = field(default_factory=dict)
@@ -45,10 +49,6 @@ class Stage:
     """Plots the stage writes next to one of its reports, under names its library owns."""
     params: tuple[str, ...] = ()
     """The params.yaml keys the stage reads (sections or dotted keys): a change reruns it."""
-    persist: tuple[str, ...] = ()
-    """Output arguments that DVC leaves in place when the stage reruns (``persist: true``): the stage
-    reads what the last run left there and extends it (the experience store). ``dvc pull`` restores
-    them, so a weekly run on a fresh clone starts from last week's."""
 
     def __post_init__(self) -> None:
         for name in ("inputs", "outputs", "reports", "metrics", "plots"):

@@ -1,4 +1,9 @@
-"""DPO stage: the merged SFT model is the start and, with the LoRA adapter disabled, the reference."""
+"""DPO stage: the merged SFT (or experience) model is the start and, with the LoRA adapter disabled, the reference.
+
+The pairs are the generate stage's rule-driven pairs (reference vs a degraded copy) followed by the
+experience loop's on-policy pairs (a passing vs a failing sample of the same prompt, or the reference
+vs a failing sample): one merged list in that order, so the data hash is deterministic.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
+from worldagent.io import canonical_json, sha256_bytes
+from worldagent.io import read_jsonl as read_jsonl_file
 from worldagent.policy.training import (
     TrainingError,
     checkpoint_root,
-    file_hash,
     fingerprint,
     load_training_model,
     lora_config,
@@ -33,10 +39,16 @@ def _messages(value: Any) -> list[dict[str, str]]:
     return [{"role": str(m["role"]), "content": str(m["content"])} for m in value]
 
 
-def dpo_rows(path: Path) -> list[dict[str, Any]]:
-    """Conversational ``{prompt, chosen, rejected}`` rows; the other columns are dropped."""
+def dpo_rows(path: Path, allow_empty: bool = False) -> list[dict[str, Any]]:
+    """Conversational ``{prompt, chosen, rejected}`` rows; the other columns are dropped.
+    ``allow_empty``: an empty file is no pairs (the experience loop may have none yet)."""
     rows = []
-    for number, row in enumerate(read_jsonl(path), start=1):
+    source = (
+        read_jsonl_file(path, "preference pairs", hint="run the experience stage first", error=TrainingError)
+        if allow_empty
+        else read_jsonl(path)
+    )
+    for number, row in enumerate(source, start=1):
         missing = [c for c in PREFERENCE_COLUMNS if not isinstance(row.get(c), list) or not row.get(c)]
         if missing:
             raise TrainingError(f"{path}: row {number} lacks conversational {', '.join(missing)}")
@@ -68,12 +80,15 @@ def train_dpo(
     dataset_path: Path,
     out_dir: Path,
     *,
+    experience_pairs: Path | None = None,
     curves_path: Path | None = None,
     checkpoints: Path | None = None,
     device: str | None = None,
     callbacks: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    """Train the DPO adapter on top of base+sft (merged) into ``out_dir``; returns the metrics.
+    """Train the DPO adapter on top of base+sft (merged), or base+sft+experience when ``sft_dir`` is the
+    experience adapter, into ``out_dir``; returns the metrics. ``experience_pairs``: on-policy pairs
+    appended to the rule-driven ones of ``dataset_path``.
 
     The reference policy is the merged SFT model itself: trl's DPOTrainer evaluates it by
     disabling the new LoRA adapter, so no second copy of the model is held in memory.
@@ -82,9 +97,11 @@ def train_dpo(
     from trl import DPOTrainer
 
     base_dir, sft_dir, dataset_path, out_dir = Path(base_dir), Path(sft_dir), Path(dataset_path), Path(out_dir)
-    require_complete_adapter(sft_dir, "sft")
-    rows = dpo_rows(dataset_path)
-    data_hash = file_hash(dataset_path)
+    parent_stage = require_complete_adapter(sft_dir, ("sft", "experience"))
+    rule_rows = dpo_rows(dataset_path)
+    on_policy = dpo_rows(Path(experience_pairs), allow_empty=True) if experience_pairs is not None else []
+    rows = rule_rows + on_policy
+    data_hash = sha256_bytes(canonical_json(rows).encode("utf-8"))
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, sft_dir, device)
     checkpoints = checkpoints or checkpoint_root(out_dir, STAGE)
     resume = prepare_checkpoints(checkpoints, fingerprint(STAGE, params, data_hash, base_dir, parents))
@@ -112,5 +129,7 @@ def train_dpo(
         metric_keys=("loss", "rewards/margins", "rewards/accuracies", "rewards/chosen", "rewards/rejected"),
     )
     metrics["samples"] = len(rows)
+    metrics["pairs"] = {"rule": len(rule_rows), "on_policy": len(on_policy)}
+    metrics["parent"] = parent_stage
     log.info("dpo: %s", metrics)
     return metrics

@@ -1,25 +1,44 @@
-"""GRPO stage: a new LoRA on base+sft+dpo (merged), rewarded by the story tests."""
+"""GRPO stage: a new LoRA on base+sft+experience+dpo (merged), rewarded by the story tests.
+
+GRPO learns only from groups whose rewards differ (the advantage is the reward minus its group mean,
+divided by the group std): a prompt whose completions all score the same gives no gradient. So the
+stage measures first: it samples ``grpo.probe_generations`` completions per prompt with the current
+policy (the same constrained decoding as training), scores them with the same reward, and trains
+only on the prompts whose reward varies. When no prompt varies, it does not train: the input
+adapter is written through unchanged with ``{"skipped": true, "reason": ...}`` in its record and
+the metrics, so the report can say so.
+
+trl's GRPOTrainer generates the completions itself; ``grpo.constrained`` hooks the tool-call
+processor into that generation (a ``logits_processor`` passed to the model's ``generate``, the one
+hook trl 1.16's transformers path leaves: ``generation_kwargs`` only reach a ``GenerationConfig``,
+which cannot carry a processor). The per-step log (reward, reward_std, frac_reward_zero_std, loss,
+kl when beta > 0, entropy) goes into the curves file and the metrics.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Sequence
+import shutil
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.io import sha256_bytes
+from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes
 from worldagent.policy.rewards import StoryTestReward
 from worldagent.policy.training import (
     TrainingError,
     canonical_json,
     checkpoint_root,
+    curve_rows,
     fingerprint,
     load_training_model,
     lora_config,
     prepare_checkpoints,
     read_jsonl,
+    read_stage,
     require_complete_adapter,
     run_trainer,
     stage_params,
@@ -105,6 +124,122 @@ def grpo_config(params: Params, output_dir: Path, device: str, dtype: Any, gradi
     )
 
 
+STEP_KEYS = (
+    "loss",
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "kl",
+    "entropy",
+    "rewards/story_test/mean",
+    "rewards/story_test/std",
+    "completions/mean_length",
+    "completions/clipped_ratio",
+    "grad_norm",
+    "learning_rate",
+)
+
+
+def step_rows(log_history: Sequence[Any]) -> list[dict[str, Any]]:
+    """trl's per-step log, reduced to what says whether GRPO had signal and moved."""
+    rows = []
+    for row in curve_rows(log_history):
+        kept = {key: row[key] for key in STEP_KEYS if key in row}
+        if kept:
+            rows.append({"step": row["step"], **kept})
+    return rows
+
+
+@contextlib.contextmanager
+def constrained_generate(model: Any, factory: Callable[[int], Any] | None) -> Iterator[dict[str, int]]:
+    """While active, ``model.generate`` also applies ``factory(prompt width)`` as a logits processor.
+
+    trl's GRPOTrainer calls ``generate`` on the unwrapped policy (the same object when training on
+    one device); the yielded counter says how many generate calls were constrained.
+    """
+    calls = {"constrained": 0}
+    if factory is None:
+        yield calls
+        return
+    from transformers import LogitsProcessorList
+
+    original = model.generate
+
+    def generate(*args: Any, **kwargs: Any) -> Any:
+        input_ids = kwargs.get("input_ids", args[0] if args else None)
+        processors = LogitsProcessorList(kwargs.pop("logits_processor", None) or [])
+        processors.append(factory(int(input_ids.shape[1])))
+        calls["constrained"] += 1
+        return original(*args, logits_processor=processors, **kwargs)
+
+    model.generate = generate
+    try:
+        yield calls
+    finally:
+        del model.generate  # the instance attribute; the class's method is back
+
+
+def grpo_trainer_class(factory: Callable[[int], Any] | None) -> Any:
+    """GRPOTrainer whose own generation is constrained by ``factory`` (None: trl's as is)."""
+    from trl import GRPOTrainer
+
+    class ConstrainedGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
+        constrained_calls = 0
+
+        def _generate_single_turn(self, *args: Any, **kwargs: Any) -> Any:
+            with constrained_generate(self.model, factory) as calls:
+                result = super()._generate_single_turn(*args, **kwargs)
+            self.constrained_calls += calls["constrained"]
+            return result
+
+    return ConstrainedGRPOTrainer
+
+
+def probe_signal(
+    params: Params,
+    model: Any,
+    tokenizer: Any,
+    rows: list[dict[str, Any]],
+    reward: Callable[..., Sequence[float]],
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(the rows whose reward varies under ``model``, the measurement) before any training."""
+    from worldagent.policy.experience_loop import sample_groups, score_groups, variance_summary
+    from worldagent.policy.rollout import GenerationStats
+
+    p = params.grpo
+    stats = GenerationStats()
+    groups = sample_groups(
+        model,
+        tokenizer,
+        rows,
+        samples=p.probe_generations,
+        temperature=p.temperature,
+        top_p=1.0,
+        max_new_tokens=p.max_completion_length,
+        batch_size=p.batch_size,
+        constrained=p.constrained,
+        seed=params.seed,
+        stats=stats,
+    )
+    rewards = score_groups(reward, rows, groups)
+    summary = variance_summary(rows, rewards, p.min_reward_std)
+    varying = {item["id"] for item in summary["per_prompt"] if item["std"] > p.min_reward_std}
+    summary["generations"] = p.probe_generations
+    summary["tokens_per_second"] = round(stats.tokens_per_second, 3)
+    return [row for row in rows if row["id"] in varying], summary
+
+
+def pass_through(parent_dir: Path, out_dir: Path, record: dict[str, Any]) -> None:
+    """Write ``parent_dir`` to ``out_dir`` unchanged (a GRPO that did not train), its record saying why."""
+    info = read_stage(parent_dir)
+    with atomic_directory(out_dir) as tmp:
+        shutil.copytree(parent_dir, tmp, dirs_exist_ok=True, symlinks=False)
+        atomic_write_text(
+            tmp / "stage.json",
+            pretty_json({**info, "stage": STAGE, "passthrough_of": info.get("stage"), **record}),
+        )
+
+
 def train_grpo(
     params: Params,
     base_dir: Path,
@@ -118,11 +253,14 @@ def train_grpo(
     device: str | None = None,
     callbacks: Sequence[Any] = (),
     runner: Any = None,
+    reward: Callable[..., Sequence[float]] | None = None,
 ) -> dict[str, Any]:
-    """Train the GRPO adapter on top of base+sft+dpo into ``out_dir``; returns the metrics."""
+    """Measure the reward variance, then train the GRPO adapter on base+sft(+experience)+dpo on the
+    prompts that vary, into ``out_dir``; or write the input adapter through when none does.
+    Returns the metrics. ``reward`` replaces the story-test reward (tests)."""
     from datasets import Dataset
-    from trl import GRPOTrainer
 
+    from worldagent.policy.experience_loop import tool_processor, train_tokens_per_second
     from worldagent.storytest.runner import make_runner
 
     base_dir, dpo_dir, dataset_path, out_dir = Path(base_dir), Path(dpo_dir), Path(dataset_path), Path(out_dir)
@@ -130,17 +268,40 @@ def train_grpo(
     rows = grpo_prompts(dataset_path, params.grpo.max_prompts)
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, dpo_dir, device)
     rows = _fit_prompts(rows, tokenizer, params.grpo.max_length)
-    data_hash = sha256_bytes(canonical_json(rows).encode("utf-8"))
+    if reward is None:
+        reward = StoryTestReward(Path(stories_root), runner or make_runner(params.storytest), params.reward, tokenizer)
+    kept, probe = probe_signal(params, model, tokenizer, rows, reward)
+    log.info(
+        "grpo: %d of %d prompts have reward variance (mean reward %.3f, frac_reward_zero_std %.3f)",
+        len(kept),
+        len(rows),
+        probe["mean_reward"],
+        probe["frac_reward_zero_std"],
+    )
+    if not kept:
+        reason = (
+            f"no prompt's reward varies under the current policy: {len(rows)} prompts x {params.grpo.probe_generations}"
+            f" samples, mean reward {probe['mean_reward']:.3f}, every group's std <= {params.grpo.min_reward_std}"
+        )
+        metrics = {"skipped": True, "reason": reason, "prompts": len(rows), "probe": probe, "global_step": 0}
+        pass_through(dpo_dir, out_dir, {"skipped": True, "reason": reason, "metrics": metrics})
+        if curves_path is not None:
+            atomic_write_text(Path(curves_path), pretty_json([]))
+        log.warning("grpo: skipped: %s", reason)
+        return metrics
+
+    model.train()
+    data_hash = sha256_bytes(canonical_json(kept).encode("utf-8"))
     checkpoints = checkpoints or checkpoint_root(out_dir, STAGE)
     stage_fingerprint = fingerprint(STAGE, params, data_hash, base_dir, parents)
     stage_fingerprint["reward"] = {"weights": params.reward.model_dump(), "storytest": params.storytest.model_dump()}
     resume = prepare_checkpoints(checkpoints, stage_fingerprint)
-    reward = StoryTestReward(Path(stories_root), runner or make_runner(params.storytest), params.reward, tokenizer)
-    trainer = GRPOTrainer(
+    factory = tool_processor(tokenizer, model, params.grpo.max_completion_length) if params.grpo.constrained else None
+    trainer = grpo_trainer_class(factory)(
         model=model,
         reward_funcs=[reward],
         args=grpo_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model)),
-        train_dataset=Dataset.from_list(rows),
+        train_dataset=Dataset.from_list(kept),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),
         callbacks=list(callbacks),
@@ -157,8 +318,26 @@ def train_grpo(
         data_hash=data_hash,
         tokenizer=tokenizer,
         curves_path=curves_path,
-        metric_keys=("loss", "reward", "reward_std", "rewards/story_test/mean", "completions/mean_length"),
+        metric_keys=(
+            "loss",
+            "reward",
+            "reward_std",
+            "frac_reward_zero_std",
+            "rewards/story_test/mean",
+            "completions/mean_length",
+        ),
     )
-    metrics["prompts"] = len(rows)
-    log.info("grpo: %s", metrics)
+    metrics.update(
+        skipped=False,
+        prompts=len(kept),
+        prompts_probed=len(rows),
+        probe=probe,
+        steps=step_rows(trainer.state.log_history),
+        constrained_generation=bool(factory is not None and trainer.constrained_calls > 0),
+        constrained_generate_calls=trainer.constrained_calls,
+        train_tokens_per_second=train_tokens_per_second(trainer.state.log_history, metrics["wall_s"]),
+    )
+    if factory is not None and trainer.constrained_calls == 0:
+        log.warning("grpo: the constraint was not applied to trl's generation (a wrapped model?)")
+    log.info("grpo: %s", {k: v for k, v in metrics.items() if k not in ("probe", "steps")})
     return metrics

@@ -46,7 +46,7 @@ from worldagent.io import read_jsonl as read_jsonl_file
 
 log = logging.getLogger(__name__)
 
-STAGES = ("sft", "dpo", "grpo")
+STAGES = ("sft", "experience", "dpo", "grpo")
 STAGE_FILE = "stage.json"
 FINGERPRINT_FILE = "fingerprint.json"
 PARENTS_DIR = "parents"
@@ -395,10 +395,15 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def require_complete_adapter(adapter_dir: Path, stage: str) -> None:
+def require_complete_adapter(adapter_dir: Path, stage: str | tuple[str, ...]) -> str:
+    """The adapter's stage; a TrainingError unless it is complete and one of ``stage``."""
     info = read_stage(adapter_dir)
-    if info.get("stage") != stage:
-        raise TrainingError(f"{adapter_dir}: expected a {stage} adapter, found {info.get('stage')!r}")
+    allowed = (stage,) if isinstance(stage, str) else tuple(stage)
+    if info.get("stage") not in allowed:
+        raise TrainingError(
+            f"{adapter_dir}: expected a {' or '.join(allowed)} adapter, found {info.get('stage')!r}"
+        )
+    return str(info["stage"])
 
 
 def load_training_model(

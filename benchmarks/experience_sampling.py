@@ -1,0 +1,110 @@
+"""Experience-loop sampling speed and signal: N training intents x K constrained samples, scored.
+
+What the ``experience`` stage (and GRPO's probe) spends before any training: group sampling with
+the calls-only tool-call constraint through :func:`worldagent.policy.experience_loop.sample_groups`
+(batched KV-cache generation, ``num_return_sequences`` = K), then the story-test reward through the
+b-thread constraints. Prompts: the first single-turn rows of the training trajectories (the stage's
+own choice). Model: a converted base directory (``--base``, e.g. /tmp/bases/smollm2), optionally
+with an adapter (``--adapter``); the default is a random-init tiny Gemma-3.
+
+    OMP_NUM_THREADS=1 python -m benchmarks.experience_sampling --base DIR [--prompts 4] [--samples 4]
+        [--new-tokens 64] [--batch-size 4] [--json]
+
+Figures: prompt tokens, new tokens per second, generation and scoring seconds, pass rate, and the
+share of prompts whose reward varies (what GRPO needs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+TRAJECTORIES = Path("data/generated/world_agent/trajectories.jsonl")
+STORIES = Path("data/stories")
+
+
+def measure(
+    base: Path | None, adapter: Path | None, prompts: int, samples: int, new_tokens: int, batch_size: int
+) -> dict[str, Any]:
+    import torch
+
+    from worldagent.policy.experience_loop import prompt_rows, sample_groups, score_groups, variance_summary
+    from worldagent.policy.rewards import StoryTestReward
+    from worldagent.policy.rollout import GenerationStats
+
+    torch.set_num_threads(1)
+    rows = prompt_rows(TRAJECTORIES, prompts)
+    if base is None:
+        from benchmarks.generation import tiny_model
+
+        model, tokenizer = tiny_model([row["prompt"] for row in rows])
+        model.eval()
+    else:
+        from worldagent.policy.load import load_policy
+
+        model, tokenizer = load_policy(base, adapter, device="cpu")
+    lengths = [
+        len(tokenizer.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=True, return_dict=False))
+        for r in rows
+    ]
+    stats = GenerationStats()
+    started = time.perf_counter()
+    groups = sample_groups(
+        model,
+        tokenizer,
+        rows,
+        samples=samples,
+        temperature=0.9,
+        top_p=1.0,
+        max_new_tokens=new_tokens,
+        batch_size=batch_size,
+        constrained=True,
+        seed=1234,
+        stats=stats,
+    )
+    generated = time.perf_counter()
+    rewards = score_groups(StoryTestReward(STORIES, tokenizer=tokenizer), rows, groups)
+    scored = time.perf_counter()
+    flat = [r for group in rewards for r in group]
+    summary = variance_summary(rows, rewards, 1e-6)
+    return {
+        "model": str(base) if base is not None else "tiny (random init)",
+        "prompts": len(rows),
+        "samples_per_prompt": samples,
+        "prompt_tokens": lengths,
+        "max_new_tokens": new_tokens,
+        "new_tokens": stats.new_tokens,
+        "generate_s": round(generated - started, 2),
+        "tokens_per_second": round(stats.tokens_per_second, 2),
+        "score_s": round(scored - generated, 2),
+        "mean_reward": sum(flat) / len(flat),
+        "pass_rate": sum(r >= 0.99 for r in flat) / len(flat),
+        "frac_prompts_with_variance": summary["frac_prompts_with_variance"],
+        "example": groups[0][0][:400],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", type=Path, default=None, help="a converted base directory (default: tiny)")
+    parser.add_argument("--adapter", type=Path, default=None, help="an adapter directory on that base")
+    parser.add_argument("--prompts", type=int, default=4)
+    parser.add_argument("--samples", type=int, default=4)
+    parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument("--batch-size", type=int, default=4, help="prompts per generate call")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    result = measure(args.base, args.adapter, args.prompts, args.samples, args.new_tokens, args.batch_size)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,69 @@
+"""A persistent out (``Stage.persist``): real DVC keeps it in place before the stage runs, so a store grows
+run after run, and ``dvc pull`` restores it (the experience store's mechanism)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.harness import dvc
+from worldagent.pipeline.dvcfile import HEADER, stage_lines
+from worldagent.pipeline.table import Stage
+
+# The stage appends its input to the store it finds: what the experience stage does with its samples.
+GROW = """
+import argparse
+from pathlib import Path
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--note", type=Path, required=True)
+parser.add_argument("--store", type=Path, required=True)
+args = parser.parse_args()
+args.store.mkdir(exist_ok=True)
+log = args.store / "log"
+log.write_text((log.read_text() if log.exists() else "") + args.note.read_text())
+"""
+STAGE = Stage(
+    name="grow",
+    entry="tasks.grow",
+    description="append the note to the store",
+    inputs={"note": "note.txt"},
+    outputs={"store": "store"},
+    persist=("store",),
+)
+
+
+def test_persist_must_name_an_output() -> None:
+    with pytest.raises(ValueError, match="persist names nope"):
+        Stage(name="s", entry="tasks.s", description="d", outputs={"out": "o"}, persist=("nope",))
+
+
+@pytest.mark.slow
+def test_a_persistent_store_grows_across_runs_and_comes_back_with_pull(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    (root / "tasks").mkdir(parents=True)
+    (root / "tasks" / "__init__.py").write_text("")
+    (root / "tasks" / "grow.py").write_text(GROW)
+    (root / "dvc.yaml").write_text(HEADER + "stages:\n" + "\n".join(stage_lines(STAGE, root)) + "\n")
+    assert "persist: true" in (root / "dvc.yaml").read_text()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    dvc(root, "init", "-q")
+    dvc(root, "remote", "add", "-d", "store", str(tmp_path / "remote"))
+
+    (root / "note.txt").write_text("week 1\n")
+    dvc(root, "repro")
+    (root / "note.txt").write_text("week 2\n")
+    dvc(root, "repro")
+    assert (root / "store" / "log").read_text() == "week 1\nweek 2\n"
+    assert "up to date" in dvc(root, "status")
+
+    dvc(root, "push")
+    (root / "store" / "log").unlink()
+    (root / "store").rmdir()
+    dvc(root, "pull")  # a fresh machine: next week's run starts from this week's store
+    assert (root / "store" / "log").read_text() == "week 1\nweek 2\n"
+    (root / "note.txt").write_text("week 3\n")
+    dvc(root, "repro")
+    assert (root / "store" / "log").read_text() == "week 1\nweek 2\nweek 3\n"
