@@ -1,6 +1,7 @@
 """The world-agent policy's DAG, declared once.
 
-discover → generate → (upload) → base → sft → dpo → grpo → evaluate → compare → gate → (deploy)
+discover → generate → (upload) → base → sft → experience → dpo → grpo → evaluate_<model> (one per
+model) → evaluate → compare → gate → (deploy)
 """
 
 from __future__ import annotations
@@ -23,12 +24,43 @@ SFT = f"{MODELS}/sft"
 DPO = f"{MODELS}/dpo"
 GRPO = f"{MODELS}/grpo"
 CHAMPION = f"{MODELS}/champion.json"
-CANDIDATE = f"{MODELS}/${{compare.candidate}}"
+EXPERIENCE = f"{MODELS}/experience"
+EXPERIENCE_STORE = "data/experience/world_agent"
+EXPERIENCE_PAIRS = f"{DATA}/experience-pairs.jsonl"
+EVAL_DIR = f"{REPORTS}/eval"
+SPEED_DIR = f"{REPORTS}/eval_speed"
 EVAL = f"{REPORTS}/eval.json"
 EVAL_INTENTS = f"{REPORTS}/eval_intents.jsonl"
 COMPARE = f"{REPORTS}/compare.json"
 GATE = f"{REPORTS}/gate.json"
 REPORT = f"{REPORTS}/report.md"
+
+
+EVAL_SPLIT = {"eval_trajectories": EVAL_TRAJECTORIES, "stories": STORIES, "stories_dir": STORIES_DIR}
+# What a per-model evaluation reads: not evaluate.models (which rows the table shows), so adding a
+# row never regenerates another model.
+EVAL_PARAMS = (
+    "evaluate.max_new_tokens",
+    "evaluate.batch_size",
+    "evaluate.max_intents",
+    "evaluate.constrained",
+    "evaluate.unconstrained_models",
+    "reward",
+    "storytest",
+)
+EVAL_MODELS = ("base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference")
+
+
+def _evaluate_model(name: str, inputs: dict[str, str], generates: bool = True, params: tuple[str, ...] = ()) -> Stage:
+    return Stage(
+        name=f"evaluate_{name}",
+        entry=f"tasks.evaluate_{name}",
+        description=f"{name} on the held-out intents, through the story runner (one cached step per model)",
+        inputs={**EVAL_SPLIT, **inputs},
+        outputs={"out": f"{EVAL_DIR}/{name}.json"},
+        metrics={"speed": f"{SPEED_DIR}/{name}.json"} if generates else {},
+        params=(*EVAL_PARAMS, *params),
+    )
 
 
 def _trainer(name: str, inputs: dict[str, str], out: str, params: tuple[str, ...], y: str = "loss") -> Stage:
@@ -87,27 +119,44 @@ PIPELINE = Pipeline(
             params=("seed", "model"),
         ),
         _trainer("sft", {"base": BASE, "trajectories": TRAJECTORIES}, SFT, ()),
-        _trainer("dpo", {"base": BASE, "sft": SFT, "preferences": PREFERENCES}, DPO, ()),
+        Stage(
+            name="experience",
+            entry="tasks.experience",
+            description="sample the SFT policy on the training intents, score each sample with the story test "
+            "through the constraints, keep it in the store (persistent, deduplicated); rejection-sampling "
+            "adapter and on-policy preference pairs",
+            inputs={"base": BASE, "sft": SFT, "trajectories": TRAJECTORIES, "stories_dir": STORIES_DIR},
+            outputs={"store": EXPERIENCE_STORE, "out": EXPERIENCE, "pairs": EXPERIENCE_PAIRS},
+            persist=("store",),
+            metrics={"metrics": f"{TRAINING}/experience-metrics.json"},
+            plots={"curves": Plot(f"{TRAINING}/experience.json", x="step", y="loss")},
+            params=("seed", "model.dtype", "lora", "experience", "sft.assistant_only_loss", "reward", "storytest"),
+        ),
+        _trainer(
+            "dpo",
+            {"base": BASE, "experience": EXPERIENCE, "preferences": PREFERENCES, "experience_pairs": EXPERIENCE_PAIRS},
+            DPO,
+            (),
+        ),
         _trainer(
             "grpo",
             {"base": BASE, "dpo": DPO, "trajectories": TRAJECTORIES, "stories_dir": STORIES_DIR},
             GRPO,
             ("reward", "storytest"),
         ),
+        _evaluate_model("base", {"base": BASE}),
+        _evaluate_model("nearest", {"trajectories": TRAJECTORIES}, generates=False),
+        *(
+            _evaluate_model(name, {"base": BASE, "adapter": adapter})
+            for name, adapter in (("sft", SFT), ("experience", EXPERIENCE), ("dpo", DPO), ("grpo", GRPO))
+        ),
+        _evaluate_model("champion", {"base": BASE, "champion": CHAMPION}, params=("registry.family",)),
+        _evaluate_model("reference", {}, generates=False),
         Stage(
             name="evaluate",
             entry="tasks.evaluate",
-            description="every model of evaluate.models on the held-out intents, through the story runner",
-            inputs={
-                "eval_trajectories": EVAL_TRAJECTORIES,
-                "stories": STORIES,
-                "stories_dir": STORIES_DIR,
-                "base": BASE,
-                "sft": SFT,
-                "dpo": DPO,
-                "grpo": GRPO,
-                "champion": CHAMPION,
-            },
+            description="the per-model evaluations of evaluate.models → eval.json, eval_intents.jsonl, plots",
+            inputs={f"{name}_eval": f"{EVAL_DIR}/{name}.json" for name in EVAL_MODELS},
             reports={"intents": EVAL_INTENTS},
             metrics={"summary": EVAL},
             extra_plots=(
@@ -116,7 +165,7 @@ PIPELINE = Pipeline(
                 Plot(f"{REPORTS}/metrics.png"),
                 Plot(f"{REPORTS}/rewards.png"),
             ),
-            params=("seed", "evaluate", "reward", "storytest"),
+            params=("evaluate.models",),
         ),
         Stage(
             name="compare",
@@ -130,10 +179,18 @@ PIPELINE = Pipeline(
             name="gate",
             entry="tasks.gate",
             description="thresholds and non-inferiority to the champion; the readable report",
-            inputs={"summary": EVAL, "intents": EVAL_INTENTS, "comparison": COMPARE, "candidate": CANDIDATE},
+            inputs={
+                "summary": EVAL,
+                "intents": EVAL_INTENTS,
+                "comparison": COMPARE,
+                "sft": SFT,
+                "experience": EXPERIENCE,
+                "dpo": DPO,
+                "grpo": GRPO,
+            },
             reports={"report": REPORT},
             metrics={"decision": GATE},
-            params=("gate", "compare.candidate"),
+            params=("gate",),
         ),
         SideEffect("deploy", "tasks.deploy:deploy_world_agent", "publish the gated candidate and move the champion"),
     ),

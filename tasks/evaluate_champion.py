@@ -1,0 +1,19 @@
+"""evaluate_champion stage: champion on the held-out intents → reports/world_agent/eval/champion.json.
+
+`python -m tasks.evaluate_champion` is the command dvc.yaml runs, with paths from the stage table.
+"""
+
+from __future__ import annotations
+
+from tasks._stage import stage_main
+from worldagent.evaluation.stages.evaluate_model import MODEL_STAGES
+
+run = MODEL_STAGES["champion"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return stage_main(__doc__.splitlines()[0], run, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
