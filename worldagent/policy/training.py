@@ -400,9 +400,7 @@ def require_complete_adapter(adapter_dir: Path, stage: str | tuple[str, ...]) ->
     info = read_stage(adapter_dir)
     allowed = (stage,) if isinstance(stage, str) else tuple(stage)
     if info.get("stage") not in allowed:
-        raise TrainingError(
-            f"{adapter_dir}: expected a {' or '.join(allowed)} adapter, found {info.get('stage')!r}"
-        )
+        raise TrainingError(f"{adapter_dir}: expected a {' or '.join(allowed)} adapter, found {info.get('stage')!r}")
     return str(info["stage"])
 
 
