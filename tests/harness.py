@@ -34,8 +34,17 @@ TINY = {
     },
     "lora": {"r": 4, "alpha": 4},
     "sft": {"max_steps": 2, "batch_size": 2, "max_length": 2600, "logging_steps": 1},
+    "experience": {
+        "max_prompts": 2,
+        "samples_per_prompt": 2,
+        "max_new_tokens": 16,
+        "max_steps": 1,
+        "batch_size": 2,
+        "max_length": 2600,
+    },
     "dpo": {"max_steps": 2, "batch_size": 2, "max_length": 2600, "logging_steps": 1},
     "grpo": {
+        "probe_generations": 2,
         "max_steps": 1,
         "batch_size": 2,
         "num_generations": 2,

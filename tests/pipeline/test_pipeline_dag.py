@@ -20,12 +20,12 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothing(project: Path) -> None:
     first = dvc(project, "repro", WORLD_AGENT)
-    for stage in ("discover", "generate", "base", "sft", "dpo", "grpo", "evaluate", "compare", "gate"):
+    for stage in ("discover", "generate", "base", "sft", "experience", "dpo", "grpo", "evaluate", "compare", "gate"):
         assert f"Running stage '{stage}'" in first
-    for stage in ("base", "sft", "dpo", "grpo"):
+    for stage in ("base", "sft", "experience", "dpo", "grpo"):
         assert (project / "models" / "world_agent" / stage).is_dir()
     evaluation = json.loads((project / "reports/world_agent/eval.json").read_text())
-    assert {"base", "sft", "dpo", "grpo", "reference"} <= set(json.dumps(evaluation).replace('"', " ").split())
+    assert {"base", "nearest", "sft", "experience", "dpo", "grpo", "reference"} <= set(json.dumps(evaluation).replace('"', " ").split())
     gate = json.loads((project / "reports/world_agent/gate.json").read_text())
     assert isinstance(gate["passed"], bool) and gate["reasons"]
     report = (project / "reports/world_agent/report.md").read_text()
@@ -55,7 +55,7 @@ def test_the_prefect_flow_pins_the_new_champion_then_recomputes_nothing(project:
     if deployed["champion"]:
         # A champion the DAG has not compared against yet: only what reads the reference reruns.
         assert first["champion"]["version"] == deployed["champion"]
-        assert first["recomputed"] == ["evaluate", "compare", "gate"]
+        assert first["recomputed"] == ["evaluate_champion", "evaluate", "compare", "gate"]
     second = flow(project)
     assert second["recomputed"] == []  # a no-op run is a no-op
     expected_actions = {"unchanged"} if second["gate"]["passed"] else {"rejected", "unchanged"}

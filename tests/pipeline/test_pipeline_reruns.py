@@ -54,18 +54,18 @@ def test_orchestration_changes_rerun_nothing(project: Path) -> None:
     assert would_run(project) == []
 
 
-def test_the_reward_module_reruns_grpo_and_what_follows(project: Path) -> None:
+def test_the_reward_module_reruns_the_stages_it_scores_and_what_follows(project: Path) -> None:
     rewards = project / "worldagent" / "policy" / "rewards.py"
     rewards.write_text(rewards.read_text() + "\n# a change to the reward\n")
-    assert would_run(project) == ["grpo"]
-    assert after(WORLD_AGENT.stage("grpo")) == ["evaluate", "compare", "gate"]
+    assert would_run(project) == ["experience", "grpo"]
+    assert after(WORLD_AGENT.stage("grpo")) == ["evaluate_grpo", "evaluate", "compare", "gate"]
 
 
 def test_a_moved_champion_reruns_what_compares_with_it(project: Path) -> None:
     champion = project / "models" / "world_agent" / "champion.json"
     champion.write_text('{"family": "world-agent", "version": 3, "artifact_path": "p", "artifact_hash": "h"}\n')
-    assert would_run(project) == ["evaluate"]
-    assert after(WORLD_AGENT.stage("evaluate")) == ["compare", "gate"]
+    assert would_run(project) == ["evaluate_champion"]  # no other model is generated again
+    assert after(WORLD_AGENT.stage("evaluate_champion")) == ["evaluate", "compare", "gate"]
 
 
 def after(stage: Stage) -> list[str]:
