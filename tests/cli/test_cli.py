@@ -36,7 +36,15 @@ def test_discover_json_prints_one_object_per_story_and_reports_bad_files(
     assert main(["discover", str(tmp_path), "--json"]) == 0
     captured = capsys.readouterr()
     stories = [json.loads(line) for line in captured.out.splitlines()]
-    assert [s["export"] for s in stories] == ["primaryButton", "secondaryButton", "disabledButton", "loadingButton"]
+    assert [s["export"] for s in stories] == [
+        "primaryButton",
+        "secondaryButton",
+        "disabledButton",
+        "loadingButton",
+        "createAccountSubmit",
+        "exportingCsvSecondaryBusy",
+        "archiveSecondaryUnavailable",
+    ]
     assert all({"file", "export", "intent"} <= s.keys() for s in stories)
     assert stories[0]["intent"] == 'Create a primary button labelled "Save changes"'
     assert "broken/broken.stories.tsx:1:" in captured.err
