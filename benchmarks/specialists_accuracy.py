@@ -5,7 +5,8 @@ in params.yaml) gives the train split and the held-out split (phrasings and page
 training). ``base`` measures the untrained base; ``train`` runs the specialist's LoRA SFT
 (:func:`worldagent.specialists.modeling.train_specialist`, the trainer worker's code path, with
 ``specialists.sft``/``lora``) on the train split's conversations; ``eval`` measures the trained adapter.
-Each phase is its own command (each stays under 10 minutes on one CPU thread with SmolLM2-135M).
+Each phase is its own command; ``train`` checkpoints every ``--save-steps`` and, run again with the
+same arguments, resumes from its last checkpoint, so on a busy machine each command stays under 10 minutes.
 
     OMP_NUM_THREADS=1 python -m benchmarks.specialists_accuracy base  --base /tmp/bases/smollm2 --out /tmp/spec
     OMP_NUM_THREADS=1 python -m benchmarks.specialists_accuracy train --base /tmp/bases/smollm2 --out /tmp/spec
@@ -31,7 +32,11 @@ def _params(args: argparse.Namespace) -> Params:
     params = load_params(args.params) if Path(args.params).is_file() else Params()
     spec = params.specialists
     sft = spec.sft.model_copy(
-        update={k: v for k, v in {"max_steps": args.max_steps, "learning_rate": args.lr}.items() if v is not None}
+        update={
+            k: v
+            for k, v in {"max_steps": args.max_steps, "learning_rate": args.lr, "save_steps": args.save_steps}.items()
+            if v is not None
+        }
     )
     return params.model_copy(update={"specialists": spec.model_copy(update={"sft": sft})})
 
@@ -82,6 +87,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--params", default="params.yaml")
     parser.add_argument("--max-steps", type=int, default=None, help="overrides specialists.sft.max_steps")
     parser.add_argument("--lr", type=float, default=None, help="overrides specialists.sft.learning_rate")
+    parser.add_argument(
+        "--save-steps",
+        type=int,
+        default=None,
+        help="overrides specialists.sft.save_steps: `train` run again resumes from the last checkpoint",
+    )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--unconstrained", action="store_true", help="free generation (no constrained decoding)")
     args = parser.parse_args(argv)
