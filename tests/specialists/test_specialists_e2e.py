@@ -126,7 +126,7 @@ def test_feedback_to_registered_specialist(
     assert bad.value.status == 400 and "label" in bad.value.detail
 
     data = client.generate_training_data(job["id"])
-    assert data["counts"] == {"sft": 7, "preferences": 1, "raw": 8}
+    assert data["counts"] == {"sft": 7 + 8, "preferences": 1, "raw": 8, "embedded": 8}  # + browser_set.train
     assert Path(data["datasetRef"]).is_file()
     with pytest.raises(SpecialistsError, match="not implemented"):
         client.generate_training_data(job["id"], strategy="from_screenshots")
