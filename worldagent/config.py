@@ -421,6 +421,14 @@ class SpecialistsTrainerParams(Section):
     )  # torch threads per worker (null: torch's default); 1 is fastest on a shared CPU
 
 
+class BrowserSetParams(Section):
+    """The embedded browser-decision set (worldagent/specialists/browser_set.py): its seed and split sizes."""
+
+    seed: int = 7
+    train: int = Field(default=160, ge=0)  # decisions mixed into every specialist's training data (0: none)
+    heldout: int = Field(default=60, gt=0)  # the held-out decisions evaluate_model scores
+
+
 class SpecialistsParams(Section):
     """Browser specialists: feedback store, training-data strategies, trainer, registry (DESIGN §5)."""
 
@@ -430,8 +438,13 @@ class SpecialistsParams(Section):
     max_rows: int = Field(default=1000, gt=0)  # from_feedback row limit (newest first)
     eval_fraction: float = Field(default=0.2, ge=0, lt=1)  # feedback rows held out for evaluate_model
     min_new_feedback: int = Field(default=20, gt=0)  # the flow trains an agent once it has this many new rows
-    min_action_accuracy: float = Field(default=0.0, ge=0, le=1)  # the flow's registration gate
+    # registration gate: held-out action accuracy (right element and action) on the embedded set
+    min_action_accuracy: float = Field(default=0.8, ge=0, le=1)
+    above_base: bool = True  # the gate also requires beating the untrained base's own accuracy
     eval_max_new_tokens: int = Field(default=48, gt=0)
+    eval_batch_size: int = Field(default=4, gt=0)  # prompts per generate call (KV cache, left padding)
+    constrained: bool = True  # answers name a known action and one of the page's refs (decoding constraint)
+    browser_set: BrowserSetParams = BrowserSetParams()
     family_prefix: str = "specialist"  # registry family: <prefix>-<agentId>
     lora: LoraParams = LoraParams(r=8, alpha=16, dropout=0.0)
     sft: SftParams = SftParams(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from specialists_helpers import browser_input, raw_export_rows
 
+from worldagent.config import Params
 from worldagent.registry.db import utcnow
 from worldagent.specialists.store import NotFound, StoreError, open_store
 from worldagent.specialists.strategies import (
@@ -116,7 +117,7 @@ def test_sft_preferences_and_corrections(store, tmp_path: Path) -> None:
     sft = [json.loads(line) for line in Path(manifest["files"]["sft"]).read_text().splitlines()]
     prefs = [json.loads(line) for line in Path(manifest["files"]["preferences"]).read_text().splitlines()]
     raw = [json.loads(line) for line in Path(manifest["files"]["raw"]).read_text().splitlines()]
-    assert manifest["counts"] == {"sft": 3, "preferences": 2, "raw": 4}
+    assert manifest["counts"] == {"sft": 3, "preferences": 2, "raw": 4, "embedded": 0}
     answers = [row["messages"][-1]["content"] for row in sft]
     assert json.loads(answers[1]) == {
         "action": "click",
@@ -132,6 +133,20 @@ def test_sft_preferences_and_corrections(store, tmp_path: Path) -> None:
     from datasets import load_dataset
 
     assert len(load_dataset("json", data_files=manifest["files"]["preferences"], split="train")) == 2
+
+
+def test_the_embedded_train_split_joins_sft_but_not_the_raw_export(store, tmp_path: Path) -> None:
+    from worldagent.specialists.browser_set import embedded_rows
+    from worldagent.specialists.strategies import sft_rows
+
+    job = store.create_job(name="j", scope_type="agent", scope_id="a")
+    store.add_feedback(target_type="agent", target_id="a", input=browser_input("Buy", "e1"), output=CLICK, label="good")
+    train, heldout = embedded_rows(Params().specialists.browser_set.model_copy(update={"train": 5, "heldout": 2}))
+    manifest = generate_training_data(store, job, tmp_path / "data", extra_rows=train)
+    assert manifest["counts"] == {"sft": 6, "preferences": 0, "raw": 1, "embedded": 5}
+    sft = [json.loads(line) for line in Path(manifest["files"]["sft"]).read_text().splitlines()]
+    assert sft[1:] == sft_rows(train)  # the job's own rows first, then the embedded ones, converted the same way
+    assert len(Path(manifest["files"]["raw"]).read_text().splitlines()) == 1
 
 
 def test_from_runs_slices_every_browser_decision(store) -> None:
@@ -187,12 +202,21 @@ def test_registration_gate_is_the_shared_gate_and_family_names() -> None:
     from worldagent.specialists.cycle import registration_gate
     from worldagent.specialists.service import family_for
 
-    def gate(metrics: dict, threshold: float) -> bool:
-        return registration_gate(metrics, parse_params({"specialists": {"min_action_accuracy": threshold}})).passed
+    def gate(metrics: dict, threshold: float, above_base: bool = False) -> bool:
+        spec = {"min_action_accuracy": threshold, "above_base": above_base}
+        return registration_gate(metrics, parse_params({"specialists": spec})).passed
 
     assert gate({"action_accuracy": 0.5, "n": 4}, 0.4) and not gate({"action_accuracy": 0.25, "n": 4}, 0.4)
     assert gate({"action_accuracy": None, "n": 0}, 0.0) and not gate({"action_accuracy": None, "n": 0}, 0.1)
-    decision = registration_gate({"action_accuracy": 0.25}, parse_params({"specialists": {"min_action_accuracy": 0.4}}))
-    assert [c.name for c in decision.checks] == ["min_action_accuracy"]
+    # Above the minimum is not enough: the specialist must also beat its untrained base.
+    assert gate({"action_accuracy": 0.9, "base_action_accuracy": 0.5}, 0.8, above_base=True)
+    assert not gate({"action_accuracy": 0.9, "base_action_accuracy": 0.9}, 0.8, above_base=True)
+    assert not gate({"action_accuracy": 0.9}, 0.8, above_base=True)  # the base was not measured
+    decision = registration_gate(
+        {"action_accuracy": 0.25, "base_action_accuracy": 0.3}, parse_params({"specialists": {"min_action_accuracy": 0.4}})
+    )
+    assert [c.name for c in decision.checks] == ["min_action_accuracy", "above_base_action_accuracy"]
     assert "Held-out action accuracy 0.250 is below the minimum 0.400." in decision.reasons
+    assert "Held-out action accuracy 0.250 is not above the untrained base's 0.300." in decision.reasons
+    assert parse_params({}).specialists.min_action_accuracy == 0.8  # the pretrained base's bar
     assert family_for("specialist", "team/agent 1") == "specialist-team-agent-1"

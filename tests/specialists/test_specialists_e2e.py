@@ -126,7 +126,7 @@ def test_feedback_to_registered_specialist(
     assert bad.value.status == 400 and "label" in bad.value.detail
 
     data = client.generate_training_data(job["id"])
-    assert data["counts"] == {"sft": 7, "preferences": 1, "raw": 8}
+    assert data["counts"] == {"sft": 7 + 8, "preferences": 1, "raw": 8, "embedded": 8}  # + browser_set.train
     assert Path(data["datasetRef"]).is_file()
     with pytest.raises(SpecialistsError, match="not implemented"):
         client.generate_training_data(job["id"], strategy="from_screenshots")
@@ -162,12 +162,13 @@ def test_feedback_to_registered_specialist(
     assert missing.value.status == 400 and "outputModelRef" in missing.value.detail
 
     metrics = client.evaluate_model(modelRef=str(adapter), jobId=job["id"], rows="all")
-    assert metrics["n"] == 4  # the good browser decisions (2 posted + 2 recorded)
-    assert (
-        0.0 <= metrics["action_accuracy"] <= 1.0
-        and 0.0 <= metrics["parse_rate"] <= 1.0
-        and len(metrics["examples"]) == 4
-    )
+    assert metrics["n"] == 6  # the embedded held-out decisions (specialists.browser_set.heldout)
+    assert 0.0 <= metrics["action_accuracy"] <= 1.0 and 0.0 <= metrics["base_action_accuracy"] <= 1.0
+    assert metrics["base_model"] == str(tiny_base)
+    feedback = metrics["feedback"]
+    assert feedback["n"] == 4  # the good browser decisions (2 posted + 2 recorded)
+    assert 0.0 <= feedback["action_accuracy"] <= 1.0 and 0.0 <= feedback["parse_rate"] <= 1.0
+    assert len(feedback["examples"]) == 4
 
     from worldagent.cli import main
 

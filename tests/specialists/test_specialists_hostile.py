@@ -169,12 +169,19 @@ def test_registering_requires_an_adapter_whose_files_match_its_hash(
 def test_one_evaluation_request_generates_for_a_bounded_number_of_short_prompts(
     service: SpecialistsService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import worldagent.policy.training as training
     import worldagent.specialists.modeling as modeling
 
     seen: list[list[dict]] = []  # type: ignore[type-arg]
-    monkeypatch.setattr(
-        modeling, "evaluate_adapter", lambda _adapter, rows, _tokens: seen.append(list(rows)) or {"n": len(rows)}
-    )
+
+    def fake_evaluate(_base, _adapter, row_sets, _tokens, **_settings):  # type: ignore[no-untyped-def]
+        seen.append(list(row_sets["feedback"]))
+        return {name: {"n": len(rows)} for name, rows in row_sets.items()}
+
+    monkeypatch.setattr(modeling, "evaluate_model_dir", fake_evaluate)
+    monkeypatch.setattr(modeling, "base_accuracy", lambda *_a, **_k: {"action_accuracy": 0.0})
+    monkeypatch.setattr(training, "read_stage", lambda _path: {})
+    monkeypatch.setattr(SpecialistsService, "base_dir", lambda self: Path("base"))
     monkeypatch.setattr(SpecialistsService, "_adapter", lambda self, ref, field: Path(ref))
     job = service.create_improvement_job(name="j", scopeType="agent", scopeId="a")
     snapshot = "s" * 200_000

@@ -45,7 +45,7 @@ class FeedbackIn(Model):
 
 class RecordedAction(Model):
     pageSnapshot: Annotated[str, Field(max_length=200_000)] = ""
-    action: Literal["click", "fill", "navigate"]
+    action: Literal["click", "fill", "select", "navigate"]
     selectorOrRef: Annotated[str, Field(min_length=1, max_length=2000)]
     value: Annotated[str, Field(max_length=10_000)] | None = None
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from worldagent.config import Params
 from worldagent.evaluation.family import SPECIALISTS, gate_decision
-from worldagent.evaluation.gate import GateDecision
+from worldagent.evaluation.gate import GateCheck, GateDecision
 from worldagent.specialists.service import SpecialistsService
 from worldagent.specialists.store import parse_time
 
@@ -44,10 +44,28 @@ def wait_for_run(
         sleep(poll_s)
 
 
+def above_base_check(metrics: Mapping[str, Any]) -> tuple[GateCheck, str]:
+    """The candidate's held-out action accuracy must be strictly above the untrained base's own."""
+    value, base = metrics.get("action_accuracy"), metrics.get("base_action_accuracy")
+    if value is None or base is None:
+        return (
+            GateCheck(name="above_base_action_accuracy", value=0.0, threshold=0.0, passed=False),
+            "Held-out action accuracy of the candidate or of its base is undefined, so it cannot beat the base.",
+        )
+    passed = value > base
+    verb = "is above" if passed else "is not above"
+    return (
+        GateCheck(name="above_base_action_accuracy", value=float(value), threshold=float(base), passed=passed),
+        f"Held-out action accuracy {value:.3f} {verb} the untrained base's {base:.3f}.",
+    )
+
+
 def registration_gate(metrics: Mapping[str, Any], params: Params) -> GateDecision:
-    """The shared gate with the specialists' rules: held-out action accuracy at least
-    ``specialists.min_action_accuracy`` (no held-out rows: only a 0 threshold passes)."""
-    return gate_decision(SPECIALISTS, params, metrics)
+    """The shared gate with the specialists' rules: held-out action accuracy (right element and action on
+    the embedded browser set) at least ``specialists.min_action_accuracy`` and, with
+    ``specialists.above_base``, above the untrained base's own accuracy on the same rows."""
+    extra = [above_base_check(metrics)] if params.specialists.above_base else []
+    return gate_decision(SPECIALISTS, params, metrics, extra_checks=extra)
 
 
 def improve_agent(
@@ -73,7 +91,8 @@ def improve_agent(
     decision = registration_gate(metrics, service.params)
     reason = " ".join(decision.reasons[1:])
     result.update(
-        metrics={k: v for k, v in metrics.items() if k != "examples"},
+        metrics={k: v for k, v in metrics.items() if k not in ("examples", "feedback")},
+        feedback_metrics={k: v for k, v in (metrics.get("feedback") or {}).items() if k != "examples"},
         gate=decision.passed,
         reason=reason,
         registered=False,

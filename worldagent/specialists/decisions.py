@@ -1,7 +1,7 @@
 """Browser decisions and the chat format the specialists are trained on.
 
 A browser decision is a feedback row with ``input = {pageSnapshot, task, previousActions?}`` and
-``output = {action: click|fill|navigate, selectorOrRef, value}``. Any other JSON input/output is a
+``output = {action: click|fill|select|navigate, selectorOrRef, value}``. Any other JSON input/output is a
 *generic* row: it is trained on as text. Feedback ``input``/``output`` may arrive as JSON values or
 as JSON-encoded strings (as other platforms export them); :func:`decode_json_value` makes both the
 same value, so they are stored and read back identically.
@@ -17,10 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from worldagent import safejson
 
-ACTIONS: tuple[str, ...] = ("click", "fill", "navigate")
+ACTIONS: tuple[str, ...] = ("click", "fill", "select", "navigate")
 SYSTEM_PROMPT = (
     "You are a browser agent specialist. Given the task, the page snapshot and the previous actions, "
-    'answer with the next action as JSON: {"action": "click|fill|navigate", "selectorOrRef": "...", "value": "..."}.'
+    'answer with the next action as JSON: {"selectorOrRef": "...", "action": "click|fill|select|navigate", "value": "..."}.'
 )
 GENERIC_SYSTEM_PROMPT = "You are an agent specialist. Answer the input with the expected output."
 MAX_SNAPSHOT_CHARS = 2000  # long snapshots are cut (head kept) so prompts fit the trainer's max_length
@@ -29,7 +29,7 @@ MAX_SNAPSHOT_CHARS = 2000  # long snapshots are cut (head kept) so prompts fit t
 class BrowserAction(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["click", "fill", "navigate"]
+    action: Literal["click", "fill", "select", "navigate"]
     selectorOrRef: str = Field(min_length=1, max_length=2000)
     value: str | None = None
 
@@ -77,10 +77,11 @@ def is_browser_decision(input_value: Any, output_value: Any) -> bool:
 
 
 def render_action(action: BrowserAction | Mapping[str, Any]) -> str:
-    """The assistant's answer: canonical JSON with a fixed key order."""
+    """The assistant's answer: canonical JSON with a fixed key order, the element first: the model reads
+    the page and names the element, then chooses the action for that element (its role is on its line)."""
     data = action.model_dump() if isinstance(action, BrowserAction) else dict(action)
     return json.dumps(
-        {"action": data.get("action"), "selectorOrRef": data.get("selectorOrRef"), "value": data.get("value")},
+        {"selectorOrRef": data.get("selectorOrRef"), "action": data.get("action"), "value": data.get("value")},
         ensure_ascii=False,
     )
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import logging
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -18,6 +20,7 @@ from typing import Any
 from worldagent.config import Params
 from worldagent.errors import RunError
 from worldagent.io import canonical_json, jsonl
+from worldagent.specialists.browser_set import feedback_rows, generate_decisions
 from worldagent.specialists.decisions import (
     ACTIONS,
     GENERIC_SYSTEM_PROMPT,
@@ -25,7 +28,6 @@ from worldagent.specialists.decisions import (
     as_browser_action,
     as_browser_input,
     parse_action,
-    prompt_messages,
     render_action,
     render_browser_prompt,
 )
@@ -84,6 +86,9 @@ def tokenizer_corpus() -> list[str]:
         snapshot = f'- {element} "{name}" [ref=e{i}]\n- heading "Page {i}" [level=1]\n<{element} id="{name.lower()}">{name}</{element}>'
         texts.append(render_browser_prompt(snapshot, f"{action} the {name} {element}", []))
         texts.append(render_action({"action": action, "selectorOrRef": selector, "value": value}))
+    for row in feedback_rows(generate_decisions(0, 40, "train")):  # the embedded set's pages and tasks
+        texts.append(render_browser_prompt(row["input"]["pageSnapshot"], row["input"]["task"], []))
+        texts.append(render_action(row["output"]))
     return texts
 
 
@@ -128,21 +133,56 @@ def build_builtin_base(params: Params, cache_dir: Path) -> Path:
     return out
 
 
-def resolve_base(base_model: str, params: Params, cache_dir: Path) -> Path:
-    """The base directory to fine-tune: ``base_model`` when it exists, else the cached builtin tiny.
+def build_cached_packaged_base(name: str, params: Params, cache_dir: Path) -> Path:
+    """Convert packaged base ``name`` (``smollm2-135m``, ``gemma3-270m``) once into ``cache_dir/<name>``.
 
-    The builtin fallback applies to the default (``models/world_agent/base``, a DVC output that a
-    fresh clone lacks) and to ``builtin:tiny``; any other missing path is an error naming the fix.
+    Atomic (:func:`worldagent.policy.pretrained.build_packaged_base` writes through a temporary
+    directory) and under a file lock, so concurrent workers build it once.
     """
-    path = Path(base_model)
-    if base_model != BUILTIN_TINY and (path / "base.json").is_file():
+    from worldagent.policy.pretrained import build_packaged_base
+
+    out = Path(cache_dir) / name
+    if (out / "base.json").is_file():
+        return out
+    with _file_lock(Path(cache_dir) / ".build.lock"):
+        if not (out / "base.json").is_file():
+            build_packaged_base(name, out, seed=params.seed, work_dir=Path(cache_dir) / ".gguf")
+    return out
+
+
+def resolve_base(base_model: str, params: Params, cache_dir: Path) -> Path:
+    """The one place that turns ``specialists.base_model`` into a base directory (trainer and evaluation).
+
+    - ``builtin:tiny``: the builtin tiny base, built once into ``cache_dir``;
+    - a packaged base name (:data:`worldagent.policy.pretrained.PACKAGED_BASES`: ``smollm2-135m``,
+      ``gemma3-270m``): converted once from its PyPI package into ``cache_dir/<name>``;
+    - a directory with ``base.json`` (the ``base`` stage's output, or any converted base): used as is;
+    - the default ``models/world_agent/base`` while missing (a fresh clone): the builtin tiny base.
+
+    Any other value is an error naming the fix.
+    """
+    from worldagent.policy.pretrained import PACKAGED_BASES
+
+    if base_model == BUILTIN_TINY:
+        return build_builtin_base(params, cache_dir)
+    if base_model in PACKAGED_BASES:
+        return build_cached_packaged_base(base_model, params, cache_dir)
+    path = Path(base_model).expanduser()
+    if (path / "base.json").is_file():
         return path
-    if base_model in (DEFAULT_BASE, BUILTIN_TINY) or path.as_posix().endswith(DEFAULT_BASE):
+    if path.as_posix().endswith(DEFAULT_BASE):
         return build_builtin_base(params, cache_dir)
     raise SpecialistBaseUnavailable(
-        f"specialists.base_model {base_model!r} is not a base model directory (no base.json); "
-        f"build the world-agent base with `dvc repro base`, or set specialists.base_model to {DEFAULT_BASE!r} or {BUILTIN_TINY!r}"
+        f"specialists.base_model {base_model!r} is not a base model directory (no base.json) nor a packaged base "
+        f"({', '.join(sorted(PACKAGED_BASES))}); build the world-agent base with `dvc repro base`, "
+        f"or set specialists.base_model to a packaged base, {DEFAULT_BASE!r} or {BUILTIN_TINY!r}"
     )
+
+
+def base_cache_dir(specialists_data_dir: Path) -> Path:
+    """Where bases are built for the specialists: ``<specialists data dir>/trainer/base-cache`` (the trainer's
+    ``<data-dir>/specialists/trainer/base-cache`` when the trainer serves the project's ``data/``)."""
+    return Path(specialists_data_dir) / "trainer" / BASE_CACHE
 
 
 # --------------------------------------------------------------------------- training
@@ -181,62 +221,170 @@ def adapter_base_dir(adapter_dir: Path) -> Path:
     return Path(info["base_dir"])
 
 
+def _choice(text: str) -> tuple[str, str] | None:
+    """(action, selectorOrRef) of an answer: its JSON object, or (cut answers) the opening alone."""
+    action = parse_action(text)
+    if action is not None:
+        return action.action, action.selectorOrRef
+    match = _OPENING.search(text)
+    return (match.group(2), match.group(1)) if match else None
+
+
+_OPENING = re.compile(r'"selectorOrRef":\s*"([^"]*)",\s*"action":\s*"(\w+)"')
+
+
 def action_metrics(pairs: Sequence[tuple[Any, str]]) -> dict[str, Any]:
-    """(expected output, generated text) → action accuracy, exact match and parse rate."""
+    """(expected output, generated text) → the held-out metrics of browser decisions.
+
+    ``action_accuracy``: the right element *and* the right action (what the registration gate uses);
+    ``action_type_accuracy``: the right action alone; ``exact_match``: action, element and value;
+    ``parse_rate``: the answer is one well-formed action.
+    """
     n = len(pairs)
-    parsed = correct_action = exact = 0
+    parsed = right_type = right = exact = 0
     for expected, text in pairs:
         want = as_browser_action(expected)
         got = parse_action(text)
-        if got is None or want is None:
+        choice = _choice(text)
+        parsed += got is not None
+        if want is None or choice is None:
             continue
-        parsed += 1
-        if got.action == want.action:
-            correct_action += 1
-            if got.selectorOrRef == want.selectorOrRef and (got.value or None) == (want.value or None):
-                exact += 1
+        if choice[0] == want.action:
+            right_type += 1
+            if choice[1] == want.selectorOrRef:
+                right += 1
+                if got is not None and (got.value or None) == (want.value or None):
+                    exact += 1
     return {
         "n": n,
-        "action_accuracy": correct_action / n if n else None,
+        "action_accuracy": right / n if n else None,
+        "action_type_accuracy": right_type / n if n else None,
         "exact_match": exact / n if n else None,
         "parse_rate": parsed / n if n else None,
     }
 
 
-def generate_answers(
-    adapter_dir: Path, inputs: Sequence[Any], max_new_tokens: int, base_dir: Path | None = None
-) -> list[str]:
-    """Greedy answers of base + adapter for each input (CPU-friendly, one prompt at a time)."""
-    import torch
-
-    from worldagent.policy.load import load_policy
-
-    adapter_dir = Path(adapter_dir)
-    model, tokenizer = load_policy(base_dir or adapter_base_dir(adapter_dir), adapter_dir, device="cpu")
-    answers = []
-    with torch.no_grad():
-        for value in inputs:
-            ids = tokenizer.apply_chat_template(
-                prompt_messages(value), add_generation_prompt=True, return_tensors="pt", return_dict=True
-            )
-            out = model.generate(**ids, max_new_tokens=max_new_tokens, do_sample=False)
-            answers.append(tokenizer.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True))
-    return answers
-
-
-def evaluate_adapter(adapter_dir: Path, rows: Sequence[Mapping[str, Any]], max_new_tokens: int = 48) -> dict[str, Any]:
-    """Action accuracy of the adapter on held-out good browser-decision rows (real generation)."""
-    usable = [
+def usable_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Good browser-decision rows (what can be scored)."""
+    return [
         r
         for r in rows
         if r.get("label") == "good"
         and as_browser_input(r.get("input")) is not None
         and as_browser_action(r.get("output")) is not None
     ]
+
+
+def evaluate_loaded(
+    model: Any,
+    tokenizer: Any,
+    rows: Sequence[Mapping[str, Any]],
+    max_new_tokens: int = 48,
+    *,
+    constrained: bool = True,
+    batch_size: int = 4,
+) -> dict[str, Any]:
+    """:func:`action_metrics` of greedy answers of a loaded model on the good browser rows of ``rows``."""
+    from worldagent.specialists.constrained import AnswerStats, generate_answers
+
+    usable = usable_rows(rows)
+    stats = AnswerStats()
     started = time.perf_counter()
-    answers = generate_answers(Path(adapter_dir), [r["input"] for r in usable], max_new_tokens) if usable else []
+    answers = (
+        generate_answers(
+            model,
+            tokenizer,
+            [r["input"] for r in usable],
+            max_new_tokens,
+            constrained=constrained,
+            batch_size=batch_size,
+            stats=stats,
+        )
+        if usable
+        else []
+    )
     metrics = action_metrics([(r["output"], a) for r, a in zip(usable, answers, strict=True)])
-    metrics["seconds"] = round(time.perf_counter() - started, 3)
-    pairs = list(zip(usable, answers, strict=True))
-    metrics["examples"] = [{"expected": r["output"], "answer": a} for r, a in pairs[:5]]
+    metrics.update(
+        seconds=round(time.perf_counter() - started, 3),
+        new_tokens=stats.new_tokens,
+        prompt_tokens=stats.prompt_tokens,
+        tokens_per_second=round(stats.tokens_per_second, 2),
+        constrained=constrained,
+    )
+    metrics["examples"] = [{"expected": r["output"], "answer": a} for r, a in list(zip(usable, answers, strict=True))[:5]]
     return metrics
+
+
+def evaluate_model_dir(
+    base_dir: Path,
+    adapter_dir: Path | None,
+    row_sets: Mapping[str, Sequence[Mapping[str, Any]]],
+    max_new_tokens: int = 48,
+    *,
+    constrained: bool = True,
+    batch_size: int = 4,
+) -> dict[str, dict[str, Any]]:
+    """Load base (+ adapter) once and evaluate it on each named row set."""
+    from worldagent.policy.load import load_policy
+
+    model, tokenizer = load_policy(Path(base_dir), Path(adapter_dir) if adapter_dir else None, device="cpu")
+    return {
+        name: evaluate_loaded(
+            model, tokenizer, rows, max_new_tokens, constrained=constrained, batch_size=batch_size
+        )
+        for name, rows in row_sets.items()
+    }
+
+
+def base_eval_key(base_dir: Path, rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> str:
+    """What a base's own score depends on: its files' identity, the rows and the decoding settings."""
+    from worldagent.policy.training import file_hash
+
+    base_dir = Path(base_dir)
+    parts = {
+        name: file_hash(base_dir / name)
+        for name in ("base.json", "config.json", "model.safetensors", "tokenizer.json")
+        if (base_dir / name).is_file()
+    }
+    payload = canonical_json({"base": parts, "rows": [dict(r) for r in rows], "settings": dict(settings)})
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def base_accuracy(
+    base_dir: Path,
+    rows: Sequence[Mapping[str, Any]],
+    cache_dir: Path,
+    max_new_tokens: int = 48,
+    *,
+    constrained: bool = True,
+    batch_size: int = 4,
+) -> dict[str, Any]:
+    """The untrained base's own metrics on ``rows`` (what a specialist must beat), cached in ``cache_dir``."""
+    from worldagent.io import atomic_write_text, pretty_json
+
+    settings = {"max_new_tokens": max_new_tokens, "constrained": constrained}
+    path = Path(cache_dir) / "base-evals" / f"{base_eval_key(base_dir, rows, settings)}.json"
+    if path.is_file():
+        try:
+            return dict(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            pass  # a damaged cache entry is measured again
+    metrics = evaluate_model_dir(
+        base_dir, None, {"rows": rows}, max_new_tokens, constrained=constrained, batch_size=batch_size
+    )["rows"]
+    atomic_write_text(path, pretty_json(metrics))
+    return metrics
+
+
+def evaluate_adapter(
+    adapter_dir: Path,
+    rows: Sequence[Mapping[str, Any]],
+    max_new_tokens: int = 48,
+    base_dir: Path | None = None,
+    constrained: bool = True,
+) -> dict[str, Any]:
+    """Metrics of the adapter (on ``base_dir``, default the base it records) on good browser-decision rows."""
+    base = Path(base_dir) if base_dir else adapter_base_dir(Path(adapter_dir))
+    return evaluate_model_dir(base, Path(adapter_dir), {"rows": rows}, max_new_tokens, constrained=constrained)[
+        "rows"
+    ]

@@ -195,8 +195,11 @@ class SpecialistsService:
     def generate_training_data(
         self, job_id: int, *, strategy: str | None = None, since: str | None = None, limit: int | None = None
     ) -> dict[str, Any]:
+        from worldagent.specialists.browser_set import embedded_rows
+
         spec = self.params.specialists
         job = self.store.get_job(job_id)
+        train = embedded_rows(spec.browser_set)[0] if spec.browser_set.train else []
         return generate_training_data(
             self.store,
             job,
@@ -205,6 +208,7 @@ class SpecialistsService:
             since=parse_time(since),
             limit=min(limit or spec.max_rows, spec.max_rows),
             eval_fraction=spec.eval_fraction,
+            extra_rows=train,
         )
 
     # -- training -------------------------------------------------------------------------------
@@ -335,7 +339,7 @@ class SpecialistsService:
             version = registry.register_version(
                 family,
                 artifact_path=str(adapter),
-                metrics={k: v for k, v in metrics.items() if k != "examples"},
+                metrics=registry_metrics(metrics),
                 artifact_hash=directory_hash(adapter),  # the content hash, as every family records it
                 notes=[f"name: {name}", f"job: {jobId}", f"{job['scopeType']}: {job['scopeId']}"],
             )
@@ -372,9 +376,22 @@ class SpecialistsService:
 
     # -- evaluation -----------------------------------------------------------------------------
 
+    def base_dir(self) -> Path:
+        """The configured base (``specialists.base_model``) through the one resolver the trainer uses too."""
+        from worldagent.specialists.modeling import base_cache_dir, resolve_base
+
+        return resolve_base(self.params.specialists.base_model, self.params, base_cache_dir(self.data_dir))
+
     def evaluate_model(self, *, modelRef: str, jobId: int, rows: str = "heldout") -> dict[str, Any]:
-        """Action accuracy (and exact match, parse rate) of the adapter on the job's held-out feedback rows."""
-        from worldagent.specialists.modeling import evaluate_adapter
+        """Held-out action accuracy (right element and action) of the adapter on the configured base.
+
+        Scored on the embedded browser set's held-out split (``action_accuracy``, what the gate uses),
+        next to the untrained base's own score on the same rows (``base_action_accuracy``, measured
+        once per base and cached), and on the job's held-out feedback rows when it has any (``feedback``).
+        """
+        from worldagent.policy.training import file_hash, read_stage
+        from worldagent.specialists.browser_set import embedded_rows
+        from worldagent.specialists.modeling import base_accuracy, base_cache_dir, evaluate_model_dir
 
         if rows not in ("heldout", "all"):
             raise ServiceError("rows: expected heldout or all")
@@ -384,11 +401,31 @@ class SpecialistsService:
         feedback = self.store.list_feedback(target_id=job["scopeId"], limit=spec.max_rows)
         chosen = feedback if rows == "all" else [r for r in feedback if is_held_out(r["id"], spec.eval_fraction)]
         chosen = [_bounded_row(r) for r in chosen[:EVAL_MAX_ROWS]]  # the cost of one request is bounded
+        _, heldout = embedded_rows(spec.browser_set)
+        settings = {"constrained": spec.constrained, "batch_size": spec.eval_batch_size}
         try:
-            metrics = evaluate_adapter(adapter, chosen, spec.eval_max_new_tokens)
+            base_dir = self.base_dir()
+            trained_on = read_stage(adapter).get("base_config_sha256")
+            if trained_on and (base_dir / "config.json").is_file() and trained_on != file_hash(base_dir / "config.json"):
+                raise ServiceError(
+                    f"modelRef: {modelRef} was trained on another base than specialists.base_model "
+                    f"({spec.base_model} → {base_dir})"
+                )
+            scored = evaluate_model_dir(
+                base_dir, adapter, {"embedded": heldout, "feedback": chosen}, spec.eval_max_new_tokens, **settings
+            )
+            base = base_accuracy(
+                base_dir, heldout, base_cache_dir(self.data_dir), spec.eval_max_new_tokens, **settings
+            )
         except (OSError, ValueError, RuntimeError) as error:
             raise ServiceError(f"modelRef: cannot evaluate {modelRef}: {error}") from None
-        metrics["rows"] = rows
+        metrics = {
+            **scored["embedded"],
+            "base_action_accuracy": base["action_accuracy"],
+            "base_model": str(base_dir),
+            "feedback": scored["feedback"],
+            "rows": rows,
+        }
         self.store.add_eval_result(model_ref=str(adapter), metrics=metrics, job_id=jobId)
         return {"modelRef": str(adapter), "jobId": jobId, **metrics}
 
@@ -397,6 +434,16 @@ class SpecialistsService:
 # EVAL_MAX_SNAPSHOT_CHARS (generation cost grows with both; a caller wanting more asks again per job).
 EVAL_MAX_ROWS = 200
 EVAL_MAX_SNAPSHOT_CHARS = 8_000
+
+
+def registry_metrics(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The scalar metrics of an evaluation (the feedback rows' ones as ``feedback_<name>``), for the registry."""
+    scalar = (int, float, str, bool, type(None))
+    out = {k: v for k, v in metrics.items() if isinstance(v, scalar)}
+    feedback = metrics.get("feedback")
+    if isinstance(feedback, Mapping):
+        out.update({f"feedback_{k}": v for k, v in feedback.items() if isinstance(v, scalar)})
+    return out
 
 
 def _bounded_row(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -185,13 +185,24 @@ def raw_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def write_dataset(rows: Sequence[Mapping[str, Any]], out_dir: Path, manifest: Mapping[str, Any]) -> dict[str, Any]:
-    """Write sft/preferences/raw + manifest into ``out_dir`` atomically; returns the manifest."""
+def write_dataset(
+    rows: Sequence[Mapping[str, Any]],
+    out_dir: Path,
+    manifest: Mapping[str, Any],
+    extra_rows: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Write sft/preferences/raw + manifest into ``out_dir`` atomically; returns the manifest.
+
+    ``extra_rows`` (the embedded browser set's train split) join ``sft.jsonl`` after the job's own
+    rows, through the same conversion; ``raw.jsonl`` stays the job's own feedback.
+    """
     sft = sft_rows(rows)
     if not sft:
         raise TrainingDataError(
             f"no trainable rows: {len(rows)} row(s) found but none is labelled good (or carries a corrected action in its notes)"
         )
+    embedded = sft_rows(extra_rows)
+    sft += embedded
     prefs = preference_rows(rows)
     raw = raw_rows(rows)
     out_dir = Path(out_dir)
@@ -203,7 +214,7 @@ def write_dataset(rows: Sequence[Mapping[str, Any]], out_dir: Path, manifest: Ma
         info = {
             **dict(manifest),
             "rows": len(rows),
-            "counts": {"sft": len(sft), "preferences": len(prefs), "raw": len(raw)},
+            "counts": {"sft": len(sft), "preferences": len(prefs), "raw": len(raw), "embedded": len(embedded)},
             "files": {kind: str(out_dir / name) for kind, name in files.items()},
             "datasetRef": str(out_dir / SFT_FILE),
         }
@@ -226,8 +237,10 @@ def generate_training_data(
     since: datetime | None = None,
     limit: int = 1000,
     eval_fraction: float = 0.0,
+    extra_rows: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Run the job's (or the given) strategy for the job's scope and write the dataset under ``data_dir``."""
+    """Run the job's (or the given) strategy for the job's scope and write the dataset under ``data_dir``
+    (``extra_rows``: good rows every specialist trains on too, see :func:`write_dataset`)."""
     name = strategy or job.get("strategy") or "from_feedback"
     fn = get_strategy(name)
     rows = fn(
@@ -245,7 +258,7 @@ def generate_training_data(
         "limit": limit,
         "evalFraction": eval_fraction,
     }
-    return write_dataset(rows, out_dir, manifest)
+    return write_dataset(rows, out_dir, manifest, extra_rows)
 
 
 # --------------------------------------------------------------------------- reading datasets (trainer side)

@@ -1,0 +1,229 @@
+"""Constrained decoding for browser decisions: the answer names a known action and an element of the page.
+
+The specialist answers ``{"selectorOrRef": "[ref=…]", "action": "…", "value": …}``
+(:func:`worldagent.specialists.decisions.render_action`). For one page, every allowed opening
+``{"selectorOrRef": R, "action": A, "value":`` (R one of the page's refs, A an action its role
+allows: :data:`ROLE_ACTIONS`; or navigating the page) is tokenised once and put in a token trie;
+while the answer is inside the trie, only the tokens that continue some allowed opening keep their
+logits, so the model can only choose a real element and an action that fits it, and the choice is
+the model's own (greedy over its logits). After the opening the value is
+free text, and the answer is cut at its closing ``}`` (the processor then allows only the stop token),
+so a rambling base model does not spend the token budget after its choice.
+
+Rows of a batch have different pages: the processor holds one trie per row. Prompts are
+left-padded, so every row's answer starts at the same column.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from worldagent.specialists.browser_set import snapshot_refs
+from worldagent.specialists.decisions import ACTIONS, as_browser_input, prompt_messages
+
+# What each ARIA role can be acted on with (a role not listed: any action). Typing into a button or
+# selecting in a link is never a valid decision, so decoding never offers it.
+ROLE_ACTIONS: dict[str, tuple[str, ...]] = {
+    **{role: ("click",) for role in ("button", "link", "checkbox", "radio", "tab", "menuitem", "switch", "option")},
+    **{role: ("fill", "click") for role in ("textbox", "searchbox", "spinbutton")},
+    **{role: ("select", "click") for role in ("combobox", "listbox")},
+}
+PAGE = "page"  # a navigation's selectorOrRef (record mode: a typed URL, back/forward)
+_ELEMENT = re.compile(r"^\s*-\s*([a-z]+)\b[^\n]*?\[ref=([^\]\s]{1,60})\]", re.MULTILINE)
+
+
+def opening(selector: str, action: str) -> str:
+    """The start of a rendered action (:func:`render_action`'s key order) up to ``"value":``: the element
+    and the action are constrained, the value is the model's. Ending after ``"value":`` keeps the
+    opening's tokens a prefix of the whole answer's tokens (a cut after ``]"`` would not be: BPE merges
+    ``]",``)."""
+    return f'{{"selectorOrRef": {json.dumps(selector, ensure_ascii=False)}, "action": {json.dumps(action)}, "value":'
+
+
+def element_actions(page_snapshot: str, actions: Sequence[str] = ACTIONS) -> dict[str, tuple[str, ...]]:
+    """``[ref=…]`` selector → the actions its role allows (every action for a ref on a line without a role)."""
+    out: dict[str, tuple[str, ...]] = {}
+    roles = {f"[ref={ref}]": role for role, ref in _ELEMENT.findall(page_snapshot)}
+    for ref in snapshot_refs(page_snapshot):
+        allowed = ROLE_ACTIONS.get(roles.get(ref, ""), tuple(a for a in actions if a != "navigate"))
+        out[ref] = tuple(a for a in allowed if a in actions)
+    return out
+
+
+def allowed_openings(input_value: Any, actions: Sequence[str] = ACTIONS) -> list[str]:
+    """Every (element, action) opening of a browser input's page, plus navigating the page; empty without refs."""
+    browser = as_browser_input(input_value)
+    if browser is None:
+        return []
+    pairs = element_actions(browser.pageSnapshot, actions)
+    if not pairs:
+        return []
+    openings = [opening(ref, action) for ref, allowed in pairs.items() for action in allowed]
+    return openings + ([opening(PAGE, "navigate")] if "navigate" in actions else [])
+
+
+@dataclass
+class TokenTrie:
+    children: dict[int, TokenTrie] = field(default_factory=dict)
+    end: bool = False
+
+    @classmethod
+    def of(cls, sequences: Sequence[Sequence[int]]) -> TokenTrie:
+        root = cls()
+        for sequence in sequences:
+            node = root
+            for token in sequence:
+                node = node.children.setdefault(int(token), cls())
+            node.end = True
+        return root
+
+    def walk(self, tokens: Sequence[int]) -> TokenTrie | None:
+        """The node after ``tokens``; None once they leave the trie (or pass a complete opening)."""
+        node = self
+        for token in tokens:
+            if node.end:
+                return None
+            node = node.children.get(int(token))  # type: ignore[assignment]
+            if node is None:
+                return None
+        return node
+
+
+class OpeningProcessor:
+    """A transformers logits processor: row ``b`` stays inside ``tries[b]``, then stops after ``}``."""
+
+    def __init__(self, tries: Sequence[TokenTrie | None], prompt_width: int, closing: set[int], stop: int) -> None:
+        self.tries, self.width, self.closing, self.stop = list(tries), prompt_width, closing, stop
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        for row, trie in enumerate(self.tries):
+            if trie is None:
+                continue
+            generated = input_ids[row, self.width :].tolist()
+            node = trie.walk(generated)
+            allowed: list[int] | None = None
+            if node is not None and not node.end:
+                allowed = list(node.children)
+            elif generated and generated[-1] in self.closing and self._past_opening(trie, generated):
+                allowed = [self.stop]  # the answer's object is closed: stop here
+            if allowed:
+                keep = scores[row, allowed].clone()
+                scores[row, :] = float("-inf")
+                scores[row, allowed] = keep
+        return scores
+
+    @staticmethod
+    def _past_opening(trie: TokenTrie, generated: Sequence[int]) -> bool:
+        node = trie
+        for token in generated:
+            if node.end:
+                return True
+            node = node.children.get(int(token))  # type: ignore[assignment]
+            if node is None:
+                return False
+        return node.end
+
+
+def closing_tokens(tokenizer: Any) -> set[int]:
+    """Ids of the tokens whose text contains ``}`` (an answer is complete at the first one)."""
+    vocab = tokenizer.get_vocab()
+    out = set()
+    for token_id in vocab.values():
+        if "}" in tokenizer.decode([token_id]):
+            out.add(int(token_id))
+    return out
+
+
+@dataclass
+class AnswerStats:
+    prompts: int = 0
+    new_tokens: int = 0
+    prompt_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.new_tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+def generate_answers(
+    model: Any,
+    tokenizer: Any,
+    inputs: Sequence[Any],
+    max_new_tokens: int = 48,
+    *,
+    constrained: bool = True,
+    batch_size: int = 4,
+    stats: AnswerStats | None = None,
+) -> list[str]:
+    """Greedy answers for browser (or generic) inputs, batched with a KV cache, in input order.
+
+    ``constrained``: browser inputs with refs answer with a known action and one of their page's refs.
+    """
+    from transformers import LogitsProcessorList
+
+    from worldagent.policy.rollout import (
+        cut_at_stop,
+        decode_completion,
+        encode_prompt,
+        left_pad,
+        pad_token_id,
+        stop_token_ids,
+    )
+
+    device = next(model.parameters()).device
+    stops = stop_token_ids(tokenizer, model)
+    pad = pad_token_id(tokenizer)
+    drop = set(stops) | {pad}
+    encoded = [encode_prompt(tokenizer, prompt_messages(value)) for value in inputs]
+    tries: list[TokenTrie | None] = []
+    for value in inputs:
+        openings = allowed_openings(value) if constrained else []
+        tries.append(
+            TokenTrie.of([tokenizer(o, add_special_tokens=False)["input_ids"] for o in openings]) if openings else None
+        )
+    closing = closing_tokens(tokenizer) if constrained else set()
+    order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
+    answers = [""] * len(encoded)
+    model.eval()
+    for start in range(0, len(order), batch_size):
+        batch = order[start : start + batch_size]
+        input_ids, attention = left_pad([encoded[i] for i in batch], pad)
+        width = input_ids.shape[1]
+        processors = LogitsProcessorList(
+            [OpeningProcessor([tries[i] for i in batch], width, closing, stops[0])] if constrained and stops else []
+        )
+        started = time.perf_counter()
+        with torch.inference_mode():
+            output = model.generate(
+                input_ids=input_ids.to(device),
+                attention_mask=attention.to(device),
+                logits_processor=processors,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                temperature=None,
+                top_p=None,
+                top_k=None,
+                eos_token_id=stops or None,
+                pad_token_id=pad,
+                use_cache=True,
+            )
+        elapsed = time.perf_counter() - started
+        for row, new_ids in enumerate(output[:, width:].tolist()):
+            kept, stopped = cut_at_stop(new_ids, set(stops))
+            answers[batch[row]] = decode_completion(tokenizer, kept, drop)
+            if stats is not None:
+                stats.new_tokens += len(kept) + int(stopped)
+                stats.prompt_tokens += len(encoded[batch[row]])
+        if stats is not None:
+            stats.seconds += elapsed
+    if stats is not None:
+        stats.prompts += len(encoded)
+    return answers
