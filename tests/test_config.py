@@ -15,12 +15,7 @@ from worldagent.config import Params, load_params
 PARAMS_YAML = Path(__file__).resolve().parents[1] / "params.yaml"
 
 # dotted key -> why params.yaml deliberately differs from the model default (empty: they agree).
-INTENTIONAL_OVERRIDES: dict[str, str] = {
-    # The defaults are the pretrained base's registration bar; params.yaml is the tiny profile, whose
-    # random-init specialist base stays at chance on the embedded held-out set (docs/specialists.md).
-    "specialists.min_action_accuracy": "tiny profile: no bar above chance",
-    "specialists.above_base": "tiny profile: beating a chance-level base is a coin flip",
-}
+INTENTIONAL_OVERRIDES: dict[str, str] = {}
 
 
 def leaves(value: Any, prefix: str = "") -> dict[str, Any]:
