@@ -25,7 +25,9 @@ def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothin
     for stage in ("base", "sft", "experience", "dpo", "grpo"):
         assert (project / "models" / "world_agent" / stage).is_dir()
     evaluation = json.loads((project / "reports/world_agent/eval.json").read_text())
-    assert {"base", "nearest", "sft", "experience", "dpo", "grpo", "reference"} <= set(json.dumps(evaluation).replace('"', " ").split())
+    assert {"base", "nearest", "sft", "experience", "dpo", "grpo", "reference"} <= set(
+        json.dumps(evaluation).replace('"', " ").split()
+    )
     gate = json.loads((project / "reports/world_agent/gate.json").read_text())
     assert isinstance(gate["passed"], bool) and gate["reasons"]
     report = (project / "reports/world_agent/report.md").read_text()

@@ -100,7 +100,12 @@ def test_the_second_week_pulls_the_first_weeks_state_and_gates_against_its_champ
 
     assert week2["champion"]["version"] == week1["deploy"]["version"]  # last week's champion, from PostgreSQL
     assert not {"base", "sft", "dpo", "grpo"} & set(week2["recomputed"])  # pulled, not retrained
-    assert week2["recomputed"] == ["evaluate_champion", "evaluate", "compare", "gate"]  # only what compares with the champion
+    assert week2["recomputed"] == [
+        "evaluate_champion",
+        "evaluate",
+        "compare",
+        "gate",
+    ]  # only what compares with the champion
     comparison = json.loads((second / "reports/world_agent/compare.json").read_text())
     assert comparison["comparisons"]["champion"] is not None
     assert any(check["name"].startswith("non_inferiority") for check in week2["gate"]["checks"])

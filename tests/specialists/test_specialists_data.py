@@ -213,7 +213,8 @@ def test_registration_gate_is_the_shared_gate_and_family_names() -> None:
     assert not gate({"action_accuracy": 0.9, "base_action_accuracy": 0.9}, 0.8, above_base=True)
     assert not gate({"action_accuracy": 0.9}, 0.8, above_base=True)  # the base was not measured
     decision = registration_gate(
-        {"action_accuracy": 0.25, "base_action_accuracy": 0.3}, parse_params({"specialists": {"min_action_accuracy": 0.4}})
+        {"action_accuracy": 0.25, "base_action_accuracy": 0.3},
+        parse_params({"specialists": {"min_action_accuracy": 0.4}}),
     )
     assert [c.name for c in decision.checks] == ["min_action_accuracy", "above_base_action_accuracy"]
     assert "Held-out action accuracy 0.250 is below the minimum 0.400." in decision.reasons

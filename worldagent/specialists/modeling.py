@@ -311,7 +311,9 @@ def evaluate_loaded(
         tokens_per_second=round(stats.tokens_per_second, 2),
         constrained=constrained,
     )
-    metrics["examples"] = [{"expected": r["output"], "answer": a} for r, a in list(zip(usable, answers, strict=True))[:5]]
+    metrics["examples"] = [
+        {"expected": r["output"], "answer": a} for r, a in list(zip(usable, answers, strict=True))[:5]
+    ]
     return metrics
 
 
@@ -329,9 +331,7 @@ def evaluate_model_dir(
 
     model, tokenizer = load_policy(Path(base_dir), Path(adapter_dir) if adapter_dir else None, device="cpu")
     return {
-        name: evaluate_loaded(
-            model, tokenizer, rows, max_new_tokens, constrained=constrained, batch_size=batch_size
-        )
+        name: evaluate_loaded(model, tokenizer, rows, max_new_tokens, constrained=constrained, batch_size=batch_size)
         for name, rows in row_sets.items()
     }
 
@@ -385,6 +385,4 @@ def evaluate_adapter(
 ) -> dict[str, Any]:
     """Metrics of the adapter (on ``base_dir``, default the base it records) on good browser-decision rows."""
     base = Path(base_dir) if base_dir else adapter_base_dir(Path(adapter_dir))
-    return evaluate_model_dir(base, Path(adapter_dir), {"rows": rows}, max_new_tokens, constrained=constrained)[
-        "rows"
-    ]
+    return evaluate_model_dir(base, Path(adapter_dir), {"rows": rows}, max_new_tokens, constrained=constrained)["rows"]
