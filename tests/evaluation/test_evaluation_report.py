@@ -181,6 +181,27 @@ def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> N
         adapters[stage] = tmp_path / "models" / stage
         adapters[stage].mkdir(parents=True)
         (adapters[stage] / "adapter_model.safetensors").write_bytes(stage.encode())
+    training = {
+        "sft": {"global_step": 30, "loss_first": 1.8, "loss_last": 0.4, "wall_s": 600.0},
+        "experience": {
+            "completions": 32,
+            "prompts_sampled": 8,
+            "passed": 5,
+            "pass_rate": 0.15625,
+            "mean_reward": 0.4,
+            "reward_variance": {"frac_prompts_with_variance": 0.625},
+            "store": {"total": 64, "runs": 2},
+            "pairs": {"on_policy": 6, "reference": 2},
+            "generation": {"tokens_per_second": 12.5},
+            "training": {"global_step": 8, "loss_first": 0.5, "loss_last": 0.3, "train_tokens_per_second": 140.0},
+        },
+        "dpo": {"global_step": 8, "loss_first": 0.69, "loss_last": 0.5},
+        "grpo": {"skipped": True, "reason": "no prompt's reward varied", "prompts": 8, "probe": {"generations": 4}},
+    }
+    metrics = {}
+    for stage, content in training.items():
+        metrics[f"{stage}_metrics"] = tmp_path / f"{stage}-metrics.json"
+        metrics[f"{stage}_metrics"].write_text(json.dumps(content))
     gate_json, report_md = tmp_path / "gate.json", tmp_path / "report.md"
     gate_best_stage(
         params,
@@ -188,6 +209,7 @@ def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> N
         intents=intents,
         comparison=comparison,
         **adapters,
+        **metrics,
         report=report_md,
         decision=gate_json,
     )
@@ -195,7 +217,13 @@ def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> N
     assert gate["candidate"] == "experience" == json.loads(comparison.read_text())["candidate"]
     assert gate["artifact_path"] == str(adapters["experience"])
     assert gate["artifact_hash"] == directory_hash(adapters["experience"]) != directory_hash(adapters["grpo"])
-    assert "**experience** (candidate)" in report_md.read_text()
+    text = report_md.read_text()
+    assert "**experience** (candidate)" in text
+    section = text.split("## Training", 1)[1].split("\n## ", 1)[0]
+    assert "| sft | 30 | 1.800 → 0.400 | – | 600 |" in section
+    assert "| experience | 8 | 0.500 → 0.300 | 140.0 |" in section
+    assert "32 samples of 8 training intents, 5 passed" in section and "64 samples from 2 run(s)" in section
+    assert "**GRPO did not train:** no prompt's reward varied" in section
 
     compared = json.loads(comparison.read_text())
     comparison.write_text(json.dumps({**compared, "candidate": "reference"}))
@@ -206,6 +234,7 @@ def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> N
             intents=intents,
             comparison=comparison,
             **adapters,
+            **metrics,
             report=report_md,
             decision=gate_json,
         )
@@ -216,3 +245,22 @@ def test_compare_stage_without_a_trained_stage_is_a_clear_error(tmp_path: Path) 
     write_eval_outputs(synthetic_report({"base": [0.0] * 3, "reference": [1.0] * 3}), summary, intents)
     with pytest.raises(InputError, match="no trained stage .* was evaluated, so there is no best stage"):
         compare_stage(Params(), summary=summary, intents=intents, comparison=tmp_path / "compare.json")
+
+
+def test_the_training_section_shows_grpo_reward_signal_per_step() -> None:
+    from worldagent.evaluation.report import _training_section
+
+    grpo = {
+        "skipped": False,
+        "prompts": 3,
+        "prompts_probed": 8,
+        "probe": {"generations": 4, "frac_reward_zero_std": 0.625},
+        "global_step": 2,
+        "steps": [
+            {"step": 1, "reward": 0.25, "reward_std": 0.2, "frac_reward_zero_std": 0.5, "loss": 0.01},
+            {"step": 2, "reward": 0.4, "reward_std": 0.3, "frac_reward_zero_std": 0.25, "loss": -0.02},
+        ],
+    }
+    text = "\n".join(_training_section({"grpo": grpo}))
+    assert "**GRPO** trained on 3 prompts; the probe (4 samples per prompt) found reward variance on 0.375 of 8" in text
+    assert "| 1 | 0.250 | 0.200 | 0.500 | 0.0100 |" in text and "| 2 | 0.400 | 0.300 | 0.250 | -0.0200 |" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -229,12 +230,69 @@ def _intent_table(evaluation: ModelEval, limit: int = 40) -> list[str]:
     return lines
 
 
+def _opt(value: Any, digits: int = 3) -> str:
+    return "–" if value is None else (f"{value:.{digits}f}" if isinstance(value, float) else str(value))
+
+
+def _training_section(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """What each trained stage did: steps, loss, throughput; the experience loop's samples; GRPO's
+    reward signal per step, or why it did not train."""
+    lines = ["| stage | steps | loss first → last | train tokens/s | wall s |", "|---|---:|---:|---:|---:|"]
+    for stage, m in training.items():
+        run = m.get("training", m) if stage == "experience" else m
+        tokens = run.get("train_tokens_per_second")
+        lines.append(
+            f"| {stage} | {_opt(run.get('global_step'))} | {_opt(run.get('loss_first'))} → {_opt(run.get('loss_last'))}"
+            f" | {_opt(tokens, 1)} | {_opt(run.get('wall_s'), 0)} |"
+        )
+    lines.append("")
+    experience = training.get("experience")
+    if experience:
+        variance = experience.get("reward_variance") or {}
+        store = experience.get("store") or {}
+        generation = experience.get("generation") or {}
+        lines.append(
+            f"- **Experience:** {experience.get('completions', 0)} samples of {experience.get('prompts_sampled', 0)} training"
+            f" intents, {experience.get('passed', 0)} passed (pass rate {_opt(experience.get('pass_rate'))}, mean reward"
+            f" {_opt(experience.get('mean_reward'))}); the reward varied on {_opt(variance.get('frac_prompts_with_variance'))}"
+            f" of the intents. The store holds {store.get('total', 0)} samples from {store.get('runs', 0)} run(s);"
+            f" pairs: {(experience.get('pairs') or {}).get('on_policy', 0)} on-policy,"
+            f" {(experience.get('pairs') or {}).get('reference', 0)} reference-vs-failure."
+            f" Generation {_opt(generation.get('tokens_per_second'), 1)} tokens/s."
+        )
+    grpo = training.get("grpo")
+    if grpo:
+        probe = grpo.get("probe") or {}
+        probed = f"the probe ({probe.get('generations', '?')} samples per prompt) found reward variance on " + (
+            f"{_opt(1.0 - probe['frac_reward_zero_std'])} of {grpo.get('prompts_probed', grpo.get('prompts', '?'))} prompts"
+            if isinstance(probe.get("frac_reward_zero_std"), float)
+            else "no prompt"
+        )
+        if grpo.get("skipped"):
+            lines.append(f"- **GRPO did not train:** {grpo.get('reason', 'no reason recorded')} ({probed}).")
+        else:
+            lines.append(f"- **GRPO** trained on {grpo.get('prompts')} prompts; {probed}. Per step:")
+            lines += [
+                "",
+                "| step | reward mean | reward std | frac_reward_zero_std | loss |",
+                "|---:|---:|---:|---:|---:|",
+            ]
+            for row in grpo.get("steps") or []:
+                lines.append(
+                    f"| {row.get('step')} | {_opt(row.get('reward'))} | {_opt(row.get('reward_std'))}"
+                    f" | {_opt(row.get('frac_reward_zero_std'))} | {_opt(row.get('loss'), 4)} |"
+                )
+    lines.append("")
+    return lines
+
+
 def render_report(
     report: EvalReport,
     comparison: dict[str, Any] | None,
     decision: GateDecision | None,
     candidate: str | None,
     images_dir: str = ".",
+    training: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     lines = ["# World-agent evaluation report", ""]
     lines += ["## What was evaluated", ""]
@@ -263,6 +321,8 @@ def render_report(
         selection = _selection_section(comparison)
         if selection:
             lines += ["## Candidate selection", "", *selection]
+    if training:
+        lines += ["## Training", "", *_training_section(training)]
     constrained = _constrained_section(report)
     if constrained:
         lines += ["## Constrained decoding", "", *constrained]
@@ -294,6 +354,7 @@ def write_report(
     comparison: dict[str, Any] | None,
     decision: GateDecision | None,
     candidate: str | None,
+    training: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Path:
-    atomic_write_text(path, render_report(report, comparison, decision, candidate))
+    atomic_write_text(path, render_report(report, comparison, decision, candidate, training=training))
     return path

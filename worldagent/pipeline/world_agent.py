@@ -187,6 +187,10 @@ PIPELINE = Pipeline(
                 "experience": EXPERIENCE,
                 "dpo": DPO,
                 "grpo": GRPO,
+                **{
+                    f"{name}_metrics": f"{TRAINING}/{name}-metrics.json"
+                    for name in ("sft", "experience", "dpo", "grpo")
+                },
             },
             reports={"report": REPORT},
             metrics={"decision": GATE},

@@ -45,19 +45,29 @@ def gate_best_stage(
     experience: Path,
     dpo: Path,
     grpo: Path,
+    sft_metrics: Path,
+    experience_metrics: Path,
+    dpo_metrics: Path,
+    grpo_metrics: Path,
     report: Path,
     decision: Path,
 ) -> GateDecision:
     """:func:`gate_stage` for whichever trained stage compare.json names (chosen by ``compare.candidate:
     best``, or named by it): gate.json records that stage (``candidate``), its adapter path
-    (``artifact_path``, as given here) and its content hash, which deploy publishes."""
+    (``artifact_path``, as given here) and its content hash, which deploy publishes. The training
+    stages' metrics give report.md its training section (GRPO's signal, or why it did not train)."""
     evaluation = read_eval_report(summary, intents)
     compared = read_json(comparison, "the comparison", hint="run the compare stage first", expect=dict)
     name = str(compared.get("candidate") or "")
     adapters = {"sft": sft, "experience": experience, "dpo": dpo, "grpo": grpo}
     if name not in adapters:
         raise InputError(f"{comparison}: the candidate {name!r} is not a trained stage ({', '.join(adapters)})")
-    return _gate(params, summary, evaluation, compared, name, adapters[name], report, decision)
+    metrics = {"sft": sft_metrics, "experience": experience_metrics, "dpo": dpo_metrics, "grpo": grpo_metrics}
+    training = {
+        stage: read_json(path, f"the {stage} metrics", hint=f"run the {stage} stage first", expect=dict)
+        for stage, path in metrics.items()
+    }
+    return _gate(params, summary, evaluation, compared, name, adapters[name], report, decision, training)
 
 
 def _gate(
@@ -69,6 +79,7 @@ def _gate(
     candidate: Path,
     report: Path,
     decision: Path,
+    training: dict[str, dict[str, Any]] | None = None,
 ) -> GateDecision:
     if name not in evaluation.models:
         raise InputError(f"{summary}: the candidate {name!r} was not evaluated")
@@ -77,7 +88,7 @@ def _gate(
     atomic_write_text(
         decision, pretty_json(gate_payload(outcome, family=family, candidate=name, artifact_dir=candidate))
     )
-    write_report(report, evaluation, compared, outcome, name)
+    write_report(report, evaluation, compared, outcome, name, training)
     log.info("gate %s for %s", "PASSED" if outcome.passed else "FAILED", name)
     for reason in outcome.reasons:
         log.info("  %s", reason)
