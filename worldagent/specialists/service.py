@@ -402,11 +402,12 @@ class SpecialistsService:
         chosen = feedback if rows == "all" else [r for r in feedback if is_held_out(r["id"], spec.eval_fraction)]
         chosen = [_bounded_row(r) for r in chosen[:EVAL_MAX_ROWS]]  # the cost of one request is bounded
         _, heldout = embedded_rows(spec.browser_set)
-        settings = {"constrained": spec.constrained, "batch_size": spec.eval_batch_size}
+        settings = {"constrained": spec.constrained, "batch_size": spec.eval_batch_size, "choice": spec.choice}
         try:
             base_dir = self.base_dir()
             trained_on = read_stage(adapter).get("base_config_sha256")
-            if trained_on and (base_dir / "config.json").is_file() and trained_on != file_hash(base_dir / "config.json"):
+            config = base_dir / "config.json"
+            if trained_on and config.is_file() and trained_on != file_hash(config):
                 raise ServiceError(
                     f"modelRef: {modelRef} was trained on another base than specialists.base_model "
                     f"({spec.base_model} → {base_dir})"
@@ -414,9 +415,7 @@ class SpecialistsService:
             scored = evaluate_model_dir(
                 base_dir, adapter, {"embedded": heldout, "feedback": chosen}, spec.eval_max_new_tokens, **settings
             )
-            base = base_accuracy(
-                base_dir, heldout, base_cache_dir(self.data_dir), spec.eval_max_new_tokens, **settings
-            )
+            base = base_accuracy(base_dir, heldout, base_cache_dir(self.data_dir), spec.eval_max_new_tokens, **settings)
         except (OSError, ValueError, RuntimeError) as error:
             raise ServiceError(f"modelRef: cannot evaluate {modelRef}: {error}") from None
         metrics = {
