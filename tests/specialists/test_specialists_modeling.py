@@ -146,7 +146,9 @@ def test_resolver_converts_the_real_smollm2_package(tmp_path: Path) -> None:
     assert resolve_base("smollm2-135m", tiny_params(), tmp_path / "cache") == base  # built once
 
 
-def test_joint_choice_scores_each_opening_exactly_and_answers_with_the_best(tiny_base: Path) -> None:
+def test_joint_choice_scores_each_opening_exactly_and_answers_with_the_best(
+    tiny_base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import torch
 
     from worldagent.policy.load import load_policy
@@ -167,6 +169,10 @@ def test_joint_choice_scores_each_opening_exactly_and_answers_with_the_best(tiny
             logp = torch.log_softmax(logits.float(), dim=-1)
             expected = sum(logp[len(prompt) + i - 1, t].item() for i, t in enumerate(candidate))
             assert score == pytest.approx(expected, abs=1e-3)
+    import worldagent.specialists.constrained as constrained
+
+    monkeypatch.setattr(constrained, "SCORE_CHUNK", 3)  # in chunks: the same scores
+    assert score_openings(model, prompt, tokens, tokenizer.pad_token_id or 0) == pytest.approx(scores, abs=1e-4)
     best = openings[max(range(len(scores)), key=scores.__getitem__)]
     assert best_openings(model, tokenizer, [value])[0] == [best]
     answer = generate_answers(model, tokenizer, [value], 16, choice="joint")[0]

@@ -16,6 +16,7 @@ left-padded, so every row's answer starts at the same column.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import time
@@ -26,7 +27,7 @@ from typing import Any
 import torch
 
 from worldagent.specialists.browser_set import snapshot_refs
-from worldagent.specialists.decisions import ACTIONS, as_browser_input, prompt_messages
+from worldagent.specialists.decisions import ACTIONS, MAX_SNAPSHOT_CHARS, as_browser_input, prompt_messages
 
 # What each ARIA role can be acted on with (a role not listed: any action). Typing into a button or
 # selecting in a link is never a valid decision, so decoding never offers it.
@@ -62,7 +63,7 @@ def allowed_openings(input_value: Any, actions: Sequence[str] = ACTIONS) -> list
     browser = as_browser_input(input_value)
     if browser is None:
         return []
-    pairs = element_actions(browser.pageSnapshot, actions)
+    pairs = element_actions(browser.pageSnapshot[:MAX_SNAPSHOT_CHARS], actions)  # the refs the prompt shows
     if not pairs:
         return []
     openings = [opening(ref, action) for ref, allowed in pairs.items() for action in allowed]
@@ -153,33 +154,39 @@ class AnswerStats:
         return self.new_tokens / self.seconds if self.seconds > 0 else 0.0
 
 
+SCORE_CHUNK = 16  # candidates scored per batched pass (each holds a copy of the prompt's KV cache)
+
+
 def score_openings(model: Any, prompt_ids: Sequence[int], candidates: Sequence[Sequence[int]], pad: int) -> list[float]:
-    """log P(candidate | prompt) of each candidate token sequence: one forward pass over the prompt, its KV
-    cache repeated for the candidates, one batched pass over them (right-padded; causal, so pads after a
-    candidate's end change nothing before it)."""
+    """log P(candidate | prompt) of each candidate token sequence: one forward pass over the prompt, then,
+    per chunk of :data:`SCORE_CHUNK` candidates, the prompt's KV cache repeated for them and one batched
+    pass (right-padded; causal, so pads after a candidate's end change nothing before it)."""
+    device = next(model.parameters()).device
+    length = len(prompt_ids)
+    scores: list[float] = []
     with torch.inference_mode():
-        device = next(model.parameters()).device
         out = model(input_ids=torch.tensor([list(prompt_ids)], device=device), use_cache=True)
         first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
-        cache = out.past_key_values
-        count, width, length = len(candidates), max(len(c) for c in candidates), len(prompt_ids)
-        cache.batch_repeat_interleave(count)
-        ids = torch.full((count, width), pad, dtype=torch.long)
-        mask = torch.zeros((count, length + width), dtype=torch.long)
-        mask[:, :length] = 1
-        for row, candidate in enumerate(candidates):
-            ids[row, : len(candidate)] = torch.tensor(list(candidate), dtype=torch.long)
-            mask[row, length : length + len(candidate)] = 1
-        logits = model(
-            input_ids=ids.to(device), attention_mask=mask.to(device), past_key_values=cache, use_cache=False
-        ).logits
-        logp = torch.log_softmax(logits.float(), dim=-1)
-        scores = []
-        for row, candidate in enumerate(candidates):
-            total = first[candidate[0]].item()
-            for position in range(1, len(candidate)):
-                total += logp[row, position - 1, candidate[position]].item()
-            scores.append(total)
+        for start in range(0, len(candidates), SCORE_CHUNK):
+            chunk = candidates[start : start + SCORE_CHUNK]
+            cache = copy.deepcopy(out.past_key_values)
+            cache.batch_repeat_interleave(len(chunk))
+            width = max(len(c) for c in chunk)
+            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(chunk), length + width), dtype=torch.long)
+            mask[:, :length] = 1
+            for row, candidate in enumerate(chunk):
+                ids[row, : len(candidate)] = torch.tensor(list(candidate), dtype=torch.long)
+                mask[row, length : length + len(candidate)] = 1
+            logits = model(
+                input_ids=ids.to(device), attention_mask=mask.to(device), past_key_values=cache, use_cache=False
+            ).logits
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            for row, candidate in enumerate(chunk):
+                total = first[candidate[0]].item()
+                for position in range(1, len(candidate)):
+                    total += logp[row, position - 1, candidate[position]].item()
+                scores.append(total)
     return scores
 
 
