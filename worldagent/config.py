@@ -321,8 +321,8 @@ class SpecialistsParams(Section):
     eval_max_new_tokens: int = Field(default=48, gt=0)
     eval_batch_size: int = Field(default=4, gt=0)  # prompts per generate call (KV cache, left padding)
     constrained: bool = True  # answers name a known action and one of the page's refs (decoding constraint)
-    # joint: the allowed (action, element) opening with the highest joint log-probability; greedy: token by token
-    choice: Literal["greedy", "joint"] = "joint"
+    # greedy: token by token inside the allowed openings; joint: the opening with the highest joint log-probability
+    choice: Literal["greedy", "joint"] = "greedy"
     browser_set: BrowserSetParams = BrowserSetParams()
     family_prefix: str = "specialist"  # registry family: <prefix>-<agentId>
     lora: LoraParams = LoraParams(r=8, alpha=16, dropout=0.0)
