@@ -26,6 +26,7 @@ from typing import Any
 
 from worldagent.config import Params, load_params
 from worldagent.io import atomic_write_text, pretty_json
+from worldagent.specialists.constrained import DEFAULT_CHOICE
 
 
 def _params(args: argparse.Namespace) -> Params:
@@ -55,7 +56,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     base_dir = resolve_base(args.base, params, out / "base-cache")
     train, heldout = embedded_rows(spec.browser_set)
-    settings = {"constrained": not args.unconstrained, "batch_size": spec.eval_batch_size}
+    from worldagent.specialists.decisions import ACTIONS
+
+    actions = [a for a in ACTIONS if a != "navigate"] if args.no_navigate else list(ACTIONS)
+    settings = {
+        "constrained": not args.unconstrained,
+        "batch_size": spec.eval_batch_size,
+        "actions": actions,
+        "choice": args.choice or DEFAULT_CHOICE,
+    }
     result: dict[str, Any] = {"phase": args.phase, "base": str(base_dir), "threads": args.threads}
     if args.phase == "base":
         metrics = evaluate_model_dir(base_dir, None, {"heldout": heldout}, spec.eval_max_new_tokens, **settings)
@@ -75,7 +84,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             base_dir, out / "adapter", {"heldout": heldout}, spec.eval_max_new_tokens, **settings
         )
         result["heldout"] = metrics["heldout"]
-    atomic_write_text(out / f"{args.phase}.json", pretty_json(result))
+    atomic_write_text(out / f"{args.phase}{args.tag}.json", pretty_json(result))
     return result
 
 
@@ -95,6 +104,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--unconstrained", action="store_true", help="free generation (no constrained decoding)")
+    parser.add_argument(
+        "--no-navigate", action="store_true", help="constrained decoding offers no navigation (page elements only)"
+    )
+    parser.add_argument(
+        "--choice",
+        choices=("greedy", "joint"),
+        default=None,
+        help="greedy (token by token, the default) or joint (the opening with the highest log-probability)",
+    )
+    parser.add_argument("--tag", default="", help="suffix of the result file: <phase><tag>.json")
     args = parser.parse_args(argv)
     result = run(args)
     for key in ("heldout", "train"):

@@ -31,7 +31,7 @@ def test_action_accuracy_needs_the_right_element_and_the_right_action() -> None:
         (CLICK_E1, '{"action": "click", "selectorOrRef": "[ref=e9]", "value": null}'),  # wrong element
         (FILL_E2, '{"action": "click", "selectorOrRef": "[ref=e2]", "value": null}'),  # wrong action
         (FILL_E2, '{"action": "fill", "selectorOrRef": "[ref=e2]", "value": "bob"}'),  # right, wrong value
-        (CLICK_E1, 'sure! {"selectorOrRef": "[ref=e1]", "action": "click", "va'),  # cut: the opening counts
+        (CLICK_E1, 'sure! {"action": "click", "selectorOrRef": "[ref=e1]", "va'),  # cut: the opening counts
         (CLICK_E1, "I would click the first button"),  # nothing to read
     ]
     metrics = action_metrics(pairs)
@@ -144,3 +144,36 @@ def test_resolver_converts_the_real_smollm2_package(tmp_path: Path) -> None:
     info = json.loads((base / "base.json").read_text())
     assert info["kind"] == "packaged" and info["base"] == "smollm2-135m" and info["architecture"] == "LlamaForCausalLM"
     assert resolve_base("smollm2-135m", tiny_params(), tmp_path / "cache") == base  # built once
+
+
+def test_joint_choice_scores_each_opening_exactly_and_answers_with_the_best(
+    tiny_base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from worldagent.policy.load import load_policy
+    from worldagent.policy.rollout import encode_prompt
+    from worldagent.specialists.constrained import allowed_openings, best_openings, generate_answers, score_openings
+    from worldagent.specialists.decisions import prompt_messages
+
+    rows = feedback_rows(generate_decisions(5, 2, "heldout"))
+    model, tokenizer = load_policy(tiny_base, None, device="cpu")
+    value = rows[0]["input"]
+    prompt = encode_prompt(tokenizer, prompt_messages(value))
+    openings = allowed_openings(value)
+    tokens = [tokenizer(o, add_special_tokens=False)["input_ids"] for o in openings]
+    scores = score_openings(model, prompt, tokens, tokenizer.pad_token_id or 0)
+    with torch.inference_mode():  # the same log-probabilities from one full forward pass per candidate
+        for candidate, score in zip(tokens, scores, strict=True):
+            logits = model(input_ids=torch.tensor([prompt + candidate])).logits[0]
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            expected = sum(logp[len(prompt) + i - 1, t].item() for i, t in enumerate(candidate))
+            assert score == pytest.approx(expected, abs=1e-3)
+    import worldagent.specialists.constrained as constrained
+
+    monkeypatch.setattr(constrained, "SCORE_CHUNK", 3)  # in chunks: the same scores
+    assert score_openings(model, prompt, tokens, tokenizer.pad_token_id or 0) == pytest.approx(scores, abs=1e-4)
+    best = openings[max(range(len(scores)), key=scores.__getitem__)]
+    assert best_openings(model, tokenizer, [value])[0] == [best]
+    answer = generate_answers(model, tokenizer, [value], 16, choice="joint")[0]
+    assert answer.startswith(best)

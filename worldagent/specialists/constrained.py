@@ -1,11 +1,11 @@
 """Constrained decoding for browser decisions: the answer names a known action and an element of the page.
 
-The specialist answers ``{"selectorOrRef": "[ref=…]", "action": "…", "value": …}``
+The specialist answers ``{"action": "…", "selectorOrRef": "[ref=…]", "value": …}``
 (:func:`worldagent.specialists.decisions.render_action`). For one page, every allowed opening
-``{"selectorOrRef": R, "action": A, "value":`` (R one of the page's refs, A an action its role
+``{"action": A, "selectorOrRef": R, "value":`` (R one of the page's refs, A an action its role
 allows: :data:`ROLE_ACTIONS`; or navigating the page) is tokenised once and put in a token trie;
 while the answer is inside the trie, only the tokens that continue some allowed opening keep their
-logits, so the model can only choose a real element and an action that fits it, and the choice is
+logits, so the model can only choose a real element with an action that fits it, and the choice is
 the model's own (greedy over its logits). After the opening the value is
 free text, and the answer is cut at its closing ``}`` (the processor then allows only the stop token),
 so a rambling base model does not spend the token budget after its choice.
@@ -16,6 +16,7 @@ left-padded, so every row's answer starts at the same column.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import time
@@ -26,7 +27,7 @@ from typing import Any
 import torch
 
 from worldagent.specialists.browser_set import snapshot_refs
-from worldagent.specialists.decisions import ACTIONS, as_browser_input, prompt_messages
+from worldagent.specialists.decisions import ACTIONS, MAX_SNAPSHOT_CHARS, as_browser_input, prompt_messages
 
 # What each ARIA role can be acted on with (a role not listed: any action). Typing into a button or
 # selecting in a link is never a valid decision, so decoding never offers it.
@@ -38,13 +39,17 @@ ROLE_ACTIONS: dict[str, tuple[str, ...]] = {
 PAGE = "page"  # a navigation's selectorOrRef (record mode: a typed URL, back/forward)
 _ELEMENT = re.compile(r"^\s*-\s*([a-z]+)\b[^\n]*?\[ref=([^\]\s]{1,60})\]", re.MULTILINE)
 
+# greedy: token by token inside the allowed openings (measured best, docs/specialists.md); joint: the opening
+# with the highest joint log-probability (benchmarks.specialists_accuracy --choice joint).
+DEFAULT_CHOICE = "greedy"
+
 
 def opening(selector: str, action: str) -> str:
-    """The start of a rendered action (:func:`render_action`'s key order) up to ``"value":``: the element
-    and the action are constrained, the value is the model's. Ending after ``"value":`` keeps the
+    """The start of a rendered action (:func:`render_action`'s key order) up to ``"value":``: the action
+    and the element are constrained, the value is the model's. Ending after ``"value":`` keeps the
     opening's tokens a prefix of the whole answer's tokens (a cut after ``]"`` would not be: BPE merges
     ``]",``)."""
-    return f'{{"selectorOrRef": {json.dumps(selector, ensure_ascii=False)}, "action": {json.dumps(action)}, "value":'
+    return f'{{"action": {json.dumps(action)}, "selectorOrRef": {json.dumps(selector, ensure_ascii=False)}, "value":'
 
 
 def element_actions(page_snapshot: str, actions: Sequence[str] = ACTIONS) -> dict[str, tuple[str, ...]]:
@@ -62,7 +67,7 @@ def allowed_openings(input_value: Any, actions: Sequence[str] = ACTIONS) -> list
     browser = as_browser_input(input_value)
     if browser is None:
         return []
-    pairs = element_actions(browser.pageSnapshot, actions)
+    pairs = element_actions(browser.pageSnapshot[:MAX_SNAPSHOT_CHARS], actions)  # the refs the prompt shows
     if not pairs:
         return []
     openings = [opening(ref, action) for ref, allowed in pairs.items() for action in allowed]
@@ -153,6 +158,63 @@ class AnswerStats:
         return self.new_tokens / self.seconds if self.seconds > 0 else 0.0
 
 
+SCORE_CHUNK = 16  # candidates scored per batched pass (each holds a copy of the prompt's KV cache)
+
+
+def score_openings(model: Any, prompt_ids: Sequence[int], candidates: Sequence[Sequence[int]], pad: int) -> list[float]:
+    """log P(candidate | prompt) of each candidate token sequence: one forward pass over the prompt, then,
+    per chunk of :data:`SCORE_CHUNK` candidates, the prompt's KV cache repeated for them and one batched
+    pass (right-padded; causal, so pads after a candidate's end change nothing before it)."""
+    device = next(model.parameters()).device
+    length = len(prompt_ids)
+    scores: list[float] = []
+    with torch.inference_mode():
+        out = model(input_ids=torch.tensor([list(prompt_ids)], device=device), use_cache=True)
+        first = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+        for start in range(0, len(candidates), SCORE_CHUNK):
+            chunk = candidates[start : start + SCORE_CHUNK]
+            cache = copy.deepcopy(out.past_key_values)
+            cache.batch_repeat_interleave(len(chunk))
+            width = max(len(c) for c in chunk)
+            ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(chunk), length + width), dtype=torch.long)
+            mask[:, :length] = 1
+            for row, candidate in enumerate(chunk):
+                ids[row, : len(candidate)] = torch.tensor(list(candidate), dtype=torch.long)
+                mask[row, length : length + len(candidate)] = 1
+            logits = model(
+                input_ids=ids.to(device), attention_mask=mask.to(device), past_key_values=cache, use_cache=False
+            ).logits
+            logp = torch.log_softmax(logits.float(), dim=-1)
+            for row, candidate in enumerate(chunk):
+                total = first[candidate[0]].item()
+                for position in range(1, len(candidate)):
+                    total += logp[row, position - 1, candidate[position]].item()
+                scores.append(total)
+    return scores
+
+
+def best_openings(
+    model: Any, tokenizer: Any, inputs: Sequence[Any], actions: Sequence[str] = ACTIONS
+) -> list[list[str]]:
+    """Per input, the allowed opening with the highest joint log-probability (as a one-item list; empty
+    when the input allows none): the exact argmax over the page's (action, element) pairs, where greedy
+    decoding commits to the action before it has looked at the elements."""
+    from worldagent.policy.rollout import encode_prompt, pad_token_id
+
+    pad = pad_token_id(tokenizer)
+    chosen: list[list[str]] = []
+    for value in inputs:
+        openings = allowed_openings(value, actions)
+        if len(openings) <= 1:
+            chosen.append(openings)
+            continue
+        tokens = [tokenizer(o, add_special_tokens=False)["input_ids"] for o in openings]
+        scores = score_openings(model, encode_prompt(tokenizer, prompt_messages(value)), tokens, pad)
+        chosen.append([openings[max(range(len(scores)), key=scores.__getitem__)]])
+    return chosen
+
+
 def generate_answers(
     model: Any,
     tokenizer: Any,
@@ -162,10 +224,14 @@ def generate_answers(
     constrained: bool = True,
     batch_size: int = 4,
     stats: AnswerStats | None = None,
+    actions: Sequence[str] = ACTIONS,
+    choice: str = "greedy",
 ) -> list[str]:
     """Greedy answers for browser (or generic) inputs, batched with a KV cache, in input order.
 
-    ``constrained``: browser inputs with refs answer with a known action and one of their page's refs.
+    ``constrained``: browser inputs with refs answer with one of their page's refs and an action of
+    ``actions`` that its role allows; ``choice``: ``greedy`` (token by token inside the trie) or ``joint``
+    (the allowed opening with the highest joint log-probability, :func:`best_openings`, then the value).
     """
     from transformers import LogitsProcessorList
 
@@ -183,9 +249,12 @@ def generate_answers(
     pad = pad_token_id(tokenizer)
     drop = set(stops) | {pad}
     encoded = [encode_prompt(tokenizer, prompt_messages(value)) for value in inputs]
+    started = time.perf_counter()
+    chosen = best_openings(model, tokenizer, inputs, actions) if constrained and choice == "joint" else None
+    scoring_s = time.perf_counter() - started
     tries: list[TokenTrie | None] = []
-    for value in inputs:
-        openings = allowed_openings(value) if constrained else []
+    for number, value in enumerate(inputs):
+        openings = (chosen[number] if chosen is not None else allowed_openings(value, actions)) if constrained else []
         tries.append(
             TokenTrie.of([tokenizer(o, add_special_tokens=False)["input_ids"] for o in openings]) if openings else None
         )
@@ -226,4 +295,5 @@ def generate_answers(
             stats.seconds += elapsed
     if stats is not None:
         stats.prompts += len(encoded)
+        stats.seconds += scoring_s
     return answers

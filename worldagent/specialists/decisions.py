@@ -20,7 +20,7 @@ from worldagent import safejson
 ACTIONS: tuple[str, ...] = ("click", "fill", "select", "navigate")
 SYSTEM_PROMPT = (
     "You are a browser agent specialist. Given the task, the page snapshot and the previous actions, "
-    'answer with the next action as JSON: {"selectorOrRef": "...", "action": "click|fill|select|navigate", "value": "..."}.'
+    'answer with the next action as JSON: {"action": "click|fill|select|navigate", "selectorOrRef": "...", "value": "..."}.'
 )
 GENERIC_SYSTEM_PROMPT = "You are an agent specialist. Answer the input with the expected output."
 MAX_SNAPSHOT_CHARS = 2000  # long snapshots are cut (head kept) so prompts fit the trainer's max_length
@@ -77,11 +77,10 @@ def is_browser_decision(input_value: Any, output_value: Any) -> bool:
 
 
 def render_action(action: BrowserAction | Mapping[str, Any]) -> str:
-    """The assistant's answer: canonical JSON with a fixed key order, the element first: the model reads
-    the page and names the element, then chooses the action for that element (its role is on its line)."""
+    """The assistant's answer: canonical JSON with a fixed key order."""
     data = action.model_dump() if isinstance(action, BrowserAction) else dict(action)
     return json.dumps(
-        {"selectorOrRef": data.get("selectorOrRef"), "action": data.get("action"), "value": data.get("value")},
+        {"action": data.get("action"), "selectorOrRef": data.get("selectorOrRef"), "value": data.get("value")},
         ensure_ascii=False,
     )
 

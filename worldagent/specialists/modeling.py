@@ -227,10 +227,10 @@ def _choice(text: str) -> tuple[str, str] | None:
     if action is not None:
         return action.action, action.selectorOrRef
     match = _OPENING.search(text)
-    return (match.group(2), match.group(1)) if match else None
+    return (match.group(1), match.group(2)) if match else None
 
 
-_OPENING = re.compile(r'"selectorOrRef":\s*"([^"]*)",\s*"action":\s*"(\w+)"')
+_OPENING = re.compile(r'"action":\s*"(\w+)",\s*"selectorOrRef":\s*"([^"]*)"')
 
 
 def action_metrics(pairs: Sequence[tuple[Any, str]]) -> dict[str, Any]:
@@ -283,6 +283,8 @@ def evaluate_loaded(
     *,
     constrained: bool = True,
     batch_size: int = 4,
+    actions: Sequence[str] = ACTIONS,
+    choice: str = "greedy",
 ) -> dict[str, Any]:
     """:func:`action_metrics` of greedy answers of a loaded model on the good browser rows of ``rows``."""
     from worldagent.specialists.constrained import AnswerStats, generate_answers
@@ -299,6 +301,8 @@ def evaluate_loaded(
             constrained=constrained,
             batch_size=batch_size,
             stats=stats,
+            actions=actions,
+            choice=choice,
         )
         if usable
         else []
@@ -310,6 +314,7 @@ def evaluate_loaded(
         prompt_tokens=stats.prompt_tokens,
         tokens_per_second=round(stats.tokens_per_second, 2),
         constrained=constrained,
+        choice=choice,
     )
     metrics["examples"] = [
         {"expected": r["output"], "answer": a} for r, a in list(zip(usable, answers, strict=True))[:5]
@@ -325,13 +330,24 @@ def evaluate_model_dir(
     *,
     constrained: bool = True,
     batch_size: int = 4,
+    actions: Sequence[str] = ACTIONS,
+    choice: str = "greedy",
 ) -> dict[str, dict[str, Any]]:
     """Load base (+ adapter) once and evaluate it on each named row set."""
     from worldagent.policy.load import load_policy
 
     model, tokenizer = load_policy(Path(base_dir), Path(adapter_dir) if adapter_dir else None, device="cpu")
     return {
-        name: evaluate_loaded(model, tokenizer, rows, max_new_tokens, constrained=constrained, batch_size=batch_size)
+        name: evaluate_loaded(
+            model,
+            tokenizer,
+            rows,
+            max_new_tokens,
+            constrained=constrained,
+            batch_size=batch_size,
+            actions=actions,
+            choice=choice,
+        )
         for name, rows in row_sets.items()
     }
 
@@ -358,11 +374,12 @@ def base_accuracy(
     *,
     constrained: bool = True,
     batch_size: int = 4,
+    choice: str = "greedy",
 ) -> dict[str, Any]:
     """The untrained base's own metrics on ``rows`` (what a specialist must beat), cached in ``cache_dir``."""
     from worldagent.io import atomic_write_text, pretty_json
 
-    settings = {"max_new_tokens": max_new_tokens, "constrained": constrained}
+    settings = {"max_new_tokens": max_new_tokens, "constrained": constrained, "choice": choice}
     path = Path(cache_dir) / "base-evals" / f"{base_eval_key(base_dir, rows, settings)}.json"
     if path.is_file():
         try:
@@ -370,7 +387,7 @@ def base_accuracy(
         except (OSError, ValueError):
             pass  # a damaged cache entry is measured again
     metrics = evaluate_model_dir(
-        base_dir, None, {"rows": rows}, max_new_tokens, constrained=constrained, batch_size=batch_size
+        base_dir, None, {"rows": rows}, max_new_tokens, constrained=constrained, batch_size=batch_size, choice=choice
     )["rows"]
     atomic_write_text(path, pretty_json(metrics))
     return metrics

@@ -22,6 +22,7 @@ from worldagent.errors import InputError
 from worldagent.io import directory_hash
 from worldagent.registry.api import open_registry
 from worldagent.registry.db import database_url, utcnow
+from worldagent.specialists.constrained import DEFAULT_CHOICE
 from worldagent.specialists.decisions import BrowserAction
 from worldagent.specialists.store import FeedbackStore, NotFound, StoreError, open_store, parse_time
 from worldagent.specialists.strategies import generate_training_data, is_held_out
@@ -402,15 +403,12 @@ class SpecialistsService:
         chosen = feedback if rows == "all" else [r for r in feedback if is_held_out(r["id"], spec.eval_fraction)]
         chosen = [_bounded_row(r) for r in chosen[:EVAL_MAX_ROWS]]  # the cost of one request is bounded
         _, heldout = embedded_rows(spec.browser_set)
-        settings = {"constrained": spec.constrained, "batch_size": spec.eval_batch_size}
+        settings = {"constrained": spec.constrained, "batch_size": spec.eval_batch_size, "choice": DEFAULT_CHOICE}
         try:
             base_dir = self.base_dir()
             trained_on = read_stage(adapter).get("base_config_sha256")
-            if (
-                trained_on
-                and (base_dir / "config.json").is_file()
-                and trained_on != file_hash(base_dir / "config.json")
-            ):
+            config = base_dir / "config.json"
+            if trained_on and config.is_file() and trained_on != file_hash(config):
                 raise ServiceError(
                     f"modelRef: {modelRef} was trained on another base than specialists.base_model "
                     f"({spec.base_model} → {base_dir})"
