@@ -267,7 +267,7 @@ def train_experience_adapter(
         args=experience_sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model)),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
-        peft_config=lora_config(params.lora),
+        peft_config=lora_config(params.lora, model),
         callbacks=list(callbacks),
     )
     metrics = run_trainer(
