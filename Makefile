@@ -50,11 +50,15 @@ profile: $(STAMP)  ## switch params.yaml to profile PROFILE (tiny | smollm2), e.
 dvc-yaml: $(STAMP)  ## write dvc.yaml from the stage tables (worldagent/pipeline/) after changing a table or a stage's imports
 	$(PY) -m worldagent.pipeline --write
 
-test: $(STAMP)  ## run the whole test suite, slow end-to-end tests included
-	$(PY) -m pytest
+# Test workers: one per core (pytest-xdist); each takes whole files, so a file's fixtures are built once.
+TEST_WORKERS ?= auto
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+test: $(STAMP)  ## run the whole test suite, slow end-to-end tests included (TEST_WORKERS=1: one process)
+	$(PYTEST)
 
 test-fast: $(STAMP)  ## skip the slow end-to-end tests
-	$(PY) -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 bench: $(STAMP)  ## run the speed benchmarks (figures on stdout)
 	$(PY) -m benchmarks

@@ -11,6 +11,7 @@ import importlib
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from worldagent.pipeline.table import stage_paths
 
@@ -26,14 +27,17 @@ DATASETS = (
 
 
 @pytest.fixture(scope="session", autouse=True)
-def generated_datasets() -> Path:
-    if not all((GENERATED / name).exists() for name in DATASETS):
-        from worldagent.config import load_params
-        from worldagent.pipeline.world_agent import PIPELINE
+def generated_datasets(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Under pytest-xdist every worker runs this fixture: the first one writes, the others wait
+    # (the workers' temporary directories share a parent; without xdist it is this run's own).
+    with FileLock(tmp_path_factory.getbasetemp().parent / "generated-datasets.lock"):
+        if not all((GENERATED / name).exists() for name in DATASETS):
+            from worldagent.config import load_params
+            from worldagent.pipeline.world_agent import PIPELINE
 
-        params = load_params(PROJECT / "params.yaml")
-        for stage in (PIPELINE.stage("discover"), PIPELINE.stage("generate")):
-            importlib.import_module(stage.entry).run(params, **stage_paths(stage, PROJECT, params))
+            params = load_params(PROJECT / "params.yaml")
+            for stage in (PIPELINE.stage("discover"), PIPELINE.stage("generate")):
+                importlib.import_module(stage.entry).run(params, **stage_paths(stage, PROJECT, params))
     return GENERATED
 
 

@@ -59,11 +59,12 @@ def _plain_model_and_tokenizer():
     return LlamaForCausalLM(config), tokenizer
 
 
-def test_call_markers_become_single_special_tokens_with_mean_initialised_rows():
+def test_call_markers_become_single_special_tokens_initialised_from_their_text():
     model, tokenizer = _plain_model_and_tokenizer()
     before = len(tokenizer)
     old = model.get_input_embeddings().weight.detach().clone()
     assert len(tokenizer.tokenize(CALL_START)) > 1
+    pieces = {marker: tokenizer(marker, add_special_tokens=False)["input_ids"] for marker in MARKERS}
     added = add_call_markers(model, tokenizer)
     assert added == list(MARKERS)
     assert len(tokenizer) == before + len(MARKERS)
@@ -72,8 +73,10 @@ def test_call_markers_become_single_special_tokens_with_mean_initialised_rows():
         assert tokenizer.tokenize(marker) == [marker]
     ids = tokenizer(f"a{ESCAPE}b", add_special_tokens=False)["input_ids"]
     assert tokenizer.decode(ids, skip_special_tokens=False) == f"a{ESCAPE}b"
-    new_rows = model.get_input_embeddings().weight[before:].detach()
-    assert torch.allclose(new_rows.mean(0), old.mean(0), atol=0.05)  # near the mean, not zeros or noise
+    for marker, ids in pieces.items():  # each row is the mean of its text's pieces (tied: the output too)
+        row = model.get_input_embeddings().weight[tokenizer.convert_tokens_to_ids(marker)].detach()
+        assert torch.allclose(row, old[ids].mean(0))
+        assert torch.equal(model.get_output_embeddings().weight[tokenizer.convert_tokens_to_ids(marker)], row)
     assert add_call_markers(model, tokenizer) == []  # idempotent
 
 

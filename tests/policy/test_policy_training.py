@@ -290,3 +290,12 @@ def test_trainer_kwargs_carry_every_knob(tmp_path: Path) -> None:
     assert kwargs["seed"] == 5 and kwargs["report_to"] == [] and kwargs["disable_tqdm"] is False
     assert kwargs["bf16"] is False and kwargs["use_cpu"] is True
     assert training.trainer_kwargs(p, output_dir=tmp_path, seed=5, device="cuda", dtype=torch.bfloat16)["bf16"] is True
+
+
+def test_gradient_checkpointing_is_for_big_models_on_an_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = torch.nn.Linear(10, 10)  # 110 parameters
+    monkeypatch.setattr(training, "GRADIENT_CHECKPOINTING_MIN_PARAMS", 100)
+    assert training.wants_gradient_checkpointing(model, "cuda")
+    assert not training.wants_gradient_checkpointing(model, "cpu")  # host memory is not what runs out
+    monkeypatch.setattr(training, "GRADIENT_CHECKPOINTING_MIN_PARAMS", 1000)
+    assert not training.wants_gradient_checkpointing(model, "cuda")

@@ -264,7 +264,7 @@ def train_experience_adapter(
     resume = prepare_checkpoints(checkpoints, stage_fingerprint)
     trainer = SFTTrainer(
         model=model,
-        args=experience_sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model)),
+        args=experience_sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model, device)),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

@@ -224,19 +224,27 @@ def add_call_markers(model: Any, tokenizer: Any, markers: Sequence[str] = MARKER
     """Make FunctionGemma's call markers single special tokens; returns the ones that were added.
 
     A marker that the tokenizer already knows as one token (FunctionGemma's own vocabulary) is left
-    alone. New rows of the (tied) embedding matrix start at the mean of the old ones
-    (``resize_token_embeddings``' mean resizing), which keeps the first logits of a pretrained
-    model sane.
+    alone. Each new row of the embedding (and of an untied output layer) starts at the mean of the
+    rows of the pieces the marker's text split into before (``<escape>`` → ``<``, ``escape``,
+    ``>``), so the model starts with what the text meant rather than with the vocabulary's mean;
+    the training stages then train these rows (``training.untrained_token_ids``).
     """
+    import torch
     from tokenizers import AddedToken
 
     vocab = tokenizer.get_vocab()
     missing = [marker for marker in markers if marker not in vocab]
     if not missing:
         return []
+    pieces = {marker: tokenizer(marker, add_special_tokens=False)["input_ids"] for marker in missing}
     tokenizer.add_tokens([AddedToken(m, special=True, normalized=False) for m in missing], special_tokens=True)
     if model.get_input_embeddings().weight.shape[0] < len(tokenizer):
         model.resize_token_embeddings(len(tokenizer), mean_resizing=True)
+    layers = [model.get_input_embeddings(), model.get_output_embeddings()]
+    with torch.no_grad():
+        for layer in {id(layer): layer for layer in layers if layer is not None}.values():
+            for marker, ids in pieces.items():
+                layer.weight[tokenizer.convert_tokens_to_ids(marker)] = layer.weight[ids].mean(dim=0)
     return missing
 
 

@@ -90,7 +90,7 @@ def build_sft_trainer(
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, None, device)
     trainer = SFTTrainer(
         model=model,
-        args=sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model)),
+        args=sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model, device)),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

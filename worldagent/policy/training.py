@@ -53,7 +53,9 @@ PARENTS_DIR = "parents"
 CHECKPOINTS_DIR = "checkpoints"
 CURVES_DIR = Path("reports/world_agent/training")
 _CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
-# Above this many parameters the trainers recompute activations instead of storing them.
+# Above this many parameters the trainers recompute activations instead of storing them, on an
+# accelerator only: its memory is what runs out. On a CPU the host memory holds a 135M model's
+# activations many times over, and recomputing them cost SmolLM2 ~1.4x per step (docs/profiles.md).
 GRADIENT_CHECKPOINTING_MIN_PARAMS = 100_000_000
 
 
@@ -130,8 +132,8 @@ def trainer_kwargs(
     return kwargs
 
 
-def wants_gradient_checkpointing(model: Any) -> bool:
-    return sum(p.numel() for p in model.parameters()) >= GRADIENT_CHECKPOINTING_MIN_PARAMS
+def wants_gradient_checkpointing(model: Any, device: str) -> bool:
+    return device != "cpu" and sum(p.numel() for p in model.parameters()) >= GRADIENT_CHECKPOINTING_MIN_PARAMS
 
 
 # ---------------------------------------------------------------------------------------------
