@@ -171,12 +171,22 @@ class PretrainParams(Section):
     max_length: int = Field(default=256, gt=0)
 
 
+class MarkerRowsParams(Section):
+    """Fitting the rows of call markers that a packaged base's tokenizer lacked (policy/marker_rows.py)."""
+
+    conversations: int = Field(default=24, ge=1)  # training conversations the frozen base reads once
+    max_length: int = Field(default=2048, gt=0)  # tokens per conversation
+    steps: int = Field(default=300, ge=0)  # Adam steps of the linear probe (seconds on a CPU)
+    learning_rate: float = Field(default=0.01, gt=0)
+
+
 class ModelParams(Section):
     base: str = "builtin:tiny"  # or a hub id (google/functiongemma-270m-it) or a local path
     revision: str | None = None  # hub revision to pin
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"  # auto: bf16 on CUDA, else fp32
     tiny: TinyModelParams = TinyModelParams()
     pretrain: PretrainParams = PretrainParams()
+    marker_rows: MarkerRowsParams = MarkerRowsParams()
 
 
 class LoraParams(Section):

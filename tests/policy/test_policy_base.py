@@ -373,3 +373,15 @@ def test_accelerate_configs_load_with_accelerate() -> None:
     for name in ("single_gpu", "multi_gpu", "deepspeed_zero2"):
         config = ClusterConfig.from_yaml_file(str(ROOT / "configs" / "accelerate" / f"{name}.yaml"))
         assert config.num_processes >= 1
+
+
+def test_training_conversations_are_the_single_turn_train_rows(tmp_path: Path) -> None:
+    from worldagent.policy.base import training_conversations
+
+    path = write_trajectories(tmp_path / "trajectories.jsonl", count=3)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    single = {**rows[0], "turns": "single", "messages": rows[0]["messages"][:3]}
+    path.write_text("".join(json.dumps(row) + "\n" for row in [*rows, single]))
+    assert training_conversations(path) == [single["messages"]]
+    with pytest.raises(ValueError, match="split 'eval'"):
+        training_conversations(write_trajectories(tmp_path / "mixed.jsonl", split="eval"))

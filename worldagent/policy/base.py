@@ -53,22 +53,30 @@ class BaseModelUnavailable(RunError, OSError):
 # --------------------------------------------------------------------------- training texts
 
 
-def training_texts(trajectories_path: Path) -> list[str]:
-    """The source texts of the training split: every message content of ``trajectories.jsonl``.
-
-    Unique texts in first-seen order (the system prompt, identical in every trajectory, appears
-    once rather than 126 times). Refuses the eval split: a ``*.eval.jsonl`` file or rows marked
-    ``split: eval`` raise ``ValueError`` so held-out text can never leak into the base.
-    """
+def _training_rows(trajectories_path: Path) -> list[dict[str, Any]]:
+    """The rows of the training split. Refuses the eval split: a ``*.eval.jsonl`` file or rows marked
+    ``split: eval`` raise, so held-out text can never leak into the base."""
     trajectories_path = Path(trajectories_path)
     if ".eval." in trajectories_path.name:
         raise ValueError(f"{trajectories_path}: the base is built from the training split only, not the eval file")
-    texts: list[str] = []
-    seen: set[str] = set()
+    rows = []
     for number, row in enumerate(iter_jsonl(trajectories_path, "the training split"), start=1):
         if row.get("split", "train") != "train":
             split = row.get("split")
             raise InputError(f"{trajectories_path}: row {number}: split {split!r}; expected the training split")
+        rows.append(row)
+    return rows
+
+
+def training_texts(trajectories_path: Path) -> list[str]:
+    """The source texts of the training split: every message content of ``trajectories.jsonl``.
+
+    Unique texts in first-seen order (the system prompt, identical in every trajectory, appears
+    once rather than 126 times).
+    """
+    texts: list[str] = []
+    seen: set[str] = set()
+    for row in _training_rows(trajectories_path):
         for message in row.get("messages", []):
             content = message.get("content")
             if isinstance(content, str) and content and content not in seen:
@@ -77,6 +85,11 @@ def training_texts(trajectories_path: Path) -> list[str]:
     if not texts:
         raise ValueError(f"{trajectories_path}: no message text to train on")
     return texts
+
+
+def training_conversations(trajectories_path: Path) -> list[list[dict[str, str]]]:
+    """The messages of the training split's single-turn trajectories (system, user, assistant), in file order."""
+    return [list(row["messages"]) for row in _training_rows(trajectories_path) if row.get("turns") == "single"]
 
 
 # --------------------------------------------------------------------------- tiny model
@@ -397,7 +410,10 @@ def build_base(params: Params, trajectories_path: Path, out_dir: Path) -> dict[s
     from worldagent.policy.pretrained import PACKAGED_BASES, build_packaged_base
 
     if model_params.base in PACKAGED_BASES:  # a GGUF shipped in PyPI packages (smollm2-135m, gemma3-270m)
-        return build_packaged_base(model_params.base, Path(out_dir), seed=params.seed)
+        conversations = training_conversations(trajectories_path)
+        return build_packaged_base(
+            model_params.base, Path(out_dir), seed=params.seed, fit=(conversations, model_params.marker_rows)
+        )
     if model_params.base == BUILTIN_TINY:
         texts = training_texts(trajectories_path)
         tokenizer = train_tokenizer(texts, model_params.tiny.vocab_size)

@@ -15,8 +15,9 @@ are found through ``importlib.metadata``. The GGUF is dequantised by transformer
 ``gguf`` package) and saved once as an ordinary transformers directory (safetensors + tokenizer +
 ``base.json`` + ``README.md`` model card), written atomically, so later stages load it with
 ``from_pretrained(dir)`` like any other base. FunctionGemma's call markers are added as special
-tokens where the tokenizer lacks them (embeddings resized with mean initialisation), so a call is
-a few tokens and survives ``decode(skip_special_tokens=False)``.
+tokens where the tokenizer lacks them (each new row starts at its text pieces' mean and is then fitted
+on the training split: :mod:`worldagent.policy.marker_rows`), so a call is a few tokens and survives
+``decode(skip_special_tokens=False)``.
 """
 
 from __future__ import annotations
@@ -27,15 +28,17 @@ import logging
 import resource
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from worldagent.config import MarkerRowsParams
 from worldagent.errors import RunError
 from worldagent.policy.base import parameter_count, save_base
+from worldagent.policy.marker_rows import fit_marker_rows
 from worldagent.tools.callformat import MARKERS
 
 log = logging.getLogger(__name__)
@@ -285,11 +288,19 @@ def _peak_rss_mib() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux reports KiB
 
 
-def build_packaged_base(name: str, out_dir: Path, seed: int = 0, work_dir: Path | None = None) -> dict[str, Any]:
+def build_packaged_base(
+    name: str,
+    out_dir: Path,
+    seed: int = 0,
+    work_dir: Path | None = None,
+    fit: tuple[Sequence[Sequence[Mapping[str, str]]], MarkerRowsParams] | None = None,
+) -> dict[str, Any]:
     """Convert packaged base ``name`` into a transformers directory at ``out_dir`` (atomically).
 
+    ``fit`` (training conversations, settings) fits the rows of the call markers the tokenizer
+    lacked (:mod:`worldagent.policy.marker_rows`); without it they keep their initialisation.
     Returns the ``base.json`` content: source file and digest, parameters, vocabulary, added
-    tokens, seconds and peak resident memory of this process (MiB) at the end.
+    tokens and their fit, seconds and peak resident memory of this process (MiB) at the end.
     """
     if name not in PACKAGED_BASES:
         raise KeyError(f"unknown packaged base {name!r}; known: {sorted(PACKAGED_BASES)}")
@@ -304,6 +315,9 @@ def build_packaged_base(name: str, out_dir: Path, seed: int = 0, work_dir: Path 
     if tokenizer.pad_token is None:  # batched generation and trainers pad; eos is the usual stand-in
         tokenizer.pad_token = tokenizer.eos_token
     added = add_call_markers(model, tokenizer)
+    marker_fit = None
+    if added and fit is not None and fit[0]:
+        marker_fit = fit_marker_rows(model, tokenizer, fit[0], added, fit[1], seed)
     model.config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     metadata: dict[str, Any] = {
@@ -318,6 +332,7 @@ def build_packaged_base(name: str, out_dir: Path, seed: int = 0, work_dir: Path 
         "parameters": parameter_count(model),
         "vocab_size": len(tokenizer),
         "added_tokens": added,
+        "marker_rows": marker_fit,
         "eos_token": tokenizer.eos_token,
         "has_generation_markers": "{% generation %}" in (tokenizer.chat_template or ""),
     }
