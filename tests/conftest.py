@@ -8,6 +8,7 @@ generate stages run (byte-deterministic, so the bytes match dvc.lock).
 from __future__ import annotations
 
 import importlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,14 @@ DATASETS = (
     "dpo-preferences.jsonl",
     "dpo-preferences.eval.jsonl",
 )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse tests that share a node id: pytest-xdist schedules by node id, so all but one of them
+    would silently never run under ``make test``."""
+    shared = sorted(nodeid for nodeid, count in Counter(item.nodeid for item in items).items() if count > 1)
+    if shared:
+        raise pytest.UsageError(f"tests share a node id (give each a distinct parametrize id): {shared}")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -54,3 +54,18 @@ def test_params_yaml_loads_and_every_value_is_the_default_or_an_explained_overri
     where = key_lines(yaml.compose(text))
     for key in INTENTIONAL_OVERRIDES:
         assert "#" in lines[where[key]], f"params.yaml: {key} differs from its default but says nowhere why"
+
+
+def test_a_loop_guard_of_one_token_is_refused_with_its_key(tmp_path: Path) -> None:
+    from worldagent.errors import InputError
+
+    params = yaml.safe_load(PARAMS_YAML.read_text(encoding="utf-8"))
+    params["evaluate"]["no_repeat_ngram"] = 1
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params), encoding="utf-8")
+    try:
+        load_params(path)
+    except InputError as error:
+        assert "evaluate.no_repeat_ngram" in str(error) and "at least 2" in str(error)
+    else:
+        raise AssertionError("a 1-gram loop guard was accepted")

@@ -9,16 +9,27 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from worldagent.errors import InputError
 
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _ngram_guard(value: int) -> int:
+    if value == 1:
+        raise ValueError("must be 0 (off) or at least 2: a 1-gram guard would forbid every repeated token")
+    return value
+
+
+NgramGuard = Annotated[int, Field(ge=0), AfterValidator(_ngram_guard)]
+"""``no_repeat_ngram``: never repeat an n-gram of this length that the completion itself wrote
+(``worldagent.policy.ngram_guard``; the prompt is ignored, so copying from it stays free). 0: off."""
 
 
 class DiscoverParams(Section):
@@ -253,6 +264,8 @@ class ExperienceParams(TrainerParams):
     """Prompts generated together (each with ``samples_per_prompt`` sequences)."""
     constrained: bool = True
     """Constrained decoding: tool calls well formed with known tool and argument names."""
+    no_repeat_ngram: NgramGuard = 0
+    """Loop guard for the sampled completions (see ``NgramGuard``); 0: off."""
     pass_reward: float = Field(default=0.99, ge=0)
     """A completion passes when its reward reaches this (1.0: story passes, accessible, every assertion)."""
     max_rows_per_prompt: int = Field(default=2, gt=0)
@@ -279,6 +292,9 @@ class EvaluateParams(Section):
         default_factory=lambda: ["base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference"]
     )
     constrained: bool = True  # decode tool calls through worldagent.policy.constrained (well formed by construction)
+    # Loop guard (see ``NgramGuard``): must exceed the longest n-gram a good answer repeats (the
+    # story's path, written in writeStory and again in runStory). 0: off.
+    no_repeat_ngram: NgramGuard = 0
     # Models also decoded without the constraint: rows "<model> (unconstrained)" show what it buys.
     unconstrained_models: list[GeneratingModel] = Field(default_factory=lambda: ["grpo"])
 

@@ -57,17 +57,18 @@ class StaticPolicy:
 
 
 def decoding_policy(
-    model: Any, tokenizer: Any, *, constrained: bool, max_new_tokens: int, batch_size: int
+    model: Any, tokenizer: Any, *, constrained: bool, max_new_tokens: int, batch_size: int, no_repeat_ngram: int = 0
 ) -> BatchedPolicy:
     """Greedy batched decoding with a KV cache (:class:`worldagent.policy.rollout.BatchedPolicy`).
 
     ``constrained``: tool calls are decoded through the call grammar of the default tools
     (:func:`worldagent.policy.rollout.constrained_policy`, calls only), so every answer parses.
+    ``no_repeat_ngram``: the loop guard (:mod:`worldagent.policy.ngram_guard`); 0: off.
     """
     from worldagent.policy.rollout import BatchedPolicy, SamplingConfig, constrained_policy
     from worldagent.tools.registry import tool_schemas
 
-    config = SamplingConfig(max_new_tokens=max_new_tokens)
+    config = SamplingConfig(max_new_tokens=max_new_tokens, no_repeat_ngram=no_repeat_ngram)
     if constrained:
         return constrained_policy(model, tokenizer, tool_schemas(), config, batch_size)
     return BatchedPolicy(model, tokenizer, config, batch_size)

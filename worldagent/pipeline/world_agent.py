@@ -44,6 +44,7 @@ EVAL_PARAMS = (
     "evaluate.batch_size",
     "evaluate.max_intents",
     "evaluate.constrained",
+    "evaluate.no_repeat_ngram",
     "evaluate.unconstrained_models",
     "reward",
     "storytest",

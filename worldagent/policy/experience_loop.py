@@ -147,8 +147,10 @@ def sample_groups(
     constrained: bool,
     seed: int,
     stats: GenerationStats | None = None,
+    no_repeat_ngram: int = 0,
 ) -> list[list[str]]:
-    """``samples`` sampled completions (text) per row's prompt, constrained when asked."""
+    """``samples`` sampled completions (text) per row's prompt, constrained when asked; ``no_repeat_ngram``
+    is the loop guard (:mod:`worldagent.policy.ngram_guard`, 0: off)."""
     config = SamplingConfig(
         max_new_tokens=max_new_tokens,
         do_sample=True,
@@ -156,6 +158,7 @@ def sample_groups(
         top_p=top_p,
         num_return_sequences=samples,
         seed=seed,
+        no_repeat_ngram=no_repeat_ngram,
     )
     processor = tool_processor(tokenizer, model, max_new_tokens) if constrained else None
     groups = generate_batched(model, tokenizer, [row["prompt"] for row in rows], config, batch_size, processor, stats)
@@ -344,6 +347,7 @@ def run_experience(
         constrained=p.constrained,
         seed=seed,
         stats=stats,
+        no_repeat_ngram=p.no_repeat_ngram,
     )
     del model  # the trainer loads its own copy; one is enough in memory
     started = time.perf_counter()

@@ -38,6 +38,9 @@ class SamplingConfig:
     top_k: int = 0
     num_return_sequences: int = 1
     seed: int = 0
+    # > 0: never repeat an n-gram of this length that the completion itself wrote (the prompt is
+    # ignored; see worldagent.policy.ngram_guard). 0: off.
+    no_repeat_ngram: int = 0
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -46,6 +49,8 @@ class SamplingConfig:
             raise ValueError("num_return_sequences must be at least 1")
         if self.do_sample and self.temperature <= 0:
             raise ValueError("temperature must be positive when sampling")
+        if self.no_repeat_ngram and self.no_repeat_ngram < 2:
+            raise ValueError("no_repeat_ngram must be 0 (off) or at least 2")
         if not self.do_sample and self.num_return_sequences > 1:
             raise ValueError("greedy decoding gives one completion per prompt; set do_sample for a group")
 
@@ -161,6 +166,8 @@ def generate_batched(
     """``num_return_sequences`` completions for each prompt, in prompt order (see the module doc)."""
     from transformers import LogitsProcessorList
 
+    from worldagent.policy.ngram_guard import GeneratedNgramGuard
+
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     device = next(model.parameters()).device
@@ -184,6 +191,8 @@ def generate_batched(
             input_ids, attention = left_pad([encoded[i] for i in batch], pad)
             width = input_ids.shape[1]
             processors = LogitsProcessorList([logits_processor(width)] if logits_processor else [])
+            if config.no_repeat_ngram:
+                processors.append(GeneratedNgramGuard(width, config.no_repeat_ngram))
             started = time.perf_counter()
             cuda = [device.index or 0] if device.type == "cuda" else []
             with torch.inference_mode(), torch.random.fork_rng(devices=cuda):

@@ -92,6 +92,7 @@ def generate_rows(
             constrained=constrained,
             max_new_tokens=settings.max_new_tokens,
             batch_size=settings.batch_size,
+            no_repeat_ngram=settings.no_repeat_ngram,
         )
         row = score_policy_row(name, policy, rows, scorer)
         stats = policy.stats
