@@ -70,6 +70,17 @@ def test_decoding_policy_constrained_answers_parse_and_unconstrained_is_plain_ba
     assert free.complete(prompts) != answers  # the processor really changed what was decoded
 
 
+def test_decoding_policy_applies_the_loop_guard_when_set(eval_rows) -> None:
+    from tests.policy.model_fixtures import tiny_model_and_tokenizer
+
+    model, tokenizer = tiny_model_and_tokenizer()
+    prompts = prompts_of(eval_rows[:2])
+    plain = decoding_policy(model, tokenizer, constrained=False, max_new_tokens=48, batch_size=2)
+    guarded = decoding_policy(model, tokenizer, constrained=False, max_new_tokens=48, batch_size=2, no_repeat_ngram=3)
+    assert plain.config.no_repeat_ngram == 0 and guarded.config.no_repeat_ngram == 3
+    assert guarded.complete(prompts) != plain.complete(prompts)  # the untrained model loops; the guard stops it
+
+
 def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tiny_model) -> None:
     (tmp_path / "data").symlink_to(ROOT / "data")
     (tmp_path / "models" / "world_agent" / "base").mkdir(parents=True)
