@@ -224,6 +224,10 @@ class TrainerParams(Section):
     logging_steps: int = Field(default=5, gt=0)
     save_steps: int = Field(default=50, gt=0)
     warmup_ratio: float = Field(default=0.0, ge=0, lt=1)
+    activation_checkpointing: Literal["auto"] | bool = "auto"
+    """Recompute activations in the backward pass instead of keeping them. ``auto``: on an accelerator
+    for models of 100M+ parameters, whose memory is what runs out; never on a CPU, where it costs
+    ~1.4x per step. ``true`` buys memory with that time (SmolLM2's DPO: docs/profiles.md, "Memory")."""
 
 
 class SftParams(TrainerParams):

@@ -215,6 +215,30 @@ def test_dpo_logs_reward_margins_and_records_its_chain(work: Path, sft_run: dict
     assert adapter_chain(out) == [out / "parents" / "0-sft", out]
 
 
+class RecordCheckpointing(TrainerCallback):
+    def __init__(self) -> None:
+        self.used: bool | None = None
+
+    def on_train_begin(self, args, state, control, model=None, **kwargs):
+        self.used = bool(model.is_activation_checkpointing)
+
+
+def test_activation_checkpointing_on_a_cpu_buys_memory_without_changing_what_dpo_learns(
+    work: Path, sft_run: dict, tmp_path: Path
+) -> None:
+    adapters = {}
+    for setting in ("auto", True):
+        recorded = RecordCheckpointing()
+        out = tmp_path / f"dpo-{setting}"
+        params = tiny_params(dpo={"activation_checkpointing": setting})
+        train_dpo(params, work / "base", work / "models" / "sft", work / "preferences.jsonl", out, callbacks=[recorded])
+        assert recorded.used is (setting is True)  # auto: never on a CPU
+        adapters[setting] = _adapter_tensors(out)
+    assert adapters["auto"].keys() == adapters[True].keys()
+    for name, tensor in adapters["auto"].items():
+        torch.testing.assert_close(adapters[True][name], tensor, msg=name)
+
+
 def test_dpo_refuses_an_incomplete_sft_adapter(work: Path, tmp_path: Path) -> None:
     (tmp_path / "sft").mkdir()
     with pytest.raises(TrainingError, match="not a complete adapter"):
@@ -299,3 +323,6 @@ def test_gradient_checkpointing_is_for_big_models_on_an_accelerator(monkeypatch:
     assert not training.wants_gradient_checkpointing(model, "cpu")  # host memory is not what runs out
     monkeypatch.setattr(training, "GRADIENT_CHECKPOINTING_MIN_PARAMS", 1000)
     assert not training.wants_gradient_checkpointing(model, "cuda")
+    # An explicit setting wins over the size and the device
+    assert training.wants_gradient_checkpointing(model, "cpu", True)
+    assert not training.wants_gradient_checkpointing(model, "cuda", False)

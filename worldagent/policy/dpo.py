@@ -108,7 +108,13 @@ def train_dpo(
     trainer = DPOTrainer(
         model=model,
         ref_model=None,
-        args=dpo_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model, device)),
+        args=dpo_config(
+            params,
+            checkpoints,
+            device,
+            dtype,
+            wants_gradient_checkpointing(model, device, params.dpo.activation_checkpointing),
+        ),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

@@ -267,7 +267,13 @@ def train_experience_adapter(
     resume = prepare_checkpoints(checkpoints, stage_fingerprint)
     trainer = SFTTrainer(
         model=model,
-        args=experience_sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model, device)),
+        args=experience_sft_config(
+            params,
+            checkpoints,
+            device,
+            dtype,
+            wants_gradient_checkpointing(model, device, params.experience.activation_checkpointing),
+        ),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

@@ -300,7 +300,13 @@ def train_grpo(
     trainer = grpo_trainer_class(factory)(
         model=model,
         reward_funcs=[reward],
-        args=grpo_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model, device)),
+        args=grpo_config(
+            params,
+            checkpoints,
+            device,
+            dtype,
+            wants_gradient_checkpointing(model, device, params.grpo.activation_checkpointing),
+        ),
         train_dataset=Dataset.from_list(kept),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

@@ -90,7 +90,13 @@ def build_sft_trainer(
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, None, device)
     trainer = SFTTrainer(
         model=model,
-        args=sft_config(params, checkpoints, device, dtype, wants_gradient_checkpointing(model, device)),
+        args=sft_config(
+            params,
+            checkpoints,
+            device,
+            dtype,
+            wants_gradient_checkpointing(model, device, params.sft.activation_checkpointing),
+        ),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

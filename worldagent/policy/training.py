@@ -29,7 +29,7 @@ import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from worldagent.config import LoraParams, Params, TrainerParams
 from worldagent.errors import InputError
@@ -132,7 +132,10 @@ def trainer_kwargs(
     return kwargs
 
 
-def wants_gradient_checkpointing(model: Any, device: str) -> bool:
+def wants_gradient_checkpointing(model: Any, device: str, setting: Literal["auto"] | bool = "auto") -> bool:
+    """A stage's ``activation_checkpointing`` setting resolved for ``model`` on ``device``."""
+    if setting != "auto":
+        return bool(setting)
     return device != "cpu" and sum(p.numel() for p in model.parameters()) >= GRADIENT_CHECKPOINTING_MIN_PARAMS
 
 
