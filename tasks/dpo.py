@@ -10,6 +10,7 @@ import logging
 from pathlib import Path
 
 from tasks._stage import stage_main
+from worldagent.allocator import return_freed_memory
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
 from worldagent.policy.dpo import train_dpo
@@ -42,6 +43,7 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
+    return_freed_memory()  # each step frees GBs of activations: keep them from staying in the heap
     return stage_main(__doc__.splitlines()[0], run, argv)
 
 
