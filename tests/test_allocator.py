@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -36,7 +37,13 @@ print(rss_kib() - before)
 
 
 def _rss_growth_kib(setting: str) -> int:
-    done = subprocess.run([sys.executable, "-c", FRAGMENT, setting], capture_output=True, text=True, timeout=60)
+    # glibc reads MALLOC_* at start-up, and any of them turns its dynamic threshold off: dask's nanny
+    # sets MALLOC_TRIM_THRESHOLD_ in the process that starts it, so a dask test earlier in the same
+    # worker would make "off" look like "on".
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+    done = subprocess.run(
+        [sys.executable, "-c", FRAGMENT, setting], capture_output=True, text=True, timeout=60, env=environ
+    )
     assert done.returncode == 0, done.stderr
     return int(done.stdout)
 
