@@ -29,6 +29,8 @@ def run(
     metrics: Path,
     curves: Path,
 ) -> None:
+    if params.dpo.return_freed_memory:
+        return_freed_memory()  # before the model loads: each step frees GBs of activations
     result = train_dpo(
         params, base, experience, preferences, out, experience_pairs=experience_pairs, curves_path=curves
     )
@@ -43,7 +45,6 @@ def run(
 
 
 def main(argv: list[str] | None = None) -> int:
-    return_freed_memory()  # each step frees GBs of activations: keep them from staying in the heap
     return stage_main(__doc__.splitlines()[0], run, argv)
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from worldagent.config import DpoParams, Params
 
 # Allocates 100 blocks of 2 MiB after glibc's dynamic threshold has risen above them (as it does after
 # a training step frees a large tensor), frees every other one, and prints the RSS growth in KiB.
@@ -54,3 +58,24 @@ def test_freed_blocks_leave_the_process_instead_of_staying_as_holes_in_the_heap(
     returned = _rss_growth_kib("on")
     assert kept_by_default > 180 * 1024  # all 100 blocks still resident: the freed half is holes
     assert returned < 120 * 1024  # only the 50 live blocks
+
+
+@pytest.mark.parametrize("setting", [True, False])
+def test_the_dpo_stage_returns_freed_memory_only_when_its_params_ask(
+    setting: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # It costs ~1.6x the step time on a CPU (docs/profiles.md, "Memory"): a profile opts in.
+    import tasks.dpo
+
+    calls: list[str] = []
+    monkeypatch.setattr(tasks.dpo, "return_freed_memory", lambda: calls.append("allocator") or True)
+    monkeypatch.setattr(
+        tasks.dpo, "train_dpo", lambda *a, **k: calls.append("train") or {"global_step": 1, "wall_s": 0}
+    )
+    params = Params().model_copy(update={"dpo": DpoParams(return_freed_memory=setting)})
+    paths = {
+        name: tmp_path / name for name in ("base", "experience", "preferences", "experience_pairs", "out", "curves")
+    }
+    tasks.dpo.run(params, metrics=tmp_path / "metrics.json", **paths)
+    assert calls == (["allocator", "train"] if setting else ["train"])
+    assert json.loads((tmp_path / "metrics.json").read_text())["global_step"] == 1

@@ -15,7 +15,7 @@ from worldagent.config import GateParams, Params
 from worldagent.errors import InputError
 from worldagent.evaluation.compare import compare, compare_stages
 from worldagent.evaluation.eval_files import read_eval_report, write_eval_outputs
-from worldagent.evaluation.family import WORLD_AGENT, gate_decision
+from worldagent.evaluation.family import WORLD_AGENT, above_nearest_check, gate_decision
 from worldagent.evaluation.report import render_report
 from worldagent.evaluation.stages.compare import compare_stage
 from worldagent.evaluation.stages.gate import gate_best_stage, gate_stage
@@ -217,6 +217,9 @@ def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> N
     assert gate["candidate"] == "experience" == json.loads(comparison.read_text())["candidate"]
     assert gate["artifact_path"] == str(adapters["experience"])
     assert gate["artifact_hash"] == directory_hash(adapters["experience"]) != directory_hash(adapters["grpo"])
+    assert {"name": "above_nearest", "passed": True} in [
+        {"name": c["name"], "passed": c["passed"]} for c in gate["checks"]
+    ]
     text = report_md.read_text()
     assert "**experience** (candidate)" in text
     section = text.split("## Training", 1)[1].split("\n## ", 1)[0]
@@ -264,3 +267,24 @@ def test_the_training_section_shows_grpo_reward_signal_per_step() -> None:
     text = "\n".join(_training_section({"grpo": grpo}))
     assert "**GRPO** trained on 3 prompts; the probe (4 samples per prompt) found reward variance on 0.375 of 8" in text
     assert "| 1 | 0.250 | 0.200 | 0.500 | 0.0100 |" in text and "| 2 | 0.400 | 0.300 | 0.250 | -0.0200 |" in text
+
+
+def test_the_gate_requires_beating_the_nearest_story_baseline_unless_params_turn_it_off() -> None:
+    # experience beats nearest clearly; an even split against nearest does not.
+    clear = compare_stages(synthetic_report(STAGES), "best", samples=300, seed=0)
+    check, sentence = above_nearest_check(clear, "experience")
+    assert check.passed and check.value > 0
+    assert sentence.startswith("Mean reward beats copying the nearest training story: candidate − nearest = ")
+
+    tied = synthetic_report({"nearest": [0.3, 0.0, 0.3, 0.0, 0.3, 0.0], "sft": [0.0, 0.3, 0.0, 0.3, 0.3, 0.0]})
+    comparison = compare_stages(tied, "best", samples=300, seed=0)
+    metrics = tied.models["sft"].metrics.model_dump()
+    on, off = Params(), Params(gate=GateParams(above_nearest=False))
+    decision = gate_decision(WORLD_AGENT, on, metrics, comparison, [above_nearest_check(comparison, "sft")])
+    assert not decision.passed and "above_nearest" in decision.reasons[0]
+    assert any("does not clearly beat copying the nearest training story" in r for r in decision.reasons)
+    assert gate_decision(WORLD_AGENT, off, metrics, comparison).passed
+
+    # Without the comparison the check cannot pass, and says why.
+    check, sentence = above_nearest_check({"step_effects": []}, "sft")
+    assert not check.passed and "was not compared" in sentence

@@ -119,7 +119,8 @@ def test_assistant_only_loss_masks_everything_but_the_assistant_turn(work: Path)
     from worldagent.policy.sft import sft_config
 
     model, tokenizer = load_base(work / "base", device="cpu")
-    args = sft_config(tiny_params(), work / "scratch", "cpu", torch.float32, False)
+    params = tiny_params()
+    args = sft_config(params, params.sft, work / "scratch", "cpu", torch.float32, model)
     trainer = SFTTrainer(
         model=model, args=args, train_dataset=Dataset.from_list(sft_rows()[:1]), processing_class=tokenizer
     )
@@ -291,7 +292,7 @@ def test_grpo_runs_a_step_and_the_policy_loads_with_its_chain(work: Path, sft_ru
 def test_grpo_needs_whole_groups_per_step() -> None:
     params = tiny_params(grpo={"batch_size": 3, "num_generations": 2})
     with pytest.raises(TrainingError, match="multiple of grpo.num_generations"):
-        grpo_config(params, Path("unused"), "cpu", torch.float32, False)
+        grpo_config(params, Path("unused"), "cpu", torch.float32, torch.nn.Linear(2, 2))
 
 
 def test_trainer_kwargs_carry_every_knob(tmp_path: Path) -> None:
@@ -307,22 +308,28 @@ def test_trainer_kwargs_carry_every_knob(tmp_path: Path) -> None:
         save_steps=9,
         warmup_ratio=0.1,
     )
-    kwargs = training.trainer_kwargs(p, output_dir=tmp_path, seed=5, device="cpu", dtype=torch.float32)
+    model = torch.nn.Linear(2, 2)
+    kwargs = training.trainer_kwargs(p, output_dir=tmp_path, seed=5, device="cpu", dtype=torch.float32, model=model)
     assert kwargs["num_train_epochs"] == 2.5 and kwargs["max_steps"] == -1 and kwargs["learning_rate"] == 3e-4
     assert kwargs["per_device_train_batch_size"] == 3 and kwargs["gradient_accumulation_steps"] == 5
     assert kwargs["logging_steps"] == 7 and kwargs["save_steps"] == 9 and kwargs["warmup_steps"] == 0.1
     assert kwargs["seed"] == 5 and kwargs["report_to"] == [] and kwargs["disable_tqdm"] is False
-    assert kwargs["bf16"] is False and kwargs["use_cpu"] is True
-    assert training.trainer_kwargs(p, output_dir=tmp_path, seed=5, device="cuda", dtype=torch.bfloat16)["bf16"] is True
+    assert kwargs["bf16"] is False and kwargs["use_cpu"] is True and kwargs["activation_checkpointing"] is False
+    on_gpu = training.trainer_kwargs(p, output_dir=tmp_path, seed=5, device="cuda", dtype=torch.bfloat16, model=model)
+    assert on_gpu["bf16"] is True
+    # The section's setting reaches the trainer, resolved against the device and the model's size
+    forced = p.model_copy(update={"activation_checkpointing": True})
+    kwargs = training.trainer_kwargs(
+        forced, output_dir=tmp_path, seed=5, device="cpu", dtype=torch.float32, model=model
+    )
+    assert kwargs["activation_checkpointing"] is True
 
 
-def test_gradient_checkpointing_is_for_big_models_on_an_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
-    model = torch.nn.Linear(10, 10)  # 110 parameters
+def test_activation_checkpointing_is_for_big_models_on_an_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(training, "GRADIENT_CHECKPOINTING_MIN_PARAMS", 100)
-    assert training.wants_gradient_checkpointing(model, "cuda")
-    assert not training.wants_gradient_checkpointing(model, "cpu")  # host memory is not what runs out
-    monkeypatch.setattr(training, "GRADIENT_CHECKPOINTING_MIN_PARAMS", 1000)
-    assert not training.wants_gradient_checkpointing(model, "cuda")
+    assert training.wants_activation_checkpointing("auto", "cuda", 110)
+    assert not training.wants_activation_checkpointing("auto", "cpu", 110)  # host memory is not what runs out
+    assert not training.wants_activation_checkpointing("auto", "cuda", 99)
     # An explicit setting wins over the size and the device
-    assert training.wants_gradient_checkpointing(model, "cpu", True)
-    assert not training.wants_gradient_checkpointing(model, "cuda", False)
+    assert training.wants_activation_checkpointing(True, "cpu", 1)
+    assert not training.wants_activation_checkpointing(False, "cuda", 10**9)

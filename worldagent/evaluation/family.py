@@ -68,6 +68,37 @@ def world_agent_champion_diff(comparison: Mapping[str, Any]) -> Mapping[str, flo
     return dict(champion["metrics"]["mean_reward"]["diff"]) if champion else None
 
 
+NEAREST = "nearest"
+
+
+def above_nearest_check(comparison: Mapping[str, Any], candidate: str) -> tuple[GateCheck, str]:
+    """The candidate − nearest-story mean-reward difference (compare.json's step effects) must have
+    its CI wholly above 0; a comparison without it fails, saying why."""
+    effect = next(
+        (
+            e
+            for e in comparison.get("step_effects") or ()
+            if e.get("model") == candidate and e.get("baseline") == NEAREST
+        ),
+        None,
+    )
+    if effect is None:
+        return GateCheck(name="above_nearest", value=0.0, threshold=0.0, passed=False), (
+            "The nearest-story baseline was not compared with the candidate, so it cannot show that it beats"
+            " copying the nearest training story."
+        )
+    diff = effect["metrics"]["mean_reward"]["diff"]
+    passed = diff["low"] > 0
+    confidence = comparison.get("confidence", 0.95)
+    interval = f"{diff['mean']:.3f} ({confidence:.0%} CI {diff['low']:.3f} to {diff['high']:.3f})"
+    verdict = "beats" if passed else "does not clearly beat"
+    bound = "above" if passed else "not above"
+    return GateCheck(name="above_nearest", value=diff["low"], threshold=0.0, passed=passed), (
+        f"Mean reward {verdict} copying the nearest training story: candidate − nearest = {interval};"
+        f" the lower bound is {bound} 0."
+    )
+
+
 def world_agent_card_metrics(eval_summary: Mapping[str, Any], candidate: str) -> dict[str, Mapping[str, Any]]:
     """The candidate first, then champion, base, nearest (baseline) and reference, from eval.json's ``models``."""
     models = eval_summary.get("models") if isinstance(eval_summary, Mapping) else None

@@ -27,7 +27,6 @@ from worldagent.policy.training import (
     run_trainer,
     stage_params,
     trainer_kwargs,
-    wants_gradient_checkpointing,
 )
 
 log = logging.getLogger(__name__)
@@ -56,18 +55,11 @@ def dpo_rows(path: Path, allow_empty: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-def dpo_config(params: Params, output_dir: Path, device: str, dtype: Any, gradient_checkpointing: bool) -> Any:
+def dpo_config(params: Params, output_dir: Path, device: str, dtype: Any, model: Any) -> Any:
     from trl import DPOConfig
 
     return DPOConfig(
-        **trainer_kwargs(
-            params.dpo,
-            output_dir=output_dir,
-            seed=params.seed,
-            device=device,
-            dtype=dtype,
-            gradient_checkpointing=gradient_checkpointing,
-        ),
+        **trainer_kwargs(params.dpo, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
         beta=params.dpo.beta,
         max_length=params.dpo.max_length,
     )
@@ -108,13 +100,7 @@ def train_dpo(
     trainer = DPOTrainer(
         model=model,
         ref_model=None,
-        args=dpo_config(
-            params,
-            checkpoints,
-            device,
-            dtype,
-            wants_gradient_checkpointing(model, device, params.dpo.activation_checkpointing),
-        ),
+        args=dpo_config(params, checkpoints, device, dtype, model),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

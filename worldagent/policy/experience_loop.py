@@ -43,6 +43,7 @@ from worldagent.policy.experience import (
     update_store,
 )
 from worldagent.policy.rollout import GenerationStats, SamplingConfig, generate_batched
+from worldagent.policy.sft import sft_config
 from worldagent.policy.training import (
     TrainingError,
     checkpoint_root,
@@ -55,9 +56,7 @@ from worldagent.policy.training import (
     require_complete_adapter,
     run_trainer,
     stage_params,
-    trainer_kwargs,
     tree_hash,
-    wants_gradient_checkpointing,
 )
 
 log = logging.getLogger(__name__)
@@ -212,24 +211,6 @@ def _runs(store: Path) -> int:
     return len(json.loads(manifest.read_text(encoding="utf-8")).get("runs") or {})
 
 
-def experience_sft_config(params: Params, output_dir: Path, device: str, dtype: Any, checkpointing: bool) -> Any:
-    from trl import SFTConfig
-
-    return SFTConfig(
-        **trainer_kwargs(
-            params.experience,
-            output_dir=output_dir,
-            seed=params.seed,
-            device=device,
-            dtype=dtype,
-            gradient_checkpointing=checkpointing,
-        ),
-        max_length=params.experience.max_length,
-        assistant_only_loss=params.sft.assistant_only_loss,
-        packing=False,
-    )
-
-
 def training_rows(
     samples: Sequence[ExperienceSample], references: Sequence[Mapping[str, Any]], params: Params
 ) -> tuple[list[dict[str, Any]], int]:
@@ -267,13 +248,7 @@ def train_experience_adapter(
     resume = prepare_checkpoints(checkpoints, stage_fingerprint)
     trainer = SFTTrainer(
         model=model,
-        args=experience_sft_config(
-            params,
-            checkpoints,
-            device,
-            dtype,
-            wants_gradient_checkpointing(model, device, params.experience.activation_checkpointing),
-        ),
+        args=sft_config(params, params.experience, checkpoints, device, dtype, model),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

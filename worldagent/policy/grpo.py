@@ -43,7 +43,6 @@ from worldagent.policy.training import (
     run_trainer,
     stage_params,
     trainer_kwargs,
-    wants_gradient_checkpointing,
 )
 
 log = logging.getLogger(__name__)
@@ -98,7 +97,7 @@ def _fit_prompts(rows: list[dict[str, Any]], tokenizer: Any, max_length: int) ->
     return kept
 
 
-def grpo_config(params: Params, output_dir: Path, device: str, dtype: Any, gradient_checkpointing: bool) -> Any:
+def grpo_config(params: Params, output_dir: Path, device: str, dtype: Any, model: Any) -> Any:
     from trl import GRPOConfig
 
     p = params.grpo
@@ -109,14 +108,7 @@ def grpo_config(params: Params, output_dir: Path, device: str, dtype: Any, gradi
             f" of grpo.num_generations ({p.num_generations}): each step trains on whole groups of completions"
         )
     return GRPOConfig(
-        **trainer_kwargs(
-            p,
-            output_dir=output_dir,
-            seed=params.seed,
-            device=device,
-            dtype=dtype,
-            gradient_checkpointing=gradient_checkpointing,
-        ),
+        **trainer_kwargs(p, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
         num_generations=p.num_generations,
         temperature=p.temperature,
         max_completion_length=p.max_completion_length,
@@ -300,13 +292,7 @@ def train_grpo(
     trainer = grpo_trainer_class(factory)(
         model=model,
         reward_funcs=[reward],
-        args=grpo_config(
-            params,
-            checkpoints,
-            device,
-            dtype,
-            wants_gradient_checkpointing(model, device, params.grpo.activation_checkpointing),
-        ),
+        args=grpo_config(params, checkpoints, device, dtype, model),
         train_dataset=Dataset.from_list(kept),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

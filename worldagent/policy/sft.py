@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params
+from worldagent.config import ExperienceParams, Params, SftParams
 from worldagent.policy.training import (
     TrainingError,
     checkpoint_root,
@@ -21,7 +21,6 @@ from worldagent.policy.training import (
     run_trainer,
     stage_params,
     trainer_kwargs,
-    wants_gradient_checkpointing,
 )
 
 log = logging.getLogger(__name__)
@@ -41,19 +40,16 @@ def sft_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def sft_config(params: Params, output_dir: Path, device: str, dtype: Any, gradient_checkpointing: bool) -> Any:
+def sft_config(
+    params: Params, section: SftParams | ExperienceParams, output_dir: Path, device: str, dtype: Any, model: Any
+) -> Any:
+    """trl's SFTConfig for ``model`` from ``section``: ``params.sft``, or ``params.experience`` for the
+    experience loop's rejection-sampling fine-tune, which masks the prompt as SFT does."""
     from trl import SFTConfig
 
     return SFTConfig(
-        **trainer_kwargs(
-            params.sft,
-            output_dir=output_dir,
-            seed=params.seed,
-            device=device,
-            dtype=dtype,
-            gradient_checkpointing=gradient_checkpointing,
-        ),
-        max_length=params.sft.max_length,
+        **trainer_kwargs(section, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
+        max_length=section.max_length,
         assistant_only_loss=params.sft.assistant_only_loss,
         packing=False,
     )
@@ -90,13 +86,7 @@ def build_sft_trainer(
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, None, device)
     trainer = SFTTrainer(
         model=model,
-        args=sft_config(
-            params,
-            checkpoints,
-            device,
-            dtype,
-            wants_gradient_checkpointing(model, device, params.sft.activation_checkpointing),
-        ),
+        args=sft_config(params, params.sft, checkpoints, device, dtype, model),
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),

@@ -96,14 +96,16 @@ def trainer_kwargs(
     seed: int,
     device: str,
     dtype: Any,
-    gradient_checkpointing: bool = False,
+    model: Any,
 ) -> dict[str, Any]:
     """Keyword arguments shared by SFTConfig, DPOConfig and GRPOConfig (TrainingArguments subclasses).
 
     Every knob of the stage's params section maps here; the stage adds its own (max_length, beta,
     num_generations, ...). Precision comes from the device (bf16 on CUDA that supports it, fp32 on
-    CPU); no logging integration is enabled (``report_to=[]``); the console shows tqdm progress.
+    CPU); activation checkpointing from the section's setting, the device and ``model``'s size; no
+    logging integration is enabled (``report_to=[]``); the console shows tqdm progress.
     """
+    from worldagent.policy.base import parameter_count
     from worldagent.policy.device import trainer_precision
 
     kwargs: dict[str, Any] = {
@@ -124,7 +126,10 @@ def trainer_kwargs(
         "data_seed": seed,
         "report_to": [],
         "disable_tqdm": False,
-        "activation_checkpointing": gradient_checkpointing,  # trl defaults to on; only worth it for big models
+        # trl defaults to on; only worth it for big models, or where memory is what runs out.
+        "activation_checkpointing": wants_activation_checkpointing(
+            params.activation_checkpointing, device, parameter_count(model)
+        ),
         "dataloader_num_workers": 0,
         "use_cpu": device == "cpu",
     }
@@ -132,11 +137,11 @@ def trainer_kwargs(
     return kwargs
 
 
-def wants_gradient_checkpointing(model: Any, device: str, setting: Literal["auto"] | bool = "auto") -> bool:
-    """A stage's ``activation_checkpointing`` setting resolved for ``model`` on ``device``."""
+def wants_activation_checkpointing(setting: Literal["auto"] | bool, device: str, model_parameters: int) -> bool:
+    """A stage's ``activation_checkpointing`` setting resolved for a model of ``model_parameters`` on ``device``."""
     if setting != "auto":
-        return bool(setting)
-    return device != "cpu" and sum(p.numel() for p in model.parameters()) >= GRADIENT_CHECKPOINTING_MIN_PARAMS
+        return setting
+    return device != "cpu" and model_parameters >= GRADIENT_CHECKPOINTING_MIN_PARAMS
 
 
 # ---------------------------------------------------------------------------------------------

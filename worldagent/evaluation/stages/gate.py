@@ -11,7 +11,7 @@ from typing import Any
 from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.evaluation.eval_files import read_eval_report
-from worldagent.evaluation.family import WORLD_AGENT, gate_decision
+from worldagent.evaluation.family import WORLD_AGENT, above_nearest_check, gate_decision
 from worldagent.evaluation.gate import GateDecision, gate_payload
 from worldagent.evaluation.metrics import EvalReport
 from worldagent.evaluation.report import write_report
@@ -83,7 +83,8 @@ def _gate(
 ) -> GateDecision:
     if name not in evaluation.models:
         raise InputError(f"{summary}: the candidate {name!r} was not evaluated")
-    outcome = gate_decision(WORLD_AGENT, params, evaluation.models[name].metrics.model_dump(), compared)
+    extra = [above_nearest_check(compared, name)] if params.gate.above_nearest else []
+    outcome = gate_decision(WORLD_AGENT, params, evaluation.models[name].metrics.model_dump(), compared, extra)
     family = WORLD_AGENT.registry_family(params)
     atomic_write_text(
         decision, pretty_json(gate_payload(outcome, family=family, candidate=name, artifact_dir=candidate))
