@@ -19,7 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.evaluation.gate import GateCheck, GateDecision, GateRules, NonInferiority, Threshold, decide
+from worldagent.evaluation.gate import (
+    GateCheck,
+    GateDecision,
+    GateRules,
+    NonInferiority,
+    Threshold,
+    decide,
+    interval_text,
+)
 from worldagent.evaluation.metrics import HIGHER_IS_BETTER
 
 ModelsByName = Mapping[str, Mapping[str, Any]]
@@ -89,8 +97,7 @@ def above_nearest_check(comparison: Mapping[str, Any], candidate: str) -> tuple[
         )
     diff = effect["metrics"]["mean_reward"]["diff"]
     passed = diff["low"] > 0
-    confidence = comparison.get("confidence", 0.95)
-    interval = f"{diff['mean']:.3f} ({confidence:.0%} CI {diff['low']:.3f} to {diff['high']:.3f})"
+    interval = interval_text(diff, comparison.get("confidence", 0.95))
     verdict = "beats" if passed else "does not clearly beat"
     bound = "above" if passed else "not above"
     return GateCheck(name="above_nearest", value=diff["low"], threshold=0.0, passed=passed), (

@@ -102,10 +102,15 @@ def threshold_check(rule: Threshold, value: float | None) -> tuple[GateCheck, st
     return GateCheck(name=rule.name, value=float(value), threshold=rule.limit, passed=ok), sentence
 
 
+def interval_text(diff: Mapping[str, float], confidence: float) -> str:
+    """A difference with its CI, as every gate sentence writes it: ``0.050 (95% CI 0.010 to 0.090)``."""
+    return f"{_fmt(diff['mean'])} ({confidence:.0%} CI {_fmt(diff['low'])} to {_fmt(diff['high'])})"
+
+
 def non_inferiority_check(rule: NonInferiority, diff: Mapping[str, float], confidence: float) -> tuple[GateCheck, str]:
     ok = diff["low"] > -rule.margin
     name = "non_inferiority_" + rule.label.lower().replace(" ", "_")
-    interval = f"{_fmt(diff['mean'])} ({confidence:.0%} CI {_fmt(diff['low'])} to {_fmt(diff['high'])})"
+    interval = interval_text(diff, confidence)
     if ok:
         sentence = (
             f"{rule.label} is non-inferior to the champion: candidate − champion = {interval};"
