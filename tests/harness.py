@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from worldagent import profiles
+
 PROJECT = Path(__file__).resolve().parents[1]
 CODE = ("tasks", "worldagent", "flows", ".dvc")
 # A world-agent DAG that runs end to end in minutes: three components, a tiny model, a few steps.
@@ -91,12 +93,20 @@ def python(root: Path, *args: str, check: bool = True) -> subprocess.CompletedPr
     return run(root, sys.executable, *args, check=check)
 
 
+def tiny_params_raw() -> dict[str, Any]:
+    """The project's params.yaml under the ``tiny`` profile, whatever profile it holds: the tests'
+    profile (``make pipeline``'s default trains a real base for hours)."""
+    text = (PROJECT / "params.yaml").read_text(encoding="utf-8")
+    tiny = profiles.read_profile("tiny", PROJECT / "profiles")
+    return yaml.safe_load(profiles.apply_profile(text, tiny, PROJECT / "params.yaml"))
+
+
 def copy_project(root: Path, params: Mapping[str, Any] | None = None, components: Iterable[str] | None = ()) -> Path:
     """The code, dvc.yaml and `.dvc/` under ``root`` (a new git repository), params.yaml merged with
     ``params``, and the bundled stories of ``components`` (None: every component)."""
     for name in ("dvc.yaml", ".dvcignore"):
         shutil.copy(PROJECT / name, root / name)
-    raw = merge(yaml.safe_load((PROJECT / "params.yaml").read_text()), params or {})
+    raw = merge(tiny_params_raw(), params or {})
     stories = PROJECT / "data" / "stories"
     copied = sorted(p.name for p in stories.iterdir()) if components is None else list(components)
     generate = raw.setdefault("generate", {})

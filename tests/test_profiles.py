@@ -50,11 +50,13 @@ def test_switching_there_and_back_restores_params_yaml_byte_for_byte(project: Pa
 
 def test_the_cli_switches_and_shows_the_profile(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["--params", str(project / "params.yaml"), "--profiles", str(project / "profiles")]
-    assert cli(["profile", "use", "smollm2", *args]) == 0
+    [current] = profiles.matching(project / "params.yaml", project / "profiles")
+    other = next(name for name in profiles.available(project / "profiles") if name != current)
+    assert cli(["profile", "use", other, *args]) == 0
     assert "model.base" in capsys.readouterr().out
     assert cli(["profile", "show", *args]) == 0
-    assert capsys.readouterr().out.strip() == "smollm2"
-    assert cli(["profile", "use", "smollm2", *args]) == 0
+    assert capsys.readouterr().out.strip() == other
+    assert cli(["profile", "use", other, *args]) == 0
     assert "already set" in capsys.readouterr().out
 
 

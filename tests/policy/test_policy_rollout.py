@@ -47,6 +47,46 @@ def test_greedy_batched_equals_one_prompt_at_a_time():
     assert len({g[0].text for g in batched}) > 1  # prompts of different lengths really differ
 
 
+class StopAfter:
+    """Stateless: forces the stop token once a row has written ``1 + (sum of its prompt ids) % 9``
+    tokens, so the rows of one batch stop at different steps."""
+
+    def __init__(self, prompt_width: int, stop: int, pad: int) -> None:
+        self.prompt_width, self.stop, self.pad = prompt_width, stop, pad
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        written = input_ids.shape[1] - self.prompt_width
+        for row, ids in enumerate(input_ids[:, : self.prompt_width].tolist()):
+            if written == 1 + sum(t for t in ids if t != self.pad) % 9:
+                scores[row] = float("-inf")
+                scores[row, self.stop] = 0.0
+        return scores
+
+
+def test_rows_that_stop_early_leave_the_batch_without_changing_any_answer():
+    model, tokenizer = tiny_model_and_tokenizer()
+    stop, pad = stop_token_ids(tokenizer, model)[0], tokenizer.pad_token_id
+    factory = lambda width: StopAfter(width, stop, pad)  # noqa: E731
+    config = SamplingConfig(max_new_tokens=12, no_repeat_ngram=2)  # the guard's row state is followed too
+    batched = generate_batched(model, tokenizer, PROMPTS, config, batch_size=len(PROMPTS), logits_processor=factory)
+    single = generate_one_at_a_time(model, tokenizer, PROMPTS, config, logits_processor=factory)
+    lengths = [len(g[0].token_ids) for g in batched]
+    assert len(set(lengths)) > 1 and all(g[0].stopped for g in batched)  # rows really left at different steps
+    assert [g[0].token_ids for g in batched] == [g[0].token_ids for g in single]
+
+
+def test_constrained_answers_are_the_same_batched_and_one_at_a_time():
+    from worldagent.policy.constrained import tool_call_processor_factory
+    from worldagent.tools.registry import tool_schemas
+
+    model, tokenizer = tiny_model_and_tokenizer()
+    config = SamplingConfig(max_new_tokens=40, no_repeat_ngram=3)
+    factory = tool_call_processor_factory(tokenizer, tool_schemas(), config.max_new_tokens, model, calls_only=True)
+    batched = generate_batched(model, tokenizer, PROMPTS, config, batch_size=len(PROMPTS), logits_processor=factory)
+    single = generate_one_at_a_time(model, tokenizer, PROMPTS, config, logits_processor=factory)
+    assert [g[0].token_ids for g in batched] == [g[0].token_ids for g in single]
+
+
 def test_seeded_sampling_is_deterministic_and_groups_have_the_requested_size():
     model, tokenizer = tiny_model_and_tokenizer()
     config = SamplingConfig(max_new_tokens=16, do_sample=True, num_return_sequences=4, seed=5)

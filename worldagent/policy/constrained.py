@@ -449,6 +449,11 @@ class ToolCallProcessor:
             allowed = torch.nn.functional.pad(allowed, (0, scores.shape[1] - allowed.shape[1]), value=False)
         return scores.masked_fill(~allowed[:, : scores.shape[1]], float("-inf"))
 
+    def select_rows(self, keep: Sequence[int]) -> None:
+        """Follow :func:`worldagent.policy.rollout.decode_batch` when it drops finished rows."""
+        self.states = [self.states[row] for row in keep]
+        self.finished = [self.finished[row] for row in keep]
+
     def _everything(self, scores: torch.Tensor) -> torch.Tensor:
         return torch.ones(self.constraint.tokens.vocab_size, dtype=torch.bool, device=scores.device)
 

@@ -48,3 +48,7 @@ class GeneratedNgramGuard:
             if banned:
                 scores[index, list(banned)] -= self.penalty
         return scores
+
+    def select_rows(self, keep: list[int]) -> None:
+        """Follow :func:`worldagent.policy.rollout.decode_batch` when it drops finished rows."""
+        self._seen = [self._seen[row] for row in keep]

@@ -2,14 +2,24 @@
 
 One call turns many chat prompts into completions: prompts are encoded with the chat template,
 sorted by length (fewer pad tokens), cut into batches, left-padded (so every prompt ends where
-generation starts) and handed to ``model.generate(use_cache=True)``. Greedy decoding is
+generation starts) and decoded by :func:`decode_batch` with a KV cache. Greedy decoding is
 deterministic; sampling is seeded per batch (``seed`` + the batch's first prompt index), so the same
 prompts, settings and seed give the same completions whatever else runs in the process.
 ``num_return_sequences`` draws a group of completions per prompt (GRPO-style group sampling).
 
+Why not ``model.generate``: it keeps decoding a row that has stopped (as padding) until the whole
+batch ends, and grows every row's cache by one concatenation a step. A small model's answers are
+mostly short with a few that run to the token budget, so each batch of 8 ran as long as its longest
+answer and most of a step's work was spent on finished rows. :func:`decode_batch` drops a row from
+the batch (and from its KV cache) the step it stops, so long batches cost what their live rows cost
+(``benchmarks/generation.py`` measures both). :func:`generate_one_at_a_time` keeps plain
+``model.generate`` as the baseline, and the tests check that both give the same greedy answers.
+
 An optional ``logits_processor`` factory (e.g.
 :func:`worldagent.policy.constrained.tool_call_processor`) is called once per batch with the padded
-prompt width, so a stateful processor starts fresh for each batch.
+prompt width, so a stateful processor starts fresh for each batch. A processor that keeps per-row
+state must offer ``select_rows(keep)`` so that it follows the rows :func:`decode_batch` keeps (one
+without it is taken to be stateless).
 """
 
 from __future__ import annotations
@@ -139,6 +149,7 @@ def decode_completion(tokenizer: Any, ids: Sequence[int], drop: set[int]) -> str
 
 
 def _generate_kwargs(config: SamplingConfig, stops: list[int], pad: int) -> dict[str, Any]:
+    """``model.generate`` arguments for :func:`generate_one_at_a_time` (the plain baseline)."""
     kwargs: dict[str, Any] = {
         "max_new_tokens": config.max_new_tokens,
         "do_sample": config.do_sample,
@@ -154,6 +165,96 @@ def _generate_kwargs(config: SamplingConfig, stops: list[int], pad: int) -> dict
     return kwargs
 
 
+def _sampling_warpers(config: SamplingConfig) -> Any:
+    """transformers' temperature, top-k and top-p warpers, in ``model.generate``'s order."""
+    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    warpers = LogitsProcessorList()
+    if config.temperature != 1.0:
+        warpers.append(TemperatureLogitsWarper(config.temperature))
+    if config.top_k:
+        warpers.append(TopKLogitsWarper(config.top_k))
+    if config.top_p < 1.0:
+        warpers.append(TopPLogitsWarper(config.top_p))
+    return warpers
+
+
+def decode_batch(
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    config: SamplingConfig,
+    stops: Sequence[int],
+    processors: Sequence[Any] = (),
+) -> list[list[int]]:
+    """The new tokens of each row of a left-padded batch (``num_return_sequences`` rows per prompt,
+    prompt by prompt), each up to and including its stop token or ``max_new_tokens`` long.
+
+    One prefill, then one token a step for the rows still going: a row leaves the batch, its KV
+    cache and every processor's state (``select_rows``) the step it writes a stop token.
+    """
+    from transformers import DynamicCache
+
+    if config.num_return_sequences > 1:
+        input_ids = input_ids.repeat_interleave(config.num_return_sequences, dim=0)
+        attention_mask = attention_mask.repeat_interleave(config.num_return_sequences, dim=0)
+    device = input_ids.device
+    width = input_ids.shape[1]
+    stop_set = {int(token) for token in stops}
+    warpers = _sampling_warpers(config) if config.do_sample else None
+    cache = DynamicCache(config=model.config)
+    positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=positions,
+        past_key_values=cache,
+        cache_position=torch.arange(width, device=device),
+        use_cache=True,
+        logits_to_keep=1,
+    ).logits[:, -1, :]
+    sequences, last_position = input_ids, positions[:, -1:]
+    live = list(range(input_ids.shape[0]))  # the original row of each row still in the batch
+    generated: list[list[int]] = [[] for _ in live]
+    for step in range(config.max_new_tokens):
+        scores = logits.float()
+        for processor in processors:
+            scores = processor(sequences, scores)
+        if warpers is not None:
+            probabilities = torch.softmax(warpers(sequences, scores), dim=-1)
+            chosen = torch.multinomial(probabilities, num_samples=1)
+        else:
+            chosen = scores.argmax(dim=-1, keepdim=True)
+        keep: list[int] = []
+        for index, token in enumerate(chosen.view(-1).tolist()):
+            generated[live[index]].append(token)
+            if token not in stop_set:
+                keep.append(index)
+        if not keep or step + 1 == config.max_new_tokens:
+            break
+        sequences = torch.cat([sequences, chosen], dim=1)
+        attention_mask = torch.cat([attention_mask, attention_mask.new_ones((len(live), 1))], dim=1)
+        last_position = last_position + 1
+        if len(keep) < len(live):
+            rows = torch.tensor(keep, device=device)
+            cache.batch_select_indices(rows)
+            sequences, attention_mask = sequences[rows], attention_mask[rows]
+            last_position, chosen = last_position[rows], chosen[rows]
+            for processor in processors:
+                if hasattr(processor, "select_rows"):  # stateless processors have nothing to follow
+                    processor.select_rows(keep)
+            live = [live[index] for index in keep]
+        logits = model(
+            input_ids=chosen,
+            attention_mask=attention_mask,
+            position_ids=last_position,
+            past_key_values=cache,
+            cache_position=torch.tensor([width + step], device=device),
+            use_cache=True,
+        ).logits[:, -1, :]
+    return generated
+
+
 def generate_batched(
     model: Any,
     tokenizer: Any,
@@ -164,6 +265,20 @@ def generate_batched(
     stats: GenerationStats | None = None,
 ) -> list[list[Completion]]:
     """``num_return_sequences`` completions for each prompt, in prompt order (see the module doc)."""
+    return _generate(model, tokenizer, prompts, config, batch_size, logits_processor, stats, plain=False)
+
+
+def _generate(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Prompt],
+    config: SamplingConfig,
+    batch_size: int,
+    logits_processor: ProcessorFactory | None,
+    stats: GenerationStats | None,
+    plain: bool,
+) -> list[list[Completion]]:
+    """Batches of prompts through :func:`decode_batch`, or through ``model.generate`` when ``plain``."""
     from transformers import LogitsProcessorList
 
     from worldagent.policy.ngram_guard import GeneratedNgramGuard
@@ -182,7 +297,6 @@ def generate_batched(
     encoded = [encode_prompt(tokenizer, prompt) for prompt in prompts]
     order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
     results: list[list[Completion]] = [[] for _ in encoded]
-    kwargs = _generate_kwargs(config, stops, pad)
     was_training = model.training
     model.eval()
     try:
@@ -197,14 +311,17 @@ def generate_batched(
             cuda = [device.index or 0] if device.type == "cuda" else []
             with torch.inference_mode(), torch.random.fork_rng(devices=cuda):
                 torch.manual_seed(config.seed + batch[0])
-                output = model.generate(
-                    input_ids=input_ids.to(device),
-                    attention_mask=attention.to(device),
-                    logits_processor=processors,
-                    **kwargs,
-                )
+                if plain:
+                    output = model.generate(
+                        input_ids=input_ids.to(device),
+                        attention_mask=attention.to(device),
+                        logits_processor=processors,
+                        **_generate_kwargs(config, stops, pad),
+                    )
+                    rows = output[:, width:].tolist()
+                else:
+                    rows = decode_batch(model, input_ids.to(device), attention.to(device), config, stops, processors)
             elapsed = time.perf_counter() - started
-            rows = output[:, width:].tolist()
             for row_number, new_ids in enumerate(rows):
                 index = batch[row_number // config.num_return_sequences]
                 kept, stopped = cut_at_stop(new_ids, stop_set)
@@ -229,9 +346,10 @@ def generate_one_at_a_time(
     prompts: Sequence[Prompt],
     config: SamplingConfig = SamplingConfig(),
     stats: GenerationStats | None = None,
+    logits_processor: ProcessorFactory | None = None,
 ) -> list[list[Completion]]:
     """The plain baseline: one ``model.generate`` per prompt, no padding (benchmarks compare against it)."""
-    return generate_batched(model, tokenizer, prompts, config, batch_size=1, stats=stats)
+    return _generate(model, tokenizer, prompts, config, 1, logits_processor, stats, plain=True)
 
 
 class BatchedPolicy:
