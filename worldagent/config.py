@@ -150,6 +150,10 @@ class GenerateParams(Section):
     """Nearest training stories (BM25 over intents) shown in every prompt, train and eval alike; 0: none."""
     example_max_chars: int = Field(default=1200, gt=0)
     """Longer story sources are never shown (a prompt budget: ~300 tokens each)."""
+    relabelled_variants: int = Field(default=0, ge=0)
+    """Relabelled copies of each training story that writes its story alone: its quoted labels
+    swapped for other training intents' labels, in the intent and the story (SFT rows only; see
+    ``worldagent.policy.relabel``). 0: none."""
 
     @model_validator(mode="after")
     def _components_need_component_split(self) -> GenerateParams:
@@ -292,6 +296,15 @@ GeneratingModel = Literal["base", "sft", "experience", "dpo", "grpo", "champion"
 
 class EvaluateParams(Section):
     max_new_tokens: int = Field(default=1536, gt=0)
+    base_max_new_tokens: int | None = Field(default=None, gt=0)
+    """The untrained base's budget (None: ``max_new_tokens``). Its answers never end by themselves,
+    so every one runs to the budget: a third of all evaluation time at 1,024 tokens in the smollm2
+    profile, for a row that scores 0. The report says which budget each row had."""
+
+    def budget(self, model: str) -> int:
+        """New tokens at most per answer of ``model``."""
+        return self.base_max_new_tokens or self.max_new_tokens if model == "base" else self.max_new_tokens
+
     batch_size: int = Field(default=8, gt=0)
     max_intents: int | None = Field(default=None, gt=0)  # None: the whole eval split
     # The table's rows, in this order: ``nearest`` copies the nearest training story unchanged (the

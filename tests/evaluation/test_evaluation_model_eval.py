@@ -135,6 +135,25 @@ def test_a_model_is_decoded_constrained_and_unconstrained_with_its_speed_recorde
     assert [row.name for row in only.rows] == ["base"] and not only.rows[0].generation.constrained  # type: ignore[union-attr]
 
 
+def test_the_untrained_base_can_have_its_own_smaller_budget_and_the_file_says_so(
+    tmp_path: Path, base_dir: Path, tiny_model
+) -> None:
+    settings = params(base_max_new_tokens=4, unconstrained_models=["base", "dpo"])
+    files = {"out": tmp_path / "m.json", "speed": tmp_path / "m.speed.json"}
+    base = evaluate_base_stage(settings, **SPLIT, base=base_dir, **files, loader=lambda b, a: tiny_model)
+    assert [row.generation.max_new_tokens for row in base.rows] == [4, 4]  # type: ignore[union-attr]
+    assert all(0 < row.generation.new_tokens <= 3 * 4 for row in base.rows)  # type: ignore[union-attr]
+    assert base.notes == ["`base` was decoded with at most 4 new tokens per answer (the other models 24)."]
+
+    adapter = tmp_path / "models" / "dpo"
+    adapter.mkdir()
+    dpo = MODEL_STAGES["dpo"](
+        settings, **SPLIT, base=base_dir, adapter=adapter, **files, loader=lambda b, a: tiny_model
+    )
+    assert [row.generation.max_new_tokens for row in dpo.rows] == [24, 24] and dpo.notes == []  # type: ignore[union-attr]
+    assert max(row.generation.new_tokens for row in dpo.rows) > 3 * 4  # type: ignore[union-attr]
+
+
 def test_adapter_and_champion_stages(tmp_path: Path, base_dir: Path, tiny_model) -> None:
     loaded: list[Any] = []
 

@@ -145,7 +145,7 @@ PIPELINE = Pipeline(
             GRPO,
             ("reward", "storytest"),
         ),
-        _evaluate_model("base", {"base": BASE}),
+        _evaluate_model("base", {"base": BASE}, params=("evaluate.base_max_new_tokens",)),
         _evaluate_model("nearest", {"trajectories": TRAJECTORIES}, generates=False),
         *(
             _evaluate_model(name, {"base": BASE, "adapter": adapter})

@@ -42,6 +42,7 @@ from worldagent.policy.experience import (
     samples_from_groups,
     update_store,
 )
+from worldagent.policy.relabel import is_relabelled
 from worldagent.policy.rollout import GenerationStats, SamplingConfig, generate_batched
 from worldagent.policy.sft import sft_config
 from worldagent.policy.training import (
@@ -76,7 +77,11 @@ def prompt_rows(path: Path, max_prompts: int) -> list[dict[str, Any]]:
 
 
 def _single_turn(path: Path) -> list[dict[str, Any]]:
-    return [row for row in read_jsonl(path) if row.get("turns", "single") == "single" and "id" in row]
+    return [
+        row
+        for row in read_jsonl(path)
+        if row.get("turns", "single") == "single" and "id" in row and not is_relabelled(row)
+    ]
 
 
 def reference_answers(path: Path) -> dict[str, str]:

@@ -27,9 +27,11 @@ from worldagent.io import atomic_write_text, jsonl, pretty_json, sha256_bytes
 from worldagent.policy.degrade import Solution, degrade
 from worldagent.policy.environment import AgentEnvironment, Episode, episode_sandbox
 from worldagent.policy.prompts import ExampleStory, prompt_messages
+from worldagent.policy.relabel import RELABEL_SUFFIX, label_mappings, label_pool, relabel
 from worldagent.policy.retrieval import BM25Index, StoryDocument
 from worldagent.policy.solution import module_signatures, reference_solution
 from worldagent.stories.discover import StoryRecord
+from worldagent.stories.errors import StoryError
 from worldagent.storytest.result import StoryResult
 from worldagent.storytest.reward import reward as story_reward
 from worldagent.storytest.runner import StoryRunner, reference_assertions
@@ -204,6 +206,7 @@ class StoryData:
     dropped: Counter[str] = field(default_factory=Counter)
     not_applicable: Counter[str] = field(default_factory=Counter)
     reference_failure: str | None = None
+    relabelled: Counter[str] = field(default_factory=Counter)  # relabelled copies "kept" and "failed"
 
 
 def _tokens_sources(record: StoryRecord, stories_root: Path) -> dict[str, str]:
@@ -247,10 +250,23 @@ def generate_for_story(
     runner: StoryRunner,
     tool_schemas: Sequence[dict[str, Any]],
     examples: Sequence[ExampleStory] = (),
+    labels: Mapping[str, str] | None = None,
+    variant: int = 0,
 ) -> StoryData:
+    """The story's trajectories and verified preference pairs.
+
+    ``labels`` (old → new, with ``variant`` its number from 1): the relabelled copy instead
+    (:mod:`worldagent.policy.relabel`), trajectories only, its assertions derived from its own render.
+    """
     data = StoryData()
     solution = reference_solution(record, stories_root)
-    expected = reference_assertions(stories_root / record.file, record.export, stories_root)
+    if labels:
+        record = record.model_copy(update={"intent": relabel(record.intent, labels)})
+        solution = solution.replace(solution.story_path, relabel(solution.files[solution.story_path], labels))
+        overlay = {**solution.given, **solution.files}
+        expected = reference_assertions(stories_root / solution.story_path, record.export, stories_root, overlay)
+    else:
+        expected = reference_assertions(stories_root / record.file, record.export, stories_root)
     tokens = _tokens_sources(record, stories_root)
     with episode_sandbox(stories_root, record.token_files, solution.given) as sandbox:
         episode = AgentEnvironment(sandbox, runner, record.export, expected).run(solution_calls(solution))
@@ -268,11 +284,12 @@ def generate_for_story(
     prompt = prompt_messages(tool_schemas, *task, existing=existing, examples=examples)
     multi_prompt = prompt_messages(tool_schemas, *task, "multi", existing, examples)
     base = {
-        "id": record.id,
+        "id": f"{record.id}{RELABEL_SUFFIX}{variant}" if labels else record.id,
         "intent": record.intent,
         "component": record.component,
         "split": split,
         "given_files": given_files_column(solution.given),
+        **({"relabelled": dict(labels)} if labels else {}),
     }
     calls_text = render_calls(solution_calls(solution))
     turns = ([("single", [*prompt, {"role": "assistant", "content": calls_text}])] if params.single_turn else []) + (
@@ -283,7 +300,7 @@ def generate_for_story(
             {**base, "turns": turn, "messages": messages, "reward": reference_reward, "storyResult": result}
         )
 
-    for rule in params.degradations:
+    for rule in [] if labels else params.degradations:
         if len(data.preferences) >= params.max_pairs_per_story:
             break
         degraded = degrade(solution, rule, tokens)
@@ -314,6 +331,44 @@ def generate_for_story(
                 "rejected_storyResult": rejected_result.model_dump(),
             }
         )
+    return data
+
+
+def relabelled_rows(
+    record: StoryRecord,
+    stories_root: Path,
+    params: GenerateParams,
+    weights: RewardWeights,
+    runner: StoryRunner,
+    tool_schemas: Sequence[dict[str, Any]],
+    examples: ExampleIndex,
+    pool: Sequence[str],
+    seed: int,
+) -> StoryData:
+    """Up to ``generate.relabelled_variants`` relabelled copies of a training story that writes its
+    story alone (a story that creates its component would repeat its whole template for new words);
+    a copy whose reference no longer passes its story test is left out (counted ``failed``)."""
+    data = StoryData()
+    solution = reference_solution(record, stories_root)
+    if params.relabelled_variants <= 0 or not solution.given:
+        return data
+    source = solution.files[solution.story_path]
+    mappings = label_mappings(record.intent, source, pool, params.relabelled_variants, f"{seed}:relabel:{record.id}")
+    for number, labels in enumerate(mappings, start=1):
+        relabelled = record.model_copy(update={"intent": relabel(record.intent, labels)})
+        shown = examples.nearest(relabelled, params.examples)
+        try:
+            variant = generate_for_story(
+                record, stories_root, "train", params, weights, runner, tool_schemas, shown, labels, number
+            )
+        except StoryError as error:  # the new words broke the story (a label that was also a name)
+            variant = StoryData(reference_failure=f"{record.id} relabelled {labels}: {error}")
+        if variant.reference_failure:
+            data.relabelled["failed"] += 1
+            log.info("relabelled copy left out: %s", variant.reference_failure)
+            continue
+        data.trajectories.extend(variant.trajectories)
+        data.relabelled["kept"] += 1
     return data
 
 
@@ -349,6 +404,8 @@ def generate_datasets(
     failures: list[str] = []
     ordered = sorted(records, key=lambda r: r.id)
     examples = ExampleIndex([r for r in ordered if r.id not in held_out], stories_root, params.example_max_chars)
+    pool = label_pool(r.intent for r in ordered if r.id not in held_out)
+    relabelled: Counter[str] = Counter()
     for record in tqdm(ordered, desc="generate", unit="story", disable=not progress):
         split = "eval" if record.id in held_out else "train"
         shown = examples.nearest(record, params.examples)
@@ -360,6 +417,12 @@ def generate_datasets(
         if data.reference_failure:
             failures.append(data.reference_failure)
             log.warning("reference story does not pass its own test: %s", data.reference_failure)
+        elif split == "train":
+            variants = relabelled_rows(
+                record, stories_root, params, weights, runner, tool_schemas, examples, pool, seed
+            )
+            outputs[TRAIN_TRAJECTORIES].extend(variants.trajectories)
+            relabelled.update(variants.relabelled)
 
     # Rows are shuffled with the seed so that trainers see components interleaved, reproducibly; one
     # generator per file, so that adding held-out stories leaves the training files byte-identical.
@@ -375,6 +438,7 @@ def generate_datasets(
         "eval_stories": sorted(held_out),
         "heldout_stories": heldout_ids(records, params.heldout),
         "rows": {name: len(rows) for name, rows in outputs.items()},
+        "relabelled": dict(sorted(relabelled.items())),
         "pairs_dropped_by_verification": dict(sorted(dropped.items())),
         "degradations_not_applicable": dict(sorted(not_applicable.items())),
         "reference_failures": failures,

@@ -27,6 +27,7 @@ from typing import Any
 
 from worldagent.config import Params
 from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes
+from worldagent.policy.relabel import is_relabelled
 from worldagent.policy.rewards import StoryTestReward
 from worldagent.policy.training import (
     TrainingError,
@@ -51,10 +52,11 @@ STAGE = "grpo"
 
 def grpo_prompts(path: Path, max_prompts: int) -> list[dict[str, Any]]:
     """``{prompt, id, given_files}`` rows: the system+user turns of the single-turn trajectories, first
-    ``max_prompts`` in file order; ``given_files`` is the files the task's sandbox starts with (JSON)."""
+    ``max_prompts`` in file order; ``given_files`` is the files the task's sandbox starts with (JSON).
+    Relabelled copies are left out: a reward needs the story's own test."""
     rows = []
     for row in read_jsonl(path):
-        if row.get("turns", "single") != "single":
+        if row.get("turns", "single") != "single" or is_relabelled(row):
             continue
         messages = row.get("messages") or []
         prompt = []

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from worldagent.policy.relabel import is_relabelled
+
 _WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+|[A-Z]+(?![a-z])")
 STOPWORDS = frozenset(
     [
@@ -80,7 +82,8 @@ class Hit:
 
 
 def documents_from_trajectories(rows: Iterable[Mapping[str, Any]]) -> list[StoryDocument]:
-    """One document per single-turn training trajectory (``split`` other than ``train`` is refused)."""
+    """One document per single-turn training trajectory (``split`` other than ``train`` is refused);
+    relabelled copies are left out: the baseline copies a story as it was written."""
     documents: dict[str, StoryDocument] = {}
     for number, row in enumerate(rows, start=1):
         if row.get("split", "train") != "train":
@@ -88,7 +91,7 @@ def documents_from_trajectories(rows: Iterable[Mapping[str, Any]]) -> list[Story
                 f"row {number} ({row.get('id')!r}) is from split {row.get('split')!r}: "
                 "retrieval indexes the training split only"
             )
-        if row.get("turns", "single") != "single":
+        if row.get("turns", "single") != "single" or is_relabelled(row):
             continue
         answers = [m for m in row.get("messages") or [] if m.get("role") == "assistant"]
         if not answers or "id" not in row:

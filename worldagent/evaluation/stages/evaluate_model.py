@@ -83,6 +83,7 @@ def generate_rows(
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
     """The model's rows (constrained and/or not) and their timings."""
     settings = params.evaluate
+    budget = settings.budget(model_name)
     evaluated: list[EvalRow] = []
     timings: dict[str, dict[str, Any]] = {}
     for name, constrained in decode_variants(params, model_name):
@@ -90,7 +91,7 @@ def generate_rows(
             model,
             tokenizer,
             constrained=constrained,
-            max_new_tokens=settings.max_new_tokens,
+            max_new_tokens=budget,
             batch_size=settings.batch_size,
             no_repeat_ngram=settings.no_repeat_ngram,
         )
@@ -101,7 +102,7 @@ def generate_rows(
             new_tokens=stats.new_tokens,
             batches=stats.batches,
             batch_size=settings.batch_size,
-            max_new_tokens=settings.max_new_tokens,
+            max_new_tokens=budget,
             constrained=constrained,
         )
         evaluated.append(row)
@@ -191,7 +192,16 @@ def evaluate_model(
             del model
             gc.collect()
         evaluation.rows.extend(evaluated)
+        if budget_note := _budget_note(params, name):
+            evaluation.notes.append(budget_note)
     return evaluation, timings
+
+
+def _budget_note(params: Params, name: str) -> str | None:
+    budget, usual = params.evaluate.budget(name), params.evaluate.max_new_tokens
+    if budget == usual:
+        return None
+    return f"`{name}` was decoded with at most {budget} new tokens per answer (the other models {usual})."
 
 
 def make_scorer(params: Params, stories: Path, stories_dir: Path) -> Scorer:
