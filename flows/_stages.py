@@ -40,11 +40,11 @@ def dvc_repro(stage: str, root: Path, lock_wait_s: float = 900.0) -> list[str]:
     """Run one stage through DVC (``dvc repro --single-item``); the names of the stages DVC ran.
 
     DVC holds its repository lock only while it checks and records a stage, not while the stage's
-    command runs, so independent stages can run at once; a stage that finds the lock taken waits
-    for it (DVC itself gives up after 3 s) instead of failing the run.
+    command runs, so independent stages can run at once; a stage that finds the lock taken, or an
+    input another stage is still writing (DVC's per-path lock), waits for it (DVC itself gives up
+    after 3 s) instead of failing the run.
     """
     from dvc.exceptions import DvcException
-    from dvc.lock import LockError
     from dvc.repo import Repo
 
     deadline = time.monotonic() + lock_wait_s
@@ -54,14 +54,27 @@ def dvc_repro(stage: str, root: Path, lock_wait_s: float = 900.0) -> list[str]:
                 # DVC resolves a bare stage name against the working directory: address the file.
                 ran = repo.reproduce(f"{Path(root).resolve() / 'dvc.yaml'}:{stage}", single_item=True)
             return [item.name for item in ran]
-        except LockError:
-            if time.monotonic() > deadline:
-                raise RunError(f"{stage}: DVC's repository lock stayed taken for {lock_wait_s:.0f} s") from None
-            time.sleep(1.0 + random.random())
         except DvcException as error:
-            # DVC's exceptions do not survive pickling (a Dask worker's result): keep the message.
-            cause = f": {error.__cause__}" if error.__cause__ else ""
-            raise RunError(f"dvc repro {stage} failed: {error}{cause}") from None
+            if not _is_lock_error(error):
+                # DVC's exceptions do not survive pickling (a Dask worker's result): keep the message.
+                cause = f": {error.__cause__}" if error.__cause__ else ""
+                raise RunError(f"dvc repro {stage} failed: {error}{cause}") from None
+            if time.monotonic() > deadline:
+                raise RunError(f"{stage}: DVC's lock stayed taken for {lock_wait_s:.0f} s: {error}") from None
+            time.sleep(1.0 + random.random())
+
+
+def _is_lock_error(error: BaseException) -> bool:
+    """A lock DVC could not take: its repository lock, or (wrapped in its reproduction error) the
+    per-path lock on a file another stage is writing."""
+    from dvc.lock import LockError
+
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, LockError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _in_prefect_run() -> bool:

@@ -10,7 +10,6 @@ import logging
 from pathlib import Path
 
 from tasks._stage import stage_main
-from worldagent.allocator import return_freed_memory
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
 from worldagent.policy.dpo import train_dpo
@@ -29,8 +28,6 @@ def run(
     metrics: Path,
     curves: Path,
 ) -> None:
-    if params.dpo.return_freed_memory:
-        return_freed_memory()  # before the model loads: each step frees GBs of activations
     result = train_dpo(
         params, base, experience, preferences, out, experience_pairs=experience_pairs, curves_path=curves
     )

@@ -55,7 +55,7 @@ TINY = {
         "max_length": 4096,
         "logging_steps": 1,
     },
-    "evaluate": {"max_new_tokens": 16, "max_intents": 2, "batch_size": 2},
+    "evaluate": {"max_new_tokens": 16, "base_max_new_tokens": None, "max_intents": 2, "batch_size": 2},
     "compare": {"bootstrap_samples": 200},
 }
 

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
-from worldagent.config import DpoParams, Params
+from worldagent.config import FreedMemory, TrainerParams
 
 # Allocates 100 blocks of 2 MiB after glibc's dynamic threshold has risen above them (as it does after
 # a training step frees a large tensor), frees every other one, and prints the RSS growth in KiB.
 FRAGMENT = """
 import ctypes, sys
-from worldagent.allocator import return_freed_memory
+from worldagent.allocator import return_freed_memory, trim_freed_memory
 
 def rss_kib():
     with open("/proc/self/status") as status:
@@ -36,6 +36,8 @@ for address in blocks:
     libc.memset(address, 1, block)
 for address in blocks[::2]:
     libc.free(address)
+if sys.argv[1] == "trim":
+    assert trim_freed_memory()
 print(rss_kib() - before)
 """
 
@@ -60,22 +62,32 @@ def test_freed_blocks_leave_the_process_instead_of_staying_as_holes_in_the_heap(
     assert returned < 120 * 1024  # only the 50 live blocks
 
 
-@pytest.mark.parametrize("setting", [True, False])
-def test_the_dpo_stage_returns_freed_memory_only_when_its_params_ask(
-    setting: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_trimming_hands_the_holes_pages_back_without_changing_the_threshold() -> None:
+    kept_by_default = _rss_growth_kib("off")
+    trimmed = _rss_growth_kib("trim")
+    assert kept_by_default > 180 * 1024
+    assert trimmed < 120 * 1024  # the freed half's pages are gone; only the 50 live blocks remain
+
+
+@pytest.mark.parametrize(("setting", "allocator_calls", "callbacks"), [("keep", 0, 0), ("trim", 0, 1), ("unmap", 1, 0)])
+def test_each_freed_memory_setting_does_what_it_says(
+    setting: FreedMemory, allocator_calls: int, callbacks: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # It costs ~1.6x the step time on a CPU (docs/profiles.md, "Memory"): a profile opts in.
-    import tasks.dpo
+    from worldagent.policy import training
 
     calls: list[str] = []
-    monkeypatch.setattr(tasks.dpo, "return_freed_memory", lambda: calls.append("allocator") or True)
-    monkeypatch.setattr(
-        tasks.dpo, "train_dpo", lambda *a, **k: calls.append("train") or {"global_step": 1, "wall_s": 0}
-    )
-    params = Params().model_copy(update={"dpo": DpoParams(return_freed_memory=setting)})
-    paths = {
-        name: tmp_path / name for name in ("base", "experience", "preferences", "experience_pairs", "out", "curves")
-    }
-    tasks.dpo.run(params, metrics=tmp_path / "metrics.json", **paths)
-    assert calls == (["allocator", "train"] if setting else ["train"])
-    assert json.loads((tmp_path / "metrics.json").read_text())["global_step"] == 1
+    monkeypatch.setattr(training, "return_freed_memory", lambda: calls.append("unmap") or True)
+    monkeypatch.setattr(training, "trim_freed_memory", lambda: calls.append("trim") or True)
+    made = training.freed_memory_callbacks(setting)
+    assert calls == ["unmap"] * allocator_calls and len(made) == callbacks
+    for callback in made:  # after every micro-batch: the substeps and the optimizer step's last one
+        callback.on_substep_end(None, None, None)
+        callback.on_step_end(None, None, None)
+    assert calls == ["unmap"] * allocator_calls + ["trim", "trim"] * callbacks
+
+
+def test_the_profiles_trim_sft_and_unmap_dpo_and_the_default_keeps() -> None:
+    assert TrainerParams().freed_memory == "keep"
+    smollm2 = yaml.safe_load((Path(__file__).resolve().parents[1] / "profiles" / "smollm2.yaml").read_text())
+    assert smollm2["sft"]["freed_memory"] == "trim" and smollm2["dpo"]["freed_memory"] == "unmap"

@@ -216,6 +216,9 @@ class LoraParams(Section):
     training of a 30-layer base on a CPU, at some loss of capacity."""
 
 
+FreedMemory = Literal["keep", "trim", "unmap"]  # see TrainerParams.freed_memory
+
+
 class TrainerParams(Section):
     """Knobs shared by the trl stages; each stage has its own section with these keys."""
 
@@ -232,6 +235,13 @@ class TrainerParams(Section):
     """Recompute activations in the backward pass instead of keeping them. ``auto``: on an accelerator
     for models of 100M+ parameters, whose memory is what runs out; never on a CPU, where it costs
     ~1.4x per step. ``true`` buys memory with that time (SmolLM2's DPO: docs/profiles.md, "Memory")."""
+    freed_memory: FreedMemory = "keep"
+    """What becomes of the memory each step frees (``worldagent.allocator``; docs/profiles.md, "Memory").
+    ``keep``: glibc's default; it stays in the process as holes that later blocks do not always fit
+    (SmolLM2's SFT: 6.9 GB after 16 steps, 9.36 GB after 99). ``trim``: its free pages go back to
+    the OS after every micro-batch (5.8 GB after the same 16 steps, no slower). ``unmap``: large
+    blocks get mappings of their own, returned on free: the lowest peak (SmolLM2's DPO 7.3 -> 5.6 GB),
+    for ~1.1-1.6x the step time on a CPU."""
 
 
 class SftParams(TrainerParams):
@@ -240,10 +250,6 @@ class SftParams(TrainerParams):
 
 class DpoParams(TrainerParams):
     beta: float = Field(default=0.1, gt=0)
-    return_freed_memory: bool = False
-    """Fix glibc's mmap threshold so that what each step frees goes back to the OS
-    (``worldagent.allocator``): SmolLM2's DPO peak 7.3 -> 5.6 GB, for ~1.6x the time of a LoRA
-    forward+backward on a CPU (docs/profiles.md, "Memory"). Only where memory is what runs out."""
 
 
 class GrpoParams(TrainerParams):
@@ -301,10 +307,6 @@ class EvaluateParams(Section):
     so every one runs to the budget: a third of all evaluation time at 1,024 tokens in the smollm2
     profile, for a row that scores 0. The report says which budget each row had."""
 
-    def budget(self, model: str) -> int:
-        """New tokens at most per answer of ``model``."""
-        return self.base_max_new_tokens or self.max_new_tokens if model == "base" else self.max_new_tokens
-
     batch_size: int = Field(default=8, gt=0)
     max_intents: int | None = Field(default=None, gt=0)  # None: the whole eval split
     # The table's rows, in this order: ``nearest`` copies the nearest training story unchanged (the
@@ -318,6 +320,10 @@ class EvaluateParams(Section):
     no_repeat_ngram: NgramGuard = 0
     # Models also decoded without the constraint: rows "<model> (unconstrained)" show what it buys.
     unconstrained_models: list[GeneratingModel] = Field(default_factory=lambda: ["grpo"])
+
+    def budget(self, model: str) -> int:
+        """New tokens at most per answer of ``model``."""
+        return self.base_max_new_tokens or self.max_new_tokens if model == "base" else self.max_new_tokens
 
 
 class CompareParams(Section):

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from flows import _stages
+from tests.harness import dvc, run
 from worldagent.pipeline.world_agent import PIPELINE
 
 
@@ -42,3 +47,32 @@ def test_every_step_of_the_table_becomes_a_task_with_its_name() -> None:
     deploy = tasks[-1]
     assert deploy.on_failure_hooks == [_stages._on_failure]
     assert {t.name: t.retries for t in tasks}["upload"] == 2
+
+
+def test_a_stage_waits_for_an_input_another_stage_is_still_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DVC refuses at once a stage whose input another process is writing (its per-path lock, raised
+    # inside its reproduction error): under load one family's stage met another's still running.
+    from dvc.fs import LocalFileSystem
+    from dvc.rwlock import rwlock
+
+    monkeypatch.chdir(tmp_path)
+    run(tmp_path, "git", "init", "-q")
+    dvc(tmp_path, "init", "-q")
+    write = "python -c 'import json,sys; json.dump(1, open(sys.argv[1], \"w\"))'"
+    stages = {
+        "a": {"cmd": f"{write} a.json", "outs": ["a.json"]},
+        "c": {"cmd": f"{write} gate.json", "deps": ["a.json"], "outs": ["gate.json"]},
+    }
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}))
+    assert _stages.dvc_repro("a", tmp_path) == ["a"]
+    result: dict[str, Any] = {}
+    worker = threading.Thread(target=lambda: result.update(ran=_stages.dvc_repro("c", tmp_path, lock_wait_s=60)))
+    lock_args = (str(tmp_path / ".dvc" / "tmp"), LocalFileSystem(), "another stage", [], [str(tmp_path / "a.json")])
+    with rwlock(*lock_args, False):
+        worker.start()
+        time.sleep(3)  # c finds a.json being written, and waits
+        assert worker.is_alive() and not (tmp_path / "gate.json").exists()
+    worker.join(timeout=60)
+    assert result == {"ran": ["c"]} and (tmp_path / "gate.json").exists()

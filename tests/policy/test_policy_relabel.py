@@ -19,7 +19,15 @@ from worldagent.policy.generate import (
     generate_datasets,
 )
 from worldagent.policy.grpo import grpo_prompts
-from worldagent.policy.relabel import RELABEL_SUFFIX, is_relabelled, label_mappings, label_pool, quoted_labels, relabel
+from worldagent.policy.relabel import (
+    RELABEL_SUFFIX,
+    is_original_single_turn,
+    is_relabelled,
+    label_mappings,
+    label_pool,
+    quoted_labels,
+    relabel,
+)
 from worldagent.policy.retrieval import documents_from_trajectories
 from worldagent.stories.discover import discover_stories
 from worldagent.storytest.runner import PythonStoryRunner
@@ -61,6 +69,13 @@ def test_label_mappings_are_reproducible_distinct_and_new_to_the_source() -> Non
         assert len(set(mapping.values())) == 2
         assert not {"Save", "Cancel", "Help"} & set(mapping.values())  # never a word the story already shows
     assert label_mappings(intent, source, pool, 3, "other seed") != first
+
+
+def test_only_single_turn_rows_as_written_are_originals() -> None:
+    assert is_original_single_turn({"id": "a", "turns": "single"})
+    assert is_original_single_turn({"id": "a"})  # rows written before `turns` existed were single-turn
+    assert not is_original_single_turn({"id": "a", "turns": "multi"})
+    assert not is_original_single_turn({"id": f"a{RELABEL_SUFFIX}1", "turns": "single", "relabelled": {"Save": "Go"}})
 
 
 def test_label_mappings_need_a_quoted_label_the_source_shows() -> None:

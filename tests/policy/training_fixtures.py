@@ -79,10 +79,10 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
 def real_single_turn_rows(count: int) -> list[dict[str, Any]]:
     """The first ``count`` single-turn training rows of real stories (relabelled copies have no story
     file of their own for a reward to score against)."""
-    from worldagent.policy.relabel import is_relabelled
+    from worldagent.policy.relabel import is_original_single_turn
 
     rows = [json.loads(line) for line in TRAJECTORIES.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return [row for row in rows if row.get("turns") == "single" and not is_relabelled(row)][:count]
+    return [row for row in rows if is_original_single_turn(row)][:count]
 
 
 def build_tiny_base(out_dir: Path) -> Path:

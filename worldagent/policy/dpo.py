@@ -19,6 +19,7 @@ from worldagent.policy.training import (
     TrainingError,
     checkpoint_root,
     fingerprint,
+    freed_memory_callbacks,
     load_training_model,
     lora_config,
     prepare_checkpoints,
@@ -94,6 +95,7 @@ def train_dpo(
     on_policy = dpo_rows(Path(experience_pairs), allow_empty=True) if experience_pairs is not None else []
     rows = rule_rows + on_policy
     data_hash = sha256_bytes(canonical_json(rows).encode("utf-8"))
+    memory_callbacks = freed_memory_callbacks(params.dpo.freed_memory)  # before the model loads
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, sft_dir, device)
     checkpoints = checkpoints or checkpoint_root(out_dir, STAGE)
     resume = prepare_checkpoints(checkpoints, fingerprint(STAGE, params, data_hash, base_dir, parents))
@@ -104,7 +106,7 @@ def train_dpo(
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),
-        callbacks=list(callbacks),
+        callbacks=[*callbacks, *memory_callbacks],
     )
     metrics = run_trainer(
         trainer,

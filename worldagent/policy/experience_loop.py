@@ -42,13 +42,14 @@ from worldagent.policy.experience import (
     samples_from_groups,
     update_store,
 )
-from worldagent.policy.relabel import is_relabelled
+from worldagent.policy.relabel import is_original_single_turn
 from worldagent.policy.rollout import GenerationStats, SamplingConfig, generate_batched
 from worldagent.policy.sft import sft_config
 from worldagent.policy.training import (
     TrainingError,
     checkpoint_root,
     fingerprint,
+    freed_memory_callbacks,
     load_training_model,
     lora_config,
     prepare_checkpoints,
@@ -77,11 +78,7 @@ def prompt_rows(path: Path, max_prompts: int) -> list[dict[str, Any]]:
 
 
 def _single_turn(path: Path) -> list[dict[str, Any]]:
-    return [
-        row
-        for row in read_jsonl(path)
-        if row.get("turns", "single") == "single" and "id" in row and not is_relabelled(row)
-    ]
+    return [row for row in read_jsonl(path) if is_original_single_turn(row) and "id" in row]
 
 
 def reference_answers(path: Path) -> dict[str, str]:
@@ -247,6 +244,7 @@ def train_experience_adapter(
     if not rows:
         raise TrainingError("experience: nothing to train on (no passing completion and experience.reference_rows off)")
     data_hash = sha256_bytes(canonical_json(rows).encode("utf-8"))
+    memory_callbacks = freed_memory_callbacks(params.experience.freed_memory)  # before the model loads
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, sft_dir, device)
     checkpoints = checkpoint_root(out_dir, STAGE)
     stage_fingerprint = fingerprint(STAGE, params, data_hash, base_dir, parents)
@@ -257,7 +255,7 @@ def train_experience_adapter(
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),
-        callbacks=list(callbacks),
+        callbacks=[*callbacks, *memory_callbacks],
     )
     metrics = run_trainer(
         trainer,

@@ -252,14 +252,16 @@ def generate_for_story(
     examples: Sequence[ExampleStory] = (),
     labels: Mapping[str, str] | None = None,
     variant: int = 0,
+    solution: Solution | None = None,
 ) -> StoryData:
     """The story's trajectories and verified preference pairs.
 
     ``labels`` (old → new, with ``variant`` its number from 1): the relabelled copy instead
     (:mod:`worldagent.policy.relabel`), trajectories only, its assertions derived from its own render.
+    ``solution``: the story's reference solution where the caller has read it already.
     """
     data = StoryData()
-    solution = reference_solution(record, stories_root)
+    solution = solution or reference_solution(record, stories_root)
     if labels:
         record = record.model_copy(update={"intent": relabel(record.intent, labels)})
         solution = solution.replace(solution.story_path, relabel(solution.files[solution.story_path], labels))
@@ -359,7 +361,7 @@ def relabelled_rows(
         shown = examples.nearest(relabelled, params.examples)
         try:
             variant = generate_for_story(
-                record, stories_root, "train", params, weights, runner, tool_schemas, shown, labels, number
+                record, stories_root, "train", params, weights, runner, tool_schemas, shown, labels, number, solution
             )
         except StoryError as error:  # the new words broke the story (a label that was also a name)
             variant = StoryData(reference_failure=f"{record.id} relabelled {labels}: {error}")

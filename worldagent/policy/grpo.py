@@ -27,7 +27,7 @@ from typing import Any
 
 from worldagent.config import Params
 from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes
-from worldagent.policy.relabel import is_relabelled
+from worldagent.policy.relabel import is_original_single_turn
 from worldagent.policy.rewards import StoryTestReward
 from worldagent.policy.training import (
     TrainingError,
@@ -35,6 +35,7 @@ from worldagent.policy.training import (
     checkpoint_root,
     curve_rows,
     fingerprint,
+    freed_memory_callbacks,
     load_training_model,
     lora_config,
     prepare_checkpoints,
@@ -56,7 +57,7 @@ def grpo_prompts(path: Path, max_prompts: int) -> list[dict[str, Any]]:
     Relabelled copies are left out: a reward needs the story's own test."""
     rows = []
     for row in read_jsonl(path):
-        if row.get("turns", "single") != "single" or is_relabelled(row):
+        if not is_original_single_turn(row):
             continue
         messages = row.get("messages") or []
         prompt = []
@@ -260,6 +261,7 @@ def train_grpo(
     base_dir, dpo_dir, dataset_path, out_dir = Path(base_dir), Path(dpo_dir), Path(dataset_path), Path(out_dir)
     require_complete_adapter(dpo_dir, "dpo")
     rows = grpo_prompts(dataset_path, params.grpo.max_prompts)
+    memory_callbacks = freed_memory_callbacks(params.grpo.freed_memory)  # before the model loads
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, dpo_dir, device)
     rows = _fit_prompts(rows, tokenizer, params.grpo.max_length)
     if reward is None:
@@ -298,7 +300,7 @@ def train_grpo(
         train_dataset=Dataset.from_list(kept),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),
-        callbacks=list(callbacks),
+        callbacks=[*callbacks, *memory_callbacks],
     )
     metrics = run_trainer(
         trainer,

@@ -83,3 +83,9 @@ def is_relabelled(row: Mapping[str, object]) -> bool:
     """Whether a trajectory row is a relabelled copy (SFT trains on it; prompts and rewards use the
     original stories only, whose story tests know their labels)."""
     return "relabelled" in row
+
+
+def is_original_single_turn(row: Mapping[str, object]) -> bool:
+    """Whether a trajectory row is a story as it was written, in one turn: the rows that prompts,
+    rewards and retrieval read (multi-turn rows and relabelled copies are SFT's only)."""
+    return row.get("turns", "single") == "single" and not is_relabelled(row)

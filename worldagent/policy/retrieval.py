@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from worldagent.policy.relabel import is_relabelled
+from worldagent.policy.relabel import is_original_single_turn
 
 _WORD = re.compile(r"[A-Za-z][a-z]*|[0-9]+|[A-Z]+(?![a-z])")
 STOPWORDS = frozenset(
@@ -91,7 +91,7 @@ def documents_from_trajectories(rows: Iterable[Mapping[str, Any]]) -> list[Story
                 f"row {number} ({row.get('id')!r}) is from split {row.get('split')!r}: "
                 "retrieval indexes the training split only"
             )
-        if row.get("turns", "single") != "single" or is_relabelled(row):
+        if not is_original_single_turn(row):
             continue
         answers = [m for m in row.get("messages") or [] if m.get("role") == "assistant"]
         if not answers or "id" not in row:

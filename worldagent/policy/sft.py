@@ -14,6 +14,7 @@ from worldagent.policy.training import (
     checkpoint_root,
     file_hash,
     fingerprint,
+    freed_memory_callbacks,
     load_training_model,
     lora_config,
     prepare_checkpoints,
@@ -83,6 +84,7 @@ def build_sft_trainer(
     from trl import SFTTrainer
 
     rows = sft_rows(dataset_path)
+    memory_callbacks = freed_memory_callbacks(params.sft.freed_memory)  # before the model loads
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, None, device)
     trainer = SFTTrainer(
         model=model,
@@ -90,7 +92,7 @@ def build_sft_trainer(
         train_dataset=Dataset.from_list(rows),
         processing_class=tokenizer,
         peft_config=lora_config(params.lora, model),
-        callbacks=list(callbacks),
+        callbacks=[*callbacks, *memory_callbacks],
     )
     return SftSetup(trainer, tokenizer, list(parents), len(rows), file_hash(dataset_path))
 

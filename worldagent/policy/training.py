@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import math
 import re
@@ -31,7 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from worldagent.config import LoraParams, Params, TrainerParams
+from worldagent.allocator import return_freed_memory, trim_freed_memory
+from worldagent.config import FreedMemory, LoraParams, Params, TrainerParams
 from worldagent.errors import InputError
 from worldagent.io import (
     atomic_directory,
@@ -48,6 +50,7 @@ log = logging.getLogger(__name__)
 
 STAGES = ("sft", "experience", "dpo", "grpo")
 STAGE_FILE = "stage.json"
+ADAPTER_CONFIG = "adapter_config.json"  # peft's
 FINGERPRINT_FILE = "fingerprint.json"
 PARENTS_DIR = "parents"
 CHECKPOINTS_DIR = "checkpoints"
@@ -135,6 +138,26 @@ def trainer_kwargs(
     }
     kwargs.update(trainer_precision(device, dtype))
     return kwargs
+
+
+def freed_memory_callbacks(setting: FreedMemory) -> list[Any]:
+    """Apply a training section's ``freed_memory`` (:mod:`worldagent.allocator`); call it before the
+    model loads. Returns the trainer callbacks the setting needs: ``trim`` after every micro-batch."""
+    if setting == "unmap":
+        return_freed_memory()
+    if setting != "trim":
+        return []
+    from transformers import TrainerCallback
+
+    class TrimFreedMemory(TrainerCallback):
+        # on_substep_end follows each micro-batch but the last of an optimizer step, on_step_end that one
+        def on_substep_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            trim_freed_memory()
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            trim_freed_memory()
+
+    return [TrimFreedMemory()]
 
 
 def wants_activation_checkpointing(setting: Literal["auto"] | bool, device: str, model_parameters: int) -> bool:
@@ -260,6 +283,7 @@ def save_adapter(
     """
     with atomic_directory(out_dir) as tmp:
         model.save_pretrained(str(tmp))
+        sort_target_modules(tmp / ADAPTER_CONFIG)
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp))
         chain: list[dict[str, Any]] = []
@@ -289,6 +313,18 @@ def save_adapter(
         adapter_hash = tree_hash(tmp)
         info["adapter_sha256"] = adapter_hash
         atomic_write_text(tmp / STAGE_FILE, pretty_json(info))
+
+
+def sort_target_modules(config_path: Path) -> None:
+    """peft keeps ``target_modules`` as a set and writes it in hash order, which changes from run to
+    run: sorted, the same training writes the same bytes (and DVC sees the same adapter)."""
+    if not config_path.is_file():
+        return
+    config = read_json(config_path)
+    if isinstance(config.get("target_modules"), list):
+        config["target_modules"] = sorted(config["target_modules"])
+        # peft's own layout (indent 2, sorted keys), so only the order changes
+        atomic_write_text(config_path, json.dumps(config, indent=2, sort_keys=True))
 
 
 def _copy_adapter_files(source: Path, target: Path) -> None:

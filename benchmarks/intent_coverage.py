@@ -1,0 +1,126 @@
+"""How many held-out intents say what their story test checks, and how each model scores on them.
+
+    python -m benchmarks.intent_coverage           # after `make pipeline`: reads its eval files
+    python -m benchmarks.intent_coverage --json
+
+A story test asserts every accessible name in the reference story's accessibility tree. An intent
+*determines* its test when each asserted name appears in the intent or in a file the task gives
+(case-insensitive, whitespace collapsed); otherwise a model passes only by guessing the name the
+reference happened to use ("Dismiss cookie notice" for "a labelled close button"). Printed: how
+many held-out intents determine their test, the names the others leave open, and each evaluated
+model's story pass rate and mean reward on both groups. The share of determined intents bounds the
+pass rate a model that never guesses can reach.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from worldagent.io import read_json, read_jsonl
+from worldagent.storytest.runner import reference_assertions
+
+EVAL_TRAJECTORIES = Path("data/generated/world_agent/trajectories.eval.jsonl")
+STORIES = Path("data/generated/world_agent/stories.jsonl")
+STORIES_DIR = Path("data/stories")
+EVAL_DIR = Path("reports/world_agent/eval")
+_SPACE = re.compile(r"\s+")
+
+
+def _folded(text: str) -> str:
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def undetermined_names(intent: str, given_sources: Sequence[str], names: Iterable[str]) -> list[str]:
+    """The asserted ``names`` that neither the intent nor a given file contains, in order, once each."""
+    known = [_folded(intent), *(_folded(source) for source in given_sources)]
+    missing: list[str] = []
+    for name in names:
+        folded = _folded(name)
+        if folded and name not in missing and not any(folded in text for text in known):
+            missing.append(name)
+    return missing
+
+
+def open_names(eval_trajectories: Path, stories: Path, stories_dir: Path) -> dict[str, list[str]]:
+    """Held-out intent id → the asserted names its intent and given files leave open (first row per id)."""
+    records = {row["id"]: row for row in read_jsonl(stories, "stories")}
+    result: dict[str, list[str]] = {}
+    for row in read_jsonl(eval_trajectories, "eval trajectories"):
+        if row["id"] in result:
+            continue  # the multi-turn row of the same intent
+        record = records[row["id"]]
+        assertions = reference_assertions(stories_dir / record["file"], record["export"], stories_dir)
+        given = [str(file["content"]) for file in row.get("given_files") or []]
+        result[row["id"]] = undetermined_names(row["intent"], given, (a.name for a in assertions))
+    return result
+
+
+def group_scores(evaluation: Mapping[str, Any], determined: set[str]) -> list[dict[str, Any]]:
+    """Per row of one model's eval file: story pass rate and mean reward on the determined intents and the rest."""
+    scores = []
+    for row in evaluation["rows"]:
+        groups: dict[str, list[Mapping[str, Any]]] = {"determined": [], "open": []}
+        for intent in row["per_intent"]:
+            groups["determined" if intent["id"] in determined else "open"].append(intent)
+        scores.append(
+            {
+                "model": row["name"],
+                **{
+                    group: {
+                        "n": len(items),
+                        "story_pass_rate": sum(bool(i["story_passed"]) for i in items) / len(items) if items else None,
+                        "mean_reward": sum(float(i["reward"]) for i in items) / len(items) if items else None,
+                    }
+                    for group, items in groups.items()
+                },
+            }
+        )
+    return scores
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--eval-trajectories", type=Path, default=EVAL_TRAJECTORIES)
+    parser.add_argument("--stories", type=Path, default=STORIES, help="discover's stories.jsonl")
+    parser.add_argument("--stories-dir", type=Path, default=STORIES_DIR)
+    parser.add_argument("--eval-dir", type=Path, default=EVAL_DIR, help="the per-model eval files")
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
+    args = parser.parse_args(argv)
+    names = open_names(args.eval_trajectories, args.stories, args.stories_dir)
+    determined = {intent for intent, missing in names.items() if not missing}
+    scores = [
+        score for path in sorted(args.eval_dir.glob("*.json")) for score in group_scores(read_json(path), determined)
+    ]
+    if args.json:
+        print(json.dumps({"intents": len(names), "determined": len(determined), "open": names, "scores": scores}))
+        return 0
+    print(
+        f"{len(determined)} of {len(names)} held-out intents name every asserted name ({len(determined) / len(names):.2f})"
+    )
+    for intent, missing in names.items():
+        if missing:
+            print(f"  {intent}: {', '.join(missing)}")
+    print(
+        f"\n| model | pass, determined ({len(determined)}) | reward | pass, open ({len(names) - len(determined)}) | reward |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    for score in scores:
+        d, o = score["determined"], score["open"]
+        print(
+            f"| {score['model']} | {_rate(d['story_pass_rate'])} | {_rate(d['mean_reward'])} "
+            f"| {_rate(o['story_pass_rate'])} | {_rate(o['mean_reward'])} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

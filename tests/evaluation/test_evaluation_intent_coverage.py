@@ -1,0 +1,94 @@
+"""benchmarks.intent_coverage: which held-out intents name what their story test asserts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.intent_coverage import group_scores, main, open_names, undetermined_names
+from worldagent.storytest.runner import reference_assertions
+
+STORIES_DIR = Path(__file__).resolve().parents[2] / "data" / "stories"
+STORY = ("badge/badge.stories.tsx", "deploymentStatuses")
+
+
+def test_a_name_is_determined_by_the_intent_or_a_given_file_whatever_its_case_and_spacing() -> None:
+    names = ["Save  draft", "Loading", "Dismiss cookie notice", "Loading"]
+    assert undetermined_names('A "save draft" button', ["aria-label='Loading'"], names) == ["Dismiss cookie notice"]
+    assert undetermined_names("a labelled close button", [], names) == [
+        "Save  draft",
+        "Loading",
+        "Dismiss cookie notice",
+    ]
+    assert undetermined_names("anything", [], ["", "  "]) == []  # an unnamed node asserts no name
+
+
+def test_scores_split_each_model_row_into_determined_and_open_intents() -> None:
+    evaluation = {
+        "rows": [
+            {
+                "name": "sft",
+                "per_intent": [
+                    {"id": "a", "story_passed": True, "reward": 1.0},
+                    {"id": "b", "story_passed": False, "reward": 0.5},
+                    {"id": "c", "story_passed": False, "reward": 0.0},
+                ],
+            }
+        ]
+    }
+    [score] = group_scores(evaluation, {"a", "b"})
+    assert score["model"] == "sft"
+    assert score["determined"] == {"n": 2, "story_pass_rate": 0.5, "mean_reward": 0.75}
+    assert score["open"] == {"n": 1, "story_pass_rate": 0.0, "mean_reward": 0.0}
+    assert group_scores(evaluation, set())[0]["determined"]["story_pass_rate"] is None
+
+
+@pytest.fixture
+def held_out(tmp_path: Path) -> tuple[Path, list[str]]:
+    """Two held-out rows of one bundled story: one intent names every asserted name, one none."""
+    names = [a.name for a in reference_assertions(STORIES_DIR / STORY[0], STORY[1], STORIES_DIR) if a.name.strip()]
+    assert names  # the story asserts named nodes, or the test shows nothing
+    story_id = f"{STORY[0]}#{STORY[1]}"
+    (tmp_path / "stories.jsonl").write_text(
+        json.dumps({"id": story_id, "file": STORY[0], "export": STORY[1]})
+        + "\n"
+        + json.dumps({"id": "other", "file": STORY[0], "export": STORY[1]})
+        + "\n"
+    )
+    rows = [
+        {"id": story_id, "intent": " and ".join(names), "given_files": []},
+        {"id": story_id, "intent": "the multi-turn row of the same intent", "given_files": []},
+        {"id": "other", "intent": "status badges", "given_files": [{"path": "x.ts", "content": "nothing"}]},
+    ]
+    (tmp_path / "eval.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return tmp_path, names
+
+
+def test_open_names_render_each_reference_once_per_intent(held_out: tuple[Path, list[str]]) -> None:
+    root, names = held_out
+    result = open_names(root / "eval.jsonl", root / "stories.jsonl", STORIES_DIR)
+    assert result == {f"{STORY[0]}#{STORY[1]}": [], "other": list(dict.fromkeys(names))}
+
+
+def test_the_command_reports_both_groups_per_model(
+    held_out: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, _ = held_out
+    (root / "eval").mkdir()
+    per_intent = [
+        {"id": f"{STORY[0]}#{STORY[1]}", "story_passed": True, "reward": 1.0},
+        {"id": "other", "story_passed": False, "reward": 0.2},
+    ]
+    (root / "eval" / "sft.json").write_text(json.dumps({"rows": [{"name": "sft", "per_intent": per_intent}]}))
+    arguments = ["--eval-trajectories", str(root / "eval.jsonl"), "--stories", str(root / "stories.jsonl")]
+    arguments += ["--stories-dir", str(STORIES_DIR), "--eval-dir", str(root / "eval")]
+    assert main([*arguments, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["intents"], report["determined"]) == (2, 1)
+    assert report["scores"][0]["determined"]["story_pass_rate"] == 1.0
+    assert report["scores"][0]["open"]["mean_reward"] == 0.2
+    assert main(arguments) == 0
+    table = capsys.readouterr().out
+    assert "1 of 2 held-out intents" in table and "| sft | 1.000 | 1.000 | 0.000 | 0.200 |" in table
