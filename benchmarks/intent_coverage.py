@@ -17,17 +17,21 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from worldagent.io import read_json, read_jsonl
+from worldagent.evaluation.eval_files import read_eval_report
+from worldagent.evaluation.evaluate import load_eval_rows
+from worldagent.evaluation.metrics import EvalReport, summarize
+from worldagent.io import read_jsonl
 from worldagent.storytest.runner import reference_assertions
 
 EVAL_TRAJECTORIES = Path("data/generated/world_agent/trajectories.eval.jsonl")
 STORIES = Path("data/generated/world_agent/stories.jsonl")
 STORIES_DIR = Path("data/stories")
-EVAL_DIR = Path("reports/world_agent/eval")
+EVAL_SUMMARY = Path("reports/world_agent/eval.json")
+EVAL_INTENTS = Path("reports/world_agent/eval_intents.jsonl")
 _SPACE = re.compile(r"\s+")
 
 
@@ -47,12 +51,10 @@ def undetermined_names(intent: str, given_sources: Sequence[str], names: Iterabl
 
 
 def open_names(eval_trajectories: Path, stories: Path, stories_dir: Path) -> dict[str, list[str]]:
-    """Held-out intent id → the asserted names its intent and given files leave open (first row per id)."""
+    """Held-out intent id → the asserted names its intent and given files leave open."""
     records = {row["id"]: row for row in read_jsonl(stories, "stories")}
     result: dict[str, list[str]] = {}
-    for row in read_jsonl(eval_trajectories, "eval trajectories"):
-        if row["id"] in result:
-            continue  # the multi-turn row of the same intent
+    for row in load_eval_rows(eval_trajectories):
         record = records[row["id"]]
         assertions = reference_assertions(stories_dir / record["file"], record["export"], stories_dir)
         given = [str(file["content"]) for file in row.get("given_files") or []]
@@ -60,26 +62,20 @@ def open_names(eval_trajectories: Path, stories: Path, stories_dir: Path) -> dic
     return result
 
 
-def group_scores(evaluation: Mapping[str, Any], determined: set[str]) -> list[dict[str, Any]]:
-    """Per row of one model's eval file: story pass rate and mean reward on the determined intents and the rest."""
+def group_scores(report: EvalReport, determined: set[str]) -> list[dict[str, Any]]:
+    """Per evaluated model: story pass rate and mean reward on the determined intents and the rest."""
     scores = []
-    for row in evaluation["rows"]:
-        groups: dict[str, list[Mapping[str, Any]]] = {"determined": [], "open": []}
-        for intent in row["per_intent"]:
-            groups["determined" if intent["id"] in determined else "open"].append(intent)
-        scores.append(
-            {
-                "model": row["name"],
-                **{
-                    group: {
-                        "n": len(items),
-                        "story_pass_rate": sum(bool(i["story_passed"]) for i in items) / len(items) if items else None,
-                        "mean_reward": sum(float(i["reward"]) for i in items) / len(items) if items else None,
-                    }
-                    for group, items in groups.items()
-                },
+    for name, evaluation in report.models.items():
+        score: dict[str, Any] = {"model": name}
+        for group, wanted in (("determined", True), ("open", False)):
+            metrics = summarize([r for r in evaluation.per_intent if (r.id in determined) == wanted])
+            empty = metrics.n == 0
+            score[group] = {
+                "n": metrics.n,
+                "story_pass_rate": None if empty else metrics.story_pass_rate,
+                "mean_reward": None if empty else metrics.mean_reward,
             }
-        )
+        scores.append(score)
     return scores
 
 
@@ -92,14 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--eval-trajectories", type=Path, default=EVAL_TRAJECTORIES)
     parser.add_argument("--stories", type=Path, default=STORIES, help="discover's stories.jsonl")
     parser.add_argument("--stories-dir", type=Path, default=STORIES_DIR)
-    parser.add_argument("--eval-dir", type=Path, default=EVAL_DIR, help="the per-model eval files")
+    parser.add_argument("--eval-summary", type=Path, default=EVAL_SUMMARY, help="the evaluate stage's summary")
+    parser.add_argument("--eval-intents", type=Path, default=EVAL_INTENTS, help="its per-intent results")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = parser.parse_args(argv)
     names = open_names(args.eval_trajectories, args.stories, args.stories_dir)
     determined = {intent for intent, missing in names.items() if not missing}
-    scores = [
-        score for path in sorted(args.eval_dir.glob("*.json")) for score in group_scores(read_json(path), determined)
-    ]
+    scores = group_scores(read_eval_report(args.eval_summary, args.eval_intents), determined)
     if args.json:
         print(json.dumps({"intents": len(names), "determined": len(determined), "open": names, "scores": scores}))
         return 0

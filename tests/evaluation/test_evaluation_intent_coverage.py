@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.intent_coverage import group_scores, main, open_names, undetermined_names
+from worldagent.evaluation.eval_files import eval_summary, intent_rows
+from worldagent.evaluation.metrics import EvalReport, IntentResult, ModelEval, summarize
 from worldagent.storytest.runner import reference_assertions
 
 STORIES_DIR = Path(__file__).resolve().parents[2] / "data" / "stories"
@@ -25,24 +27,34 @@ def test_a_name_is_determined_by_the_intent_or_a_given_file_whatever_its_case_an
     assert undetermined_names("anything", [], ["", "  "]) == []  # an unnamed node asserts no name
 
 
+def _result(intent_id: str, passed: bool, reward: float) -> IntentResult:
+    return IntentResult(
+        id=intent_id,
+        intent="an intent",
+        component="badge",
+        parsed=True,
+        calls=2,
+        violations=0,
+        story_passed=passed,
+        a11y_passed=passed,
+        assertions_passed=1,
+        assertions_total=1,
+        reward=reward,
+        tool_efficiency=1.0,
+    )
+
+
+def _report(per_intent: list[IntentResult]) -> EvalReport:
+    return EvalReport(models={"sft": ModelEval(metrics=summarize(per_intent), per_intent=per_intent)})
+
+
 def test_scores_split_each_model_row_into_determined_and_open_intents() -> None:
-    evaluation = {
-        "rows": [
-            {
-                "name": "sft",
-                "per_intent": [
-                    {"id": "a", "story_passed": True, "reward": 1.0},
-                    {"id": "b", "story_passed": False, "reward": 0.5},
-                    {"id": "c", "story_passed": False, "reward": 0.0},
-                ],
-            }
-        ]
-    }
-    [score] = group_scores(evaluation, {"a", "b"})
+    report = _report([_result("a", True, 1.0), _result("b", False, 0.5), _result("c", False, 0.0)])
+    [score] = group_scores(report, {"a", "b"})
     assert score["model"] == "sft"
     assert score["determined"] == {"n": 2, "story_pass_rate": 0.5, "mean_reward": 0.75}
     assert score["open"] == {"n": 1, "story_pass_rate": 0.0, "mean_reward": 0.0}
-    assert group_scores(evaluation, set())[0]["determined"]["story_pass_rate"] is None
+    assert group_scores(report, set())[0]["determined"]["story_pass_rate"] is None
 
 
 @pytest.fixture
@@ -58,9 +70,15 @@ def held_out(tmp_path: Path) -> tuple[Path, list[str]]:
         + "\n"
     )
     rows = [
-        {"id": story_id, "intent": " and ".join(names), "given_files": []},
-        {"id": story_id, "intent": "the multi-turn row of the same intent", "given_files": []},
-        {"id": "other", "intent": "status badges", "given_files": [{"path": "x.ts", "content": "nothing"}]},
+        {"id": story_id, "turns": "single", "intent": " and ".join(names), "given_files": [], "component": "badge"},
+        {"id": story_id, "turns": "multi", "intent": "the multi-turn row of the same intent", "given_files": []},
+        {
+            "id": "other",
+            "turns": "single",
+            "intent": "status badges",
+            "given_files": [{"path": "x.ts", "content": "nothing"}],
+            "component": "badge",
+        },
     ]
     (tmp_path / "eval.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     return tmp_path, names
@@ -76,14 +94,12 @@ def test_the_command_reports_both_groups_per_model(
     held_out: tuple[Path, list[str]], capsys: pytest.CaptureFixture[str]
 ) -> None:
     root, _ = held_out
-    (root / "eval").mkdir()
-    per_intent = [
-        {"id": f"{STORY[0]}#{STORY[1]}", "story_passed": True, "reward": 1.0},
-        {"id": "other", "story_passed": False, "reward": 0.2},
-    ]
-    (root / "eval" / "sft.json").write_text(json.dumps({"rows": [{"name": "sft", "per_intent": per_intent}]}))
+    report = _report([_result(f"{STORY[0]}#{STORY[1]}", True, 1.0), _result("other", False, 0.2)])
+    (root / "eval.json").write_text(json.dumps(eval_summary(report)))
+    (root / "eval_intents.jsonl").write_text("".join(json.dumps(row) + "\n" for row in intent_rows(report)))
     arguments = ["--eval-trajectories", str(root / "eval.jsonl"), "--stories", str(root / "stories.jsonl")]
-    arguments += ["--stories-dir", str(STORIES_DIR), "--eval-dir", str(root / "eval")]
+    arguments += ["--stories-dir", str(STORIES_DIR)]
+    arguments += ["--eval-summary", str(root / "eval.json"), "--eval-intents", str(root / "eval_intents.jsonl")]
     assert main([*arguments, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["intents"], report["determined"]) == (2, 1)
