@@ -6,7 +6,7 @@ intent, the component's existing modules and tokens), in story-id order. Models:
 Gemma-3 (``--tiny``, the default; today's built-in architecture) and/or a converted base directory
 (``--base DIR``, e.g. the output of ``python -m benchmarks.pretrained_base --out DIR``).
 
-    python -m benchmarks.generation [--prompts 8] [--new-tokens 64] [--batch-size 8] [--base DIR] [--json]
+    python -m benchmarks.generation [--prompts 8] [--new-tokens 64] [--batch-size 8] [--base DIR] [--dtype D] [--json]
 
 Figures: new tokens per second for (1) one prompt at a time, (2) batched, (3) batched under the
 tool-call constraint and (4) under the calls-only constraint; for each, how many greedy answers
@@ -129,6 +129,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--base", type=Path, default=None, help="a converted base directory (e.g. SmolLM2) to measure too"
     )
+    parser.add_argument(
+        "--dtype",
+        default="auto",
+        choices=["auto", "float32", "bfloat16"],
+        help="the --base model's dtype (model.dtype; auto: bfloat16 on CUDA, else float32)",
+    )
     parser.add_argument("--no-tiny", action="store_true")
     parser.add_argument("--skip-plain", action="store_true", help="leave out the one-prompt-at-a-time run")
     parser.add_argument("--json", action="store_true")
@@ -145,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.base is not None:
         from worldagent.policy.base import load_base
 
-        model, tokenizer = load_base(args.base, device="cpu")
+        model, tokenizer = load_base(args.base, device="cpu", dtype=args.dtype)
         results.append(run(str(args.base), model, tokenizer, prompts, args))
     if args.json:
         print(json.dumps(results, indent=2))

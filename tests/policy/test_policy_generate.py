@@ -119,6 +119,8 @@ def test_prompts_show_the_nearest_training_story_and_never_a_held_out_one(datase
         assert shown in train_sources  # a training story, verbatim
         assert f"intent: '{row['intent']}'" not in shown  # never the row's own answer
         assert not any(f"intent: '{intent}'" in shown for intent in held_out_intents)
+        # a story of the row's own component (each has another training story to show)
+        assert user.split("An existing story, `", 1)[1].startswith(f"{row['component']}/"), row["id"]
 
 
 def test_split_stories_holds_out_a_share_of_each_component_never_all() -> None:

@@ -10,6 +10,7 @@ from worldagent.policy.retrieval import (
     NearestStoryPolicy,
     StoryDocument,
     documents_from_trajectories,
+    prompt_component,
     prompt_query,
     render_examples,
     words,
@@ -97,6 +98,25 @@ def test_the_baseline_copies_the_nearest_story_for_a_real_prompt():
     assert policy.chosen == ["toggle-button/toggle-button.stories.tsx#pressed"]
     own = prompt_messages(tool_schemas(), ROWS[2]["intent"], "button", {})
     assert policy.complete([own]) != ["B1"]  # its own intent is never copied
+
+
+def test_the_query_component_ranks_first_and_others_fill_in():
+    index = BM25Index(documents_from_trajectories(ROWS))
+    query = "A toggle button that starts pressed, in an alert"
+    assert index.nearest(query, 1)[0].document.component == "toggle-button"  # the best words win overall
+    first = index.nearest(query, 2, component="alert")
+    # the alert story first though it scores lower; then the best of the rest, not nothing
+    assert [h.document.id for h in first] == ["alert/alert.stories.tsx#warning", ROWS[3]["id"]]
+    assert first[0].score < first[1].score
+    assert index.nearest(query, 1, component="no-such-component")[0].document.id == ROWS[3]["id"]
+
+
+def test_the_baseline_copies_a_story_of_the_prompt_component():
+    prompt = prompt_messages(tool_schemas(), "A toggle button that is pressed", "ui/alert", {})
+    assert prompt_component(prompt) == "alert"  # discovery names a component by its last folder
+    assert prompt_component([{"role": "user", "content": "no folder named"}]) is None
+    policy = NearestStoryPolicy(BM25Index(documents_from_trajectories(ROWS)))
+    assert policy.complete([prompt]) == ["W1"]
 
 
 def test_render_examples_is_bounded():

@@ -104,6 +104,22 @@ def test_sft_learns_and_writes_a_loadable_adapter(work: Path, sft_run: dict) -> 
     assert not list((work / "models").glob(".sft.*"))
 
 
+def test_a_policy_loads_in_its_training_dtype_with_its_own_adapter_live(work: Path, sft_run: dict) -> None:
+    from worldagent.policy.load import load_policy
+
+    model, tokenizer = load_policy(work / "base", work / "models" / "sft", device="cpu", dtype="bfloat16")
+    # unmerged: a merged bfloat16 weight would round away LoRA updates below half its last place
+    assert not model.training and list(model.peft_config) == ["default"]
+    weights = dict(model.named_parameters())
+    assert {p.dtype for n, p in weights.items() if "lora_" not in n} == {torch.bfloat16}
+    assert any("lora_B" in n and p.abs().sum() > 0 for n, p in weights.items())
+    base, _ = load_policy(work / "base", None, device="cpu", dtype="bfloat16")
+    assert base.dtype == torch.bfloat16 and not hasattr(base, "peft_config")
+    ids = tokenizer("<start_function_call>call:runStory", return_tensors="pt")["input_ids"]
+    with torch.no_grad():
+        assert not torch.equal(model(ids).logits, base(ids).logits)
+
+
 def test_assistant_only_loss_masks_everything_but_the_assistant_turn(work: Path) -> None:
     from datasets import Dataset
     from trl import SFTTrainer
@@ -283,8 +299,9 @@ def test_grpo_runs_a_step_and_the_policy_loads_with_its_chain(work: Path, sft_ru
     info = read_stage(out)
     assert [c["stage"] for c in info["chain"]] == ["sft", "dpo"]
     model, tokenizer = load_policy(work / "base", out, device="cpu")
-    assert not model.training and not hasattr(model, "peft_config")
-    # the merged policy differs from the base: the adapters were applied
+    # the parents merged, the grpo adapter itself live (worldagent.policy.load)
+    assert not model.training and list(model.peft_config) == ["default"]
+    # the policy differs from the base: the adapters were applied
     base, _ = load_policy(work / "base", None, device="cpu")
     ids = tokenizer("<start_function_call>call:runStory", return_tensors="pt")["input_ids"]
     with torch.no_grad():

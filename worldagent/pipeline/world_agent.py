@@ -60,7 +60,8 @@ def _evaluate_model(name: str, inputs: dict[str, str], generates: bool = True, p
         inputs={**EVAL_SPLIT, **inputs},
         outputs={"out": f"{EVAL_DIR}/{name}.json"},
         metrics={"speed": f"{SPEED_DIR}/{name}.json"} if generates else {},
-        params=(*EVAL_PARAMS, *params),
+        # a generating evaluation loads the model in the dtype it was trained in
+        params=(*EVAL_PARAMS, *(("model.dtype",) if generates else ()), *params),
     )
 
 

@@ -237,7 +237,9 @@ class ExampleIndex:
         if self.index is None or k <= 0:
             return []
         query = f"{record.intent} {record.component} {record.export}"
-        hits = self.index.nearest(query, k, exclude_ids=[record.id], exclude_intents=[record.intent])
+        hits = self.index.nearest(
+            query, k, exclude_ids=[record.id], exclude_intents=[record.intent], component=record.component
+        )
         return [self.examples[hit.document.id] for hit in hits]
 
 

@@ -10,6 +10,12 @@ into lower-case words, camelCase and ``kebab-case`` broken up). It serves two pu
 A query never retrieves itself: documents with the query's id, or with the same intent text
 (normalised), are excluded, so an eval intent can never see its own reference. Ties are broken by
 document id, so results do not depend on input order.
+
+A query that names its component (the prompt's ``Work in `dir/``` line) retrieves that component's
+stories first and other components' only when it has too few: a story of another component shows
+other templates and arguments. On the 67 held-out intents the SmolLM2 candidate of ``cbbdccf``
+scored a mean reward of 0.251 on the 50 prompts whose example was of their own component and 0.096
+on the 17 whose example was not (the copy baseline: 0.292 and 0.153).
 """
 
 from __future__ import annotations
@@ -129,9 +135,15 @@ class BM25Index:
         return result
 
     def nearest(
-        self, query: str, k: int = 1, exclude_ids: Iterable[str] = (), exclude_intents: Iterable[str] = ()
+        self,
+        query: str,
+        k: int = 1,
+        exclude_ids: Iterable[str] = (),
+        exclude_intents: Iterable[str] = (),
+        component: str | None = None,
     ) -> list[Hit]:
         """The ``k`` best documents (score descending, then id); excluded ids and intents never appear.
+        ``component``: its documents rank before every other component's (see the module doc).
 
         With no word in common, documents still rank (score 0, by id), so a baseline always answers.
         """
@@ -139,13 +151,16 @@ class BM25Index:
         skip_intents = {normalise_intent(i) for i in exclude_intents}
         ranked = sorted(
             (
-                (-score, document.id, document)
+                (component is not None and document.component != component, -score, document.id, document)
                 for score, document in zip(self.scores(query), self.documents, strict=False)
                 if document.id not in skip_ids and normalise_intent(document.intent) not in skip_intents
             ),
-            key=lambda item: (item[0], item[1]),
+            key=lambda item: (item[0], item[1], item[2]),
         )
-        return [Hit(document, -negative) for negative, _, document in ranked[:k]]
+        return [Hit(document, -negative) for _, negative, _, document in ranked[:k]]
+
+
+_WORK_IN = re.compile(r"^Work in `([^`]+?)/?`")
 
 
 def prompt_query(prompt: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
@@ -156,6 +171,16 @@ def prompt_query(prompt: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     intent = lines[0].strip() if lines else ""
     directory = next((line for line in lines if line.startswith("Work in ")), "")
     return f"{intent} {directory}", intent
+
+
+def prompt_component(prompt: Sequence[Mapping[str, Any]]) -> str | None:
+    """The component a chat prompt works in (the last folder of its ``Work in `dir/``` line, as
+    discovery names components), or None without one."""
+    user = next((str(m.get("content", "")) for m in prompt if m.get("role") == "user"), "")
+    for line in user.splitlines():
+        if match := _WORK_IN.match(line):
+            return match.group(1).rsplit("/", 1)[-1]
+    return None
 
 
 def render_examples(hits: Sequence[Hit], max_chars: int = 4000) -> str:
@@ -181,7 +206,7 @@ class NearestStoryPolicy:
         answers, self.chosen = [], []
         for prompt in prompts:
             query, intent = prompt_query(prompt)
-            hits = self.index.nearest(query, 1, exclude_intents=[intent])
+            hits = self.index.nearest(query, 1, exclude_intents=[intent], component=prompt_component(prompt))
             if not hits:
                 raise ValueError(f"no training story other than the prompt's own intent {intent!r} to copy")
             hit = hits[0]

@@ -49,10 +49,10 @@ Loader = Callable[[Path, "Path | None"], tuple[Any, Any]]
 TRAINED_STAGES: tuple[str, ...] = ("sft", "experience", "dpo", "grpo")
 
 
-def default_loader(base_dir: Path, adapter_dir: Path | None) -> tuple[Any, Any]:
+def default_loader(base_dir: Path, adapter_dir: Path | None, dtype: str = "auto") -> tuple[Any, Any]:
     from worldagent.policy.load import load_policy
 
-    return load_policy(base_dir, adapter_dir)
+    return load_policy(base_dir, adapter_dir, dtype=dtype)
 
 
 def score_policy_row(
@@ -185,7 +185,11 @@ def evaluate_model(
             adapter = _require_dir(adapter, f"{name} adapter", name)
         elif name != "base":
             raise InputError(f"unknown model {name!r} to evaluate")
-        model, tokenizer = (loader or default_loader)(base, adapter if name != "base" else None)
+        adapter = adapter if name != "base" else None
+        if loader is None:  # the model in the dtype it was trained in (model.dtype)
+            model, tokenizer = default_loader(base, adapter, dtype=params.model.dtype)
+        else:
+            model, tokenizer = loader(base, adapter)
         try:
             evaluated, timings = generate_rows(params, name, model, tokenizer, rows, scorer)
         finally:
