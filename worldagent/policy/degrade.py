@@ -2,13 +2,15 @@
 
 Each degradation rewrites the TSX/TS source through the tree-sitter syntax tree (never with
 regexes) the way a careless agent would: div soup, dropped ARIA, no keyboard support, inline
-styles, hard-coded colours, missing labels. The generate stage keeps a pair only when the
-story runner confirms the degraded side scores strictly lower than the reference.
+styles, hard-coded colours, missing labels, and ``copied-args``: one argument of the story as the
+existing story in the prompt sets it (what an agent that copies that story writes). The
+generate stage keeps a pair only when the story runner confirms the degraded side scores strictly
+lower than the reference.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -313,7 +315,91 @@ TSX_DEGRADATIONS: dict[str, Callable[[str], str]] = {
     "inline-style": inline_style,
     "missing-label": missing_label,
 }
-DEGRADATIONS = (*TSX_DEGRADATIONS, "hardcoded-color")
+COPIED_ARGS = "copied-args"
+DEGRADATIONS = (*TSX_DEGRADATIONS, "hardcoded-color", COPIED_ARGS)
+
+
+def _story_args(root: ts.Node) -> ts.Node | None:
+    """The ``args`` object of the first ``story({...})`` call, if it has one."""
+    for node in _walk(root):
+        if node.type != "call_expression" or _text(node.child_by_field_name("function") or node) != "story":
+            continue
+        arguments = node.child_by_field_name("arguments")
+        config = next((c for c in arguments.named_children if c.type == "object"), None) if arguments else None
+        for pair in config.named_children if config is not None else []:
+            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+            if pair.type == "pair" and key is not None and _text(key) == "args" and value is not None:
+                return value if value.type == "object" else None
+    return None
+
+
+def _arg_entries(args: ts.Node) -> dict[str, ts.Node]:
+    """Key -> entry node of an object literal's plain ``key: value`` and shorthand entries."""
+    entries = {}
+    for entry in args.named_children:
+        key = entry.child_by_field_name("key") if entry.type == "pair" else entry
+        if entry.type in ("pair", "shorthand_property_identifier") and key is not None:
+            entries[_text(key).strip("'\"")] = entry
+    return entries
+
+
+def _insert_entry(args: ts.Node, entry_source: str) -> _Edit:
+    """Append ``entry_source`` to an object literal in the layout it already has (one line or one entry
+    per line, with or without a trailing comma)."""
+    entries = [child for child in args.named_children if child.type != "comment"]
+    if not entries:
+        return _Edit(args.start_byte, args.end_byte, f"{{ {entry_source} }}")
+    last = entries[-1]
+    trailing = last.next_sibling is not None and last.next_sibling.type == ","
+    after = last.next_sibling.end_byte if trailing and last.next_sibling is not None else last.end_byte
+    if "\n" in _text(args):
+        indent = " " * last.start_point[1]
+        return _Edit(after, after, f"{'' if trailing else ','}\n{indent}{entry_source}{',' if trailing else ''}")
+    return _Edit(after, after, f" {entry_source}," if trailing else f", {entry_source}")
+
+
+def _entry_value(entry: ts.Node) -> ts.Node | None:
+    return entry.child_by_field_name("value") if entry.type == "pair" else None
+
+
+def copied_args(source: str, example_sources: Sequence[str]) -> list[str]:
+    """``source`` once per argument an example story's ``args`` has and ``source``'s ``args`` has
+    differently, with the example's argument copied in: added where ``source`` lacks the key, its
+    value replaced where the values differ (in the examples' order, each key once). Each variant
+    differs from ``source`` in exactly one argument."""
+    tree = _TSX.parse(source.encode("utf-8"))
+    args = _story_args(tree.root_node)
+    if args is None:
+        return []
+    present = _arg_entries(args)
+    seen: set[str] = set()
+    variants = []
+    for example in example_sources:
+        example_args = _story_args(_TSX.parse(example.encode("utf-8")).root_node)
+        for key, entry in _arg_entries(example_args).items() if example_args is not None else []:
+            if key in seen:
+                continue
+            seen.add(key)
+            if key not in present:
+                variants.append(_apply(source, [_insert_entry(args, _text(entry))]))
+                continue
+            ours, theirs = _entry_value(present[key]), _entry_value(entry)
+            if ours is not None and theirs is not None and _text(ours) != _text(theirs):
+                variants.append(_apply(source, [_Edit(ours.start_byte, ours.end_byte, _text(theirs))]))
+    return variants
+
+
+def degradations(
+    solution: Solution, rule: str, tokens_sources: Mapping[str, str], example_sources: Sequence[str] = ()
+) -> list[Solution]:
+    """Every degraded solution ``rule`` makes of ``solution``: one for the rewrite rules (none when it
+    changes nothing), one per copyable argument for ``copied-args`` (``example_sources``: the stories
+    the prompt shows)."""
+    if rule == COPIED_ARGS:
+        story = solution.files[solution.story_path]
+        return [solution.replace(solution.story_path, variant) for variant in copied_args(story, example_sources)]
+    degraded = degrade(solution, rule, tokens_sources)
+    return [] if degraded is None else [degraded]
 
 
 def degrade(solution: Solution, rule: str, tokens_sources: Mapping[str, str]) -> Solution | None:
@@ -324,6 +410,8 @@ def degrade(solution: Solution, rule: str, tokens_sources: Mapping[str, str]) ->
     elif rule in TSX_DEGRADATIONS:
         targets = tuple(p for p in (solution.template_path, solution.story_path) if p is not None)
         rewrite = TSX_DEGRADATIONS[rule]
+    elif rule == COPIED_ARGS:
+        raise ValueError(f"{COPIED_ARGS} copies from the prompt's example stories: call degradations()")
     else:
         raise ValueError(f"unknown degradation {rule!r}; known: {', '.join(DEGRADATIONS)}")
     degraded = solution

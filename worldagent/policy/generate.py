@@ -24,7 +24,7 @@ from tqdm import tqdm
 from worldagent.config import GenerateParams, RewardWeights
 from worldagent.errors import InputError
 from worldagent.io import atomic_write_text, jsonl, pretty_json, sha256_bytes
-from worldagent.policy.degrade import Solution, degrade
+from worldagent.policy.degrade import Solution, degradations
 from worldagent.policy.environment import AgentEnvironment, Episode, episode_sandbox
 from worldagent.policy.prompts import ExampleStory, prompt_messages
 from worldagent.policy.relabel import RELABEL_SUFFIX, label_mappings, label_pool, relabel
@@ -304,37 +304,40 @@ def generate_for_story(
             {**base, "turns": turn, "messages": messages, "reward": reference_reward, "storyResult": result}
         )
 
+    example_sources = [example.source for example in examples]
     for rule in [] if labels else params.degradations:
         if len(data.preferences) >= params.max_pairs_per_story:
             break
-        degraded = degrade(solution, rule, tokens)
-        if degraded is None:
+        candidates = degradations(solution, rule, tokens, example_sources)
+        if not candidates:
             data.not_applicable[rule] += 1
-            continue
-        rejected_result = runner.run(
-            stories_root / degraded.story_path,
-            record.export,
-            stories_root,
-            expected,
-            overlay={**degraded.given, **degraded.files},
-        )
-        rejected_reward = story_reward(rejected_result, weights)
-        if not rejected_reward < reference_reward:
-            data.dropped[rule] += 1
-            continue
-        data.preferences.append(
-            {
-                **base,
-                "prompt": prompt,
-                "chosen": [{"role": "assistant", "content": calls_text}],
-                "rejected": [{"role": "assistant", "content": render_calls(solution_calls(degraded))}],
-                "degradation": rule,
-                "rejected_rules": rule_ids(rejected_result),
-                "chosen_reward": reference_reward,
-                "rejected_reward": rejected_reward,
-                "rejected_storyResult": rejected_result.model_dump(),
-            }
-        )
+        for degraded in candidates:
+            if len(data.preferences) >= params.max_pairs_per_story:
+                break
+            rejected_result = runner.run(
+                stories_root / degraded.story_path,
+                record.export,
+                stories_root,
+                expected,
+                overlay={**degraded.given, **degraded.files},
+            )
+            rejected_reward = story_reward(rejected_result, weights)
+            if not rejected_reward < reference_reward:
+                data.dropped[rule] += 1
+                continue
+            data.preferences.append(
+                {
+                    **base,
+                    "prompt": prompt,
+                    "chosen": [{"role": "assistant", "content": calls_text}],
+                    "rejected": [{"role": "assistant", "content": render_calls(solution_calls(degraded))}],
+                    "degradation": rule,
+                    "rejected_rules": rule_ids(rejected_result),
+                    "chosen_reward": reference_reward,
+                    "rejected_reward": rejected_reward,
+                    "rejected_storyResult": rejected_result.model_dump(),
+                }
+            )
     return data
 
 
