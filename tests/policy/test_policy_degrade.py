@@ -8,6 +8,8 @@ import tree_sitter_typescript as tst
 
 from worldagent.policy.degrade import (
     Solution,
+    copied_args,
+    degradations,
     degrade,
     div_soup,
     hardcoded_colors,
@@ -106,3 +108,66 @@ def test_degrade_touches_only_the_files_a_rule_concerns() -> None:
     )
     with pytest.raises(ValueError, match="unknown degradation 'bold'"):
         degrade(solution, "bold", {})
+
+
+STORY_ONE_LINE = """export const archive = story({
+  intent: 'A secondary "Archive" action',
+  template: Button,
+  args: { variant: 'secondary', children: 'Archive' },
+})
+"""
+STORY_PER_LINE = """export const bio = story({
+  intent: 'A "Short bio" field',
+  args: {
+    id: 'bio',
+    label: 'Short bio',
+  },
+})
+"""
+EXAMPLE = """export const save = story({
+  intent: 'A "Save" action',
+  args: { variant: 'primary', disabled: true, label: 'Save changes', "aria-busy": 'true' },
+})
+"""
+
+
+def test_copied_args_adds_or_replaces_one_argument_per_variant_in_the_layout_the_story_has() -> None:
+    one_line = copied_args(STORY_ONE_LINE, [EXAMPLE])
+    assert one_line == [
+        STORY_ONE_LINE.replace("variant: 'secondary'", "variant: 'primary'"),
+        STORY_ONE_LINE.replace("children: 'Archive' }", "children: 'Archive', disabled: true }"),
+        STORY_ONE_LINE.replace("children: 'Archive' }", "children: 'Archive', label: 'Save changes' }"),
+        STORY_ONE_LINE.replace("children: 'Archive' }", "children: 'Archive', \"aria-busy\": 'true' }"),
+    ]
+    per_line = copied_args(STORY_PER_LINE, [EXAMPLE])
+    assert per_line[0] == STORY_PER_LINE.replace(
+        "    label: 'Short bio',\n", "    label: 'Short bio',\n    variant: 'primary',\n"
+    )
+    assert STORY_PER_LINE.replace("label: 'Short bio'", "label: 'Save changes'") in per_line
+    assert all(parses(variant) for variant in one_line + per_line)
+
+
+def test_copied_args_takes_each_key_once_and_needs_an_args_object() -> None:
+    twice = copied_args(STORY_ONE_LINE, [EXAMPLE, EXAMPLE.replace("'primary'", "'danger'")])
+    assert twice == copied_args(STORY_ONE_LINE, [EXAMPLE])  # the first example's value of a key wins
+    assert copied_args(STORY_ONE_LINE, [STORY_ONE_LINE]) == []  # the same arguments: nothing to copy
+    assert copied_args("export const a = story({ template: A })\n", [EXAMPLE]) == []
+    assert copied_args(STORY_ONE_LINE, ["export const b = story({ args: makeArgs() })\n"]) == []
+    empty = copied_args("export const a = story({ args: {} })\n", [EXAMPLE])
+    assert empty[0] == "export const a = story({ args: { variant: 'primary' } })\n"
+
+
+def test_degradations_makes_one_solution_per_copied_argument_and_only_touches_the_story() -> None:
+    solution = Solution(
+        {"x/x.template.tsx": TEMPLATE, "x/archive.stories.tsx": STORY_ONE_LINE},
+        "x/x.template.tsx",
+        (),
+        "x/archive.stories.tsx",
+    )
+    copies = degradations(solution, "copied-args", {}, [EXAMPLE])
+    assert len(copies) == 4
+    assert all(c.files["x/x.template.tsx"] == TEMPLATE != c.files["x/archive.stories.tsx"] for c in copies)
+    assert degradations(solution, "copied-args", {}, []) == []
+    assert degradations(solution, "div-soup", {}, [EXAMPLE]) == [degrade(solution, "div-soup", {})]
+    with pytest.raises(ValueError, match="copied-args copies from the prompt's example stories"):
+        degrade(solution, "copied-args", {})

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from worldagent.config import GenerateParams, RewardWeights
+from worldagent.policy.degrade import copied_args
 from worldagent.policy.generate import (
     EVAL_PREFERENCES,
     EVAL_TRAJECTORIES,
@@ -166,6 +169,29 @@ def test_each_kept_pair_scores_strictly_lower_and_breaks_its_rule(dataset: Gener
             pair["rejected_rules"],
         )
         assert not any(rule == "render" for rule in pair["rejected_rules"]), pair["rejected_storyResult"]["errors"]
+
+
+def _story_source(content: str) -> str:
+    call = next(c for c in parse_calls(content).calls if c.name == "writeStory")
+    return str(call.arguments["content"])
+
+
+def test_copied_args_pairs_copy_one_argument_of_the_prompts_example_and_fail_its_story() -> None:
+    records = discover_stories([STORIES], root=STORIES).stories
+    params = GenerateParams(degradations=["copied-args"], max_pairs_per_story=3, single_turn=True, multi_turn=False)
+    dataset = generate_datasets(
+        records, STORIES, params, RewardWeights(), PythonStoryRunner(), 7, tool_schemas(), progress=False
+    )
+    pairs = rows(dataset, TRAIN_PREFERENCES)
+    assert len(pairs) >= 20 and {pair["degradation"] for pair in pairs} == {"copied-args"}
+    assert max(Counter(pair["id"] for pair in pairs).values()) <= 3
+    for pair in pairs:
+        example = re.search(r"```tsx\n(.*?)```", pair["prompt"][-1]["content"], re.S)
+        assert example is not None, pair["id"]
+        chosen = _story_source(pair["chosen"][0]["content"])
+        assert _story_source(pair["rejected"][0]["content"]) in copied_args(chosen, [example.group(1)]), pair["id"]
+        assert pair["rejected_reward"] < pair["chosen_reward"], pair["id"]
+    assert dataset.manifest["pairs_dropped_by_verification"]["copied-args"] > 0  # many copies go unnoticed
 
 
 def test_assistant_turns_are_parseable_function_calls(dataset: GeneratedDataset) -> None:
