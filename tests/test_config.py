@@ -15,11 +15,7 @@ from worldagent.config import Params, load_params
 PARAMS_YAML = Path(__file__).resolve().parents[1] / "params.yaml"
 
 # dotted key -> why params.yaml deliberately differs from the model default (empty: they agree).
-INTENTIONAL_OVERRIDES: dict[str, str] = {
-    # worldagent/config.py is a dependency of every DVC stage: its defaults move at the next full rerun.
-    "generate.degradations": "copied-args first: the committed run's pairs (docs/profiles.md)",
-    "generate.max_pairs_per_story": "3, so copied-args pairs are two thirds of the rule pairs (docs/profiles.md)",
-}
+INTENTIONAL_OVERRIDES: dict[str, str] = {}
 
 
 def leaves(value: Any, prefix: str = "") -> dict[str, Any]:

@@ -113,6 +113,27 @@ DATA_STORIES_HELDOUT: tuple[str, ...] = (
     "toggle-button/toggle-button.stories.tsx#paragraphAlignmentCenter",
     "toggle-button/toggle-button.stories.tsx#editorViewOptions",
 )
+# The 17 stories that `eval_fraction: 0.2` drew from the first 77 of data/stories (seed 1234), pinned by id:
+# a drawn split moves whenever a component gains a story, and the eval set must not (issue 11 compares runs).
+DATA_STORIES_DRAWN: tuple[str, ...] = (
+    "accordion/accordion.stories.tsx#faqAllCollapsed",
+    "alert/alert.stories.tsx#dismissibleCookieNotice",
+    "avatar/avatar.stories.tsx#photoAvatar",
+    "badge/badge.stories.tsx#unreadCountBadge",
+    "breadcrumb/breadcrumb.stories.tsx#contactBreadcrumb",
+    "button/button.stories.tsx#secondaryButton",
+    "card/card.stories.tsx#productCard",
+    "checkbox/checkbox.stories.tsx#newsletterChecked",
+    "dialog/dialog.stories.tsx#savingDialog",
+    "progress-bar/progress-bar.stories.tsx#onboardingSteps",
+    "radio-group/radio-group.stories.tsx#paymentMethodError",
+    "select/select.stories.tsx#preselectedLanguage",
+    "switch/switch.stories.tsx#autoSaveWithHint",
+    "tabs/tabs.stories.tsx#tabsWithDisabledTab",
+    "text-input/text-input.stories.tsx#siteSearch",
+    "textarea/textarea.stories.tsx#requiredDeliveryInstructions",
+    "toggle-button/toggle-button.stories.tsx#formattingToolbar",
+)
 
 
 class GenerateParams(Section):
@@ -126,17 +147,20 @@ class GenerateParams(Section):
     given) and needs no second template or file-name convention; it is removed before the
     ``eval_fraction``/``eval_components`` split is drawn, so adding one never changes which other
     stories train. A pattern that matches no story is an error (a typo would otherwise silently
-    train on the story); another stories folder sets its own list, or ``[]``.
+    train on the story); another stories folder sets its own list, or ``[]``. The default names the
+    whole eval set of data/stories (the stories written for evaluation and the ones a 0.2 draw once
+    took), so ``eval_fraction`` defaults to 0: a new training story never moves the eval set.
     """
 
     eval_split: Literal["intent", "component"] = "intent"
-    eval_fraction: float = Field(default=0.2, ge=0, lt=1)
+    eval_fraction: float = Field(default=0.0, ge=0, lt=1)
     eval_components: list[str] = Field(default_factory=list)
-    heldout: list[str] = Field(default_factory=lambda: list(DATA_STORIES_HELDOUT))
+    heldout: list[str] = Field(default_factory=lambda: [*DATA_STORIES_HELDOUT, *DATA_STORIES_DRAWN])
     multi_turn: bool = True
     single_turn: bool = True
     degradations: list[str] = Field(
         default_factory=lambda: [
+            "copied-args",
             "div-soup",
             "missing-aria",
             "no-keyboard",
@@ -145,7 +169,7 @@ class GenerateParams(Section):
             "missing-label",
         ]
     )
-    max_pairs_per_story: int = Field(default=6, ge=0)
+    max_pairs_per_story: int = Field(default=3, ge=0)
     examples: int = Field(default=1, ge=0)
     """Nearest training stories (BM25 over intents) shown in every prompt, train and eval alike; 0: none."""
     example_max_chars: int = Field(default=1200, gt=0)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 import tree_sitter_typescript as tst
 
+from worldagent.stories.discover import object_props, story_config
+
 _TSX = ts.Parser(ts.Language(tst.language_tsx()))
 _TS = ts.Parser(ts.Language(tst.language_typescript()))
 
@@ -322,25 +324,16 @@ DEGRADATIONS = (*TSX_DEGRADATIONS, "hardcoded-color", COPIED_ARGS)
 def _story_args(root: ts.Node) -> ts.Node | None:
     """The ``args`` object of the first ``story({...})`` call, if it has one."""
     for node in _walk(root):
-        if node.type != "call_expression" or _text(node.child_by_field_name("function") or node) != "story":
-            continue
-        arguments = node.child_by_field_name("arguments")
-        config = next((c for c in arguments.named_children if c.type == "object"), None) if arguments else None
-        for pair in config.named_children if config is not None else []:
-            key, value = pair.child_by_field_name("key"), pair.child_by_field_name("value")
-            if pair.type == "pair" and key is not None and _text(key) == "args" and value is not None:
-                return value if value.type == "object" else None
+        config = story_config(node) if node.type == "call_expression" else None
+        if config is not None:
+            args = object_props(config).get("args")
+            return args if args is not None and args.type == "object" else None
     return None
 
 
-def _arg_entries(args: ts.Node) -> dict[str, ts.Node]:
-    """Key -> entry node of an object literal's plain ``key: value`` and shorthand entries."""
-    entries = {}
-    for entry in args.named_children:
-        key = entry.child_by_field_name("key") if entry.type == "pair" else entry
-        if entry.type in ("pair", "shorthand_property_identifier") and key is not None:
-            entries[_text(key).strip("'\"")] = entry
-    return entries
+def _arg_entry(value: ts.Node) -> ts.Node:
+    """The whole ``key: value`` entry of a value ``object_props`` found (a shorthand entry is its own value)."""
+    return value if value.type == "shorthand_property_identifier" or value.parent is None else value.parent
 
 
 def _insert_entry(args: ts.Node, entry_source: str) -> _Edit:
@@ -358,10 +351,6 @@ def _insert_entry(args: ts.Node, entry_source: str) -> _Edit:
     return _Edit(after, after, f" {entry_source}," if trailing else f", {entry_source}")
 
 
-def _entry_value(entry: ts.Node) -> ts.Node | None:
-    return entry.child_by_field_name("value") if entry.type == "pair" else None
-
-
 def copied_args(source: str, example_sources: Sequence[str]) -> list[str]:
     """``source`` once per argument an example story's ``args`` has and ``source``'s ``args`` has
     differently, with the example's argument copied in: added where ``source`` lacks the key, its
@@ -371,20 +360,21 @@ def copied_args(source: str, example_sources: Sequence[str]) -> list[str]:
     args = _story_args(tree.root_node)
     if args is None:
         return []
-    present = _arg_entries(args)
+    present = object_props(args)
     seen: set[str] = set()
     variants = []
     for example in example_sources:
         example_args = _story_args(_TSX.parse(example.encode("utf-8")).root_node)
-        for key, entry in _arg_entries(example_args).items() if example_args is not None else []:
+        for key, theirs in object_props(example_args).items() if example_args is not None else []:
             if key in seen:
                 continue
             seen.add(key)
             if key not in present:
-                variants.append(_apply(source, [_insert_entry(args, _text(entry))]))
+                variants.append(_apply(source, [_insert_entry(args, _text(_arg_entry(theirs)))]))
                 continue
-            ours, theirs = _entry_value(present[key]), _entry_value(entry)
-            if ours is not None and theirs is not None and _text(ours) != _text(theirs):
+            ours = present[key]
+            shorthand = "shorthand_property_identifier" in (ours.type, theirs.type)
+            if not shorthand and _text(ours) != _text(theirs):
                 variants.append(_apply(source, [_Edit(ours.start_byte, ours.end_byte, _text(theirs))]))
     return variants
 

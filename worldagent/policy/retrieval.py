@@ -163,11 +163,14 @@ class BM25Index:
 _WORK_IN = re.compile(r"^Work in `([^`]+?)/?`")
 
 
+def _user_turn(prompt: Sequence[Mapping[str, Any]]) -> str:
+    return next((str(m.get("content", "")) for m in prompt if m.get("role") == "user"), "")
+
+
 def prompt_query(prompt: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
     """(query text, intent) from a chat prompt: the user turn's first line is the intent, and the
     ``Work in `dir/``` line names the component (see :func:`worldagent.policy.prompts.user_prompt`)."""
-    user = next((str(m.get("content", "")) for m in prompt if m.get("role") == "user"), "")
-    lines = user.splitlines()
+    lines = _user_turn(prompt).splitlines()
     intent = lines[0].strip() if lines else ""
     directory = next((line for line in lines if line.startswith("Work in ")), "")
     return f"{intent} {directory}", intent
@@ -176,8 +179,7 @@ def prompt_query(prompt: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
 def prompt_component(prompt: Sequence[Mapping[str, Any]]) -> str | None:
     """The component a chat prompt works in (the last folder of its ``Work in `dir/``` line, as
     discovery names components), or None without one."""
-    user = next((str(m.get("content", "")) for m in prompt if m.get("role") == "user"), "")
-    for line in user.splitlines():
+    for line in _user_turn(prompt).splitlines():
         if match := _WORK_IN.match(line):
             return match.group(1).rsplit("/", 1)[-1]
     return None

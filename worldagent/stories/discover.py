@@ -257,7 +257,7 @@ def _static_key(node: ts.Node | None) -> str | None:
     return None
 
 
-def _object_props(node: ts.Node) -> dict[str, ts.Node]:
+def object_props(node: ts.Node) -> dict[str, ts.Node]:
     """Property name -> value node for the statically named properties of an object."""
     props: dict[str, ts.Node] = {}
     for c in _named(node):
@@ -459,7 +459,7 @@ class _Scanner:
         return [self._record(s, shared) for s in stories]
 
     def _record(self, story: _StoryDecl, shared: _Shared) -> StoryRecord:
-        props = _object_props(story.config)
+        props = object_props(story.config)
         loc = node_location(shared.source, story.statement, shared.rel)
         intent, intent_source = _resolve_intent(story.name, props, shared.meta)
         if intent_source == "export-name":
@@ -589,7 +589,7 @@ def _declarator(
     decls[name] = _Decl(name, stmt, value, _is_ft(name, value, d.child_by_field_name("type")))
     if not exported:
         return
-    config = _story_config(value)
+    config = story_config(value)
     if config is not None:
         stories.append(_StoryDecl(name, stmt, config))
     elif name == "meta":
@@ -597,10 +597,11 @@ def _declarator(
         if isinstance(static, dict):
             meta.update(static)
         elif (obj := _unwrap(value)) is not None and obj.type == "object":
-            meta.update({k: v for k, v in ((k, _static(n)) for k, n in _object_props(obj).items()) if v is not _NOT})
+            meta.update({k: v for k, v in ((k, _static(n)) for k, n in object_props(obj).items()) if v is not _NOT})
 
 
-def _story_config(value: ts.Node | None) -> ts.Node | None:
+def story_config(value: ts.Node | None) -> ts.Node | None:
+    """The object literal passed to a ``story({...})`` call, or None when ``value`` is no such call."""
     call = _unwrap(value)
     if call is None or call.type != "call_expression":
         return None

@@ -141,3 +141,22 @@ export const channelMembersCappedAtTwo = story({
     assert({ given: 'nine members and room for two', should: 'count the other seven', actual: overflow?.textContent, expected: '+7' })
   },
 })
+
+export const sharedDocumentViewers = story({
+  intent: 'Show who a budget spreadsheet is "Shared with": photo faces for Priya Nair, Jonas Berg and Lucia Ferraro, all three visible',
+  template: AvatarGroup,
+  args: {
+    label: 'Shared with',
+    people: [
+      { name: 'Priya Nair', initials: 'PN', src: '/images/priya.jpg' },
+      { name: 'Jonas Berg', initials: 'JB', src: '/images/jonas.jpg' },
+      { name: 'Lucia Ferraro', initials: 'LF', src: '/images/lucia.jpg' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const list = await findByAttribute('aria-label', 'Shared with')
+    const photo = await findByAttribute('alt', 'Lucia Ferraro')
+    assert({ given: 'three collaborators', should: 'show three faces', actual: list?.querySelectorAll('li').length, expected: 3 })
+    assert({ given: 'a collaborator with a photo', should: 'use the photo', actual: photo?.getAttribute('src'), expected: '/images/lucia.jpg' })
+  },
+})

@@ -122,3 +122,63 @@ export const orderFulfilmentStages = story({
     assert({ given: 'four stages', should: 'render four items', actual: list?.querySelectorAll('li').length, expected: 4 })
   },
 })
+
+export const mailInboxFiveUnread = story({
+  intent: 'Add a mail "Inbox" button whose counter badge tells screen reader users there are 5 unread messages',
+  template: InboxButton,
+  args: { unread: 5 },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Inbox')
+    assert({ given: 'five unread messages', should: 'announce the count with its meaning', actual: button?.textContent?.includes('5 unread messages'), expected: true })
+  },
+})
+
+export const messagesInboxThirtyEight = story({
+  intent: 'A messaging app toolbar button labelled "Inbox" that shows a counter of 38 new emails',
+  template: InboxButton,
+  args: { unread: 38 },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Inbox')
+    assert({ given: '38 new emails', should: 'show the exact count', actual: button?.textContent?.includes('38'), expected: true })
+    assert({ given: 'a count below the cap', should: 'not cap the count', actual: button?.textContent?.includes('99+'), expected: false })
+  },
+})
+
+export const overdueInvoiceBadge = story({
+  intent: 'Create a red "Overdue" badge to flag an unpaid invoice',
+  template: Badge,
+  args: { tone: 'danger', children: 'Overdue' },
+  play: async ({ assert, findByText }) => {
+    const badge = await findByText('Overdue')
+    assert({ given: 'an overdue invoice', should: 'show the Overdue label', actual: badge?.textContent, expected: 'Overdue' })
+  },
+})
+
+export const pendingReviewBadge = story({
+  intent: 'Show an amber warning badge reading "Pending review" next to a submitted article',
+  template: Badge,
+  args: { tone: 'warning', children: 'Pending review' },
+  play: async ({ assert, findByText }) => {
+    const badge = await findByText('Pending review')
+    assert({ given: 'an article awaiting review', should: 'show the Pending review label', actual: badge?.textContent, expected: 'Pending review' })
+  },
+})
+
+export const supportTicketPriorities = story({
+  intent: 'A "Ticket priorities" legend for a help desk with tags "Low" in grey, "Medium" in blue, "High" in amber and "Urgent" in red',
+  template: StatusList,
+  args: {
+    label: 'Ticket priorities',
+    statuses: [
+      { label: 'Low', tone: 'neutral' },
+      { label: 'Medium', tone: 'info' },
+      { label: 'High', tone: 'warning' },
+      { label: 'Urgent', tone: 'danger' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const list = await findByAttribute('aria-label', 'Ticket priorities')
+    assert({ given: 'four priority levels', should: 'render four tags', actual: list?.querySelectorAll('li').length, expected: 4 })
+    assert({ given: 'priorities from lowest to highest', should: 'end with Urgent', actual: list?.querySelector('li:last-child')?.textContent, expected: 'Urgent' })
+  },
+})

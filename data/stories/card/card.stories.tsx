@@ -161,3 +161,21 @@ export const woolBlanketListing = story({
     assert({ given: 'a listing', should: 'show the product photo', actual: image?.getAttribute('src'), expected: '/images/wool-blanket.jpg' })
   },
 })
+
+export const pourOverDripperListing = story({
+  intent: 'A storefront tile for a "Ceramic pour-over dripper" priced at 34 dollars that is available, so shoppers can press "Add to cart"',
+  template: ProductCard,
+  args: {
+    id: 'dripper',
+    name: 'Ceramic pour-over dripper',
+    price: 34,
+    description: 'A glazed single-cup dripper for slow morning coffee.',
+    image: '/images/pour-over-dripper.jpg',
+  },
+  play: async ({ assert, findByText }) => {
+    const price = await findByText('USD 34, in stock')
+    const button = await findByText('Add to cart')
+    assert({ given: 'an available product', should: 'show the price and stock', actual: price?.textContent, expected: 'USD 34, in stock' })
+    assert({ given: 'an available product', should: 'enable adding to cart', actual: button?.disabled, expected: false })
+  },
+})

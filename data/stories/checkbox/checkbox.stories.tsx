@@ -154,3 +154,22 @@ export const essentialCookiesLocked = story({
     assert({ given: 'a locked option', should: 'be disabled', actual: input?.disabled, expected: true })
   },
 })
+
+export const partialInvoiceExport = story({
+  intent: 'An "Invoices to export" picker listing january.csv, february.csv, march.csv and april.csv with the first two ticked, so "Select all files" shows a dash',
+  template: SelectAllGroup,
+  args: {
+    legend: 'Invoices to export',
+    items: [
+      { id: 'inv-january', label: 'january.csv', checked: true },
+      { id: 'inv-february', label: 'february.csv', checked: true },
+      { id: 'inv-march', label: 'march.csv', checked: false },
+      { id: 'inv-april', label: 'april.csv', checked: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const all = await findByAttribute('role', 'checkbox')
+    assert({ given: 'two of four invoices checked', should: 'report mixed', actual: all?.getAttribute('aria-checked'), expected: 'mixed' })
+    assert({ given: 'a partial selection', should: 'show a dash mark', actual: all?.querySelector('span')?.textContent, expected: '-' })
+  },
+})

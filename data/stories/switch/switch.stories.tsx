@@ -139,3 +139,88 @@ export const motionContrastBothOn = story({
     assert({ given: 'both preferences on', should: 'report on', actual: contrast?.getAttribute('aria-checked'), expected: 'true' })
   },
 })
+
+export const spellCheckWithHint = story({
+  intent: 'Create a "Spell check" switch, switched on, whose description "Underlines misspelled words as you type." is announced along with it',
+  template: DescribedSwitch,
+  args: {
+    id: 'spell-check',
+    label: 'Spell check',
+    hint: 'Underlines misspelled words as you type.',
+    checked: true,
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const control = await findByAttribute('id', 'spell-check')
+    assert({ given: 'spell check enabled', should: 'expose aria-checked true', actual: control?.getAttribute('aria-checked'), expected: 'true' })
+    assert({ given: 'a hint', should: 'point aria-describedby at the hint', actual: control?.getAttribute('aria-describedby'), expected: 'spell-check-hint' })
+  },
+})
+
+export const mobileDataSyncOff = story({
+  intent: 'A "Sync over mobile data" switch turned off, explained by "Uses your data plan when Wi-Fi is unavailable."',
+  template: DescribedSwitch,
+  args: {
+    id: 'mobile-sync',
+    label: 'Sync over mobile data',
+    hint: 'Uses your data plan when Wi-Fi is unavailable.',
+    checked: false,
+  },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const control = await findByAttribute('id', 'mobile-sync')
+    assert({ given: 'mobile sync turned off', should: 'expose aria-checked false', actual: control?.getAttribute('aria-checked'), expected: 'false' })
+    const hint = await findByText('Uses your data plan when Wi-Fi is unavailable.')
+    assert({ given: 'an explanation', should: 'give the hint the id the switch references', actual: hint?.getAttribute('id'), expected: 'mobile-sync-hint' })
+  },
+})
+
+export const weeklyDigestWithHint = story({
+  intent: 'An enabled "Weekly digest" email toggle with a short note saying "A summary of your activity arrives every Monday."',
+  template: DescribedSwitch,
+  args: {
+    id: 'weekly-digest',
+    label: 'Weekly digest',
+    hint: 'A summary of your activity arrives every Monday.',
+    checked: true,
+  },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const control = await findByAttribute('id', 'weekly-digest')
+    assert({ given: 'a subscribed digest', should: 'be on', actual: control?.getAttribute('aria-checked'), expected: 'true' })
+    const hint = await findByText('A summary of your activity arrives every Monday.')
+    assert({ given: 'a note under the toggle', should: 'show the note text', actual: hint?.textContent?.trim(), expected: 'A summary of your activity arrives every Monday.' })
+  },
+})
+
+export const notificationChannelsList = story({
+  intent: 'Notification channel preferences as switches: "Push notifications" on, "SMS alerts" off and "Product newsletter" off',
+  template: SettingsList,
+  args: {
+    settings: [
+      { id: 'push', label: 'Push notifications', checked: true },
+      { id: 'sms', label: 'SMS alerts', checked: false },
+      { id: 'newsletter', label: 'Product newsletter', checked: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const push = await findByAttribute('id', 'setting-push')
+    assert({ given: 'push enabled', should: 'report on', actual: push?.getAttribute('aria-checked'), expected: 'true' })
+    const sms = await findByAttribute('id', 'setting-sms')
+    assert({ given: 'SMS disabled', should: 'report off', actual: sms?.getAttribute('aria-checked'), expected: 'false' })
+  },
+})
+
+export const calendarDisplaySettings = story({
+  intent: 'Calendar display settings as a list of switches where "Show week numbers" is on and "Show declined events" is off',
+  template: SettingsList,
+  args: {
+    settings: [
+      { id: 'week-numbers', label: 'Show week numbers', checked: true },
+      { id: 'declined-events', label: 'Show declined events', checked: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const weekNumbers = await findByAttribute('id', 'setting-week-numbers')
+    assert({ given: 'week numbers enabled', should: 'report on', actual: weekNumbers?.getAttribute('aria-checked'), expected: 'true' })
+    const declined = await findByAttribute('id', 'setting-declined-events')
+    assert({ given: 'declined events hidden', should: 'report off', actual: declined?.getAttribute('aria-checked'), expected: 'false' })
+  },
+})

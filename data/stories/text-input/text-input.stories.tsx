@@ -149,3 +149,39 @@ export const catalogueSearchBox = story({
     assert({ given: 'a lookup box', should: 'show the placeholder', actual: input?.getAttribute('placeholder'), expected: 'Shoes, bags, jackets' })
   },
 })
+
+export const helpCentreArticleSearch = story({
+  intent: 'A help centre search bar with the hidden label "Search help articles" and the placeholder "How do I reset my password?"',
+  template: SearchField,
+  args: { id: 'help-search', label: 'Search help articles', placeholder: 'How do I reset my password?' },
+  play: async ({ assert, findByAttribute }) => {
+    const form = await findByAttribute('role', 'search')
+    const input = await findByAttribute('id', 'help-search')
+    assert({ given: 'a help centre search', should: 'be a search landmark', actual: Boolean(form), expected: true })
+    assert({ given: 'a help centre search', should: 'show the placeholder', actual: input?.getAttribute('placeholder'), expected: 'How do I reset my password?' })
+  },
+})
+
+export const contactsFilterNoPlaceholder = story({
+  intent: 'Add a "Filter contacts" search box above the address book list, without any placeholder text',
+  template: SearchField,
+  args: { id: 'contacts-filter', label: 'Filter contacts' },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const label = await findByText('Filter contacts')
+    const input = await findByAttribute('id', 'contacts-filter')
+    assert({ given: 'a contacts filter', should: 'label the search input', actual: label?.getAttribute('for'), expected: 'contacts-filter' })
+    assert({ given: 'no placeholder', should: 'leave the placeholder out', actual: input?.getAttribute('placeholder'), expected: null })
+  },
+})
+
+export const weatherCityLookup = story({
+  intent: 'A weather app city lookup labelled "Find a city" (label hidden) with the example placeholder "e.g. Lisbon"',
+  template: SearchField,
+  args: { id: 'city-lookup', label: 'Find a city', placeholder: 'e.g. Lisbon' },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const input = await findByAttribute('id', 'city-lookup')
+    const button = await findByText('Search')
+    assert({ given: 'a city lookup', should: 'use a search input', actual: input?.getAttribute('type'), expected: 'search' })
+    assert({ given: 'a city lookup', should: 'submit with the Search button', actual: button?.getAttribute('type'), expected: 'submit' })
+  },
+})

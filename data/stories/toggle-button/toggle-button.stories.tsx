@@ -120,3 +120,62 @@ export const editorViewOptions = story({
     assert({ given: 'wrapping on', should: 'be pressed', actual: wrap?.getAttribute('aria-pressed'), expected: 'true' })
   },
 })
+
+export const listStyleNumbered = story({
+  intent: 'A "List style" toolbar with "Bulleted" and "Numbered" toggle buttons where Numbered is selected',
+  template: FormattingToolbar,
+  args: {
+    label: 'List style',
+    tools: [
+      { id: 'bulleted', name: 'Bulleted', pressed: false },
+      { id: 'numbered', name: 'Numbered', pressed: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const numbered = await findByAttribute('data-tool', 'numbered')
+    const bulleted = await findByAttribute('data-tool', 'bulleted')
+    assert({ given: 'a numbered list', should: 'press Numbered', actual: numbered?.getAttribute('aria-pressed'), expected: 'true' })
+    assert({ given: 'a numbered list', should: 'not press Bulleted', actual: bulleted?.getAttribute('aria-pressed'), expected: 'false' })
+  },
+})
+
+export const mapLayerToggles = story({
+  intent: 'Map overlay switches named "Map layers": "Traffic", "Transit", "Bike lanes" and "Terrain", with only Traffic and Terrain shown',
+  template: FormattingToolbar,
+  args: {
+    label: 'Map layers',
+    tools: [
+      { id: 'traffic', name: 'Traffic', pressed: true },
+      { id: 'transit', name: 'Transit', pressed: false },
+      { id: 'bike-lanes', name: 'Bike lanes', pressed: false },
+      { id: 'terrain', name: 'Terrain', pressed: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const toolbar = await findByAttribute('role', 'toolbar')
+    const terrain = await findByAttribute('data-tool', 'terrain')
+    const transit = await findByAttribute('data-tool', 'transit')
+    assert({ given: 'a layer switcher', should: 'be named Map layers', actual: toolbar?.getAttribute('aria-label'), expected: 'Map layers' })
+    assert({ given: 'terrain shown', should: 'be pressed', actual: terrain?.getAttribute('aria-pressed'), expected: 'true' })
+    assert({ given: 'transit hidden', should: 'not be pressed', actual: transit?.getAttribute('aria-pressed'), expected: 'false' })
+  },
+})
+
+export const chartSeriesAllVisible = story({
+  intent: 'A "Visible series" legend for a sales chart with "Revenue", "Costs" and "Profit" toggles, all currently shown',
+  template: FormattingToolbar,
+  args: {
+    label: 'Visible series',
+    tools: [
+      { id: 'revenue', name: 'Revenue', pressed: true },
+      { id: 'costs', name: 'Costs', pressed: true },
+      { id: 'profit', name: 'Profit', pressed: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const toolbar = await findByAttribute('role', 'toolbar')
+    const costs = await findByText('Costs')
+    assert({ given: 'a chart legend', should: 'be named Visible series', actual: toolbar?.getAttribute('aria-label'), expected: 'Visible series' })
+    assert({ given: 'every series shown', should: 'press Costs', actual: costs?.getAttribute('aria-pressed'), expected: 'true' })
+  },
+})
