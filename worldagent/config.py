@@ -322,6 +322,7 @@ class ExperienceParams(TrainerParams):
 
 EvalModel = Literal["base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference"]
 GeneratingModel = Literal["base", "sft", "experience", "dpo", "grpo", "champion"]
+SelfCheckModel = Literal["base", "nearest", "sft", "experience", "dpo", "grpo", "champion"]
 
 
 class EvaluateParams(Section):
@@ -344,6 +345,17 @@ class EvaluateParams(Section):
     no_repeat_ngram: NgramGuard = 0
     # Models also decoded without the constraint: rows "<model> (unconstrained)" show what it buys.
     unconstrained_models: list[GeneratingModel] = Field(default_factory=lambda: ["grpo"])
+    self_check_attempts: int = Field(default=3, ge=0)
+    """Retries per intent whose answer fails the agent's own check (it parses, no call is blocked, the
+    story renders and passes the accessibility and pattern rules; never the hidden assertions):
+    ``worldagent.evaluation.self_check``. A retry is a sampled decode of the same model (the
+    next-nearest story for ``nearest``); the first answer that passes is scored. 0: off."""
+    self_check_temperature: float = Field(default=0.7, gt=0)  # sampling temperature of a retry
+    # The models that retry (every decode variant of each). Not ``base``: its 256-token answers
+    # never render, so retries would cost minutes for a row that stays at 0.
+    self_check_models: list[SelfCheckModel] = Field(
+        default_factory=lambda: ["nearest", "sft", "experience", "dpo", "grpo", "champion"]
+    )
 
     def budget(self, model: str) -> int:
         """New tokens at most per answer of ``model``."""

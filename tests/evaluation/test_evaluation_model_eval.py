@@ -4,6 +4,7 @@ nearest-story baseline, constrained and unconstrained rows, and the step combini
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from tasks._stage import path_arguments
 from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.evaluation.eval_files import read_eval_report
+from worldagent.evaluation.evaluate import load_eval_rows, prompts_of
 from worldagent.evaluation.model_eval import ModelEvalFile, combine, read_model_eval, write_model_eval
 from worldagent.evaluation.stages.evaluate import combine_evaluations_stage, combine_model_files, evaluate_stage
 from worldagent.evaluation.stages.evaluate_model import (
@@ -33,7 +35,9 @@ SPLIT = {"eval_trajectories": EVAL, "stories": DATA / "stories.jsonl", "stories_
 
 
 def params(**evaluate: Any) -> Params:
-    return Params.model_validate({"evaluate": {"max_intents": 3, "max_new_tokens": 24, "batch_size": 2, **evaluate}})
+    # no self-check retries unless a test asks for them (they are tested on their own)
+    settings = {"max_intents": 3, "max_new_tokens": 24, "batch_size": 2, "self_check_attempts": 0, **evaluate}
+    return Params.model_validate({"evaluate": settings})
 
 
 def no_champion(path: Path) -> Path:
@@ -307,3 +311,52 @@ def test_a_model_stage_runs_from_the_command_line_its_tasks_entry_gives_it(tmp_p
     missing = ["--base", str(tmp_path), "--adapter", str(tmp_path / "none"), "--speed", str(tmp_path / "s.json")]
     assert stage_main("evaluate_dpo", MODEL_STAGES["dpo"], [*common, *missing, "--out", str(out)]) == 2
     assert "dpo adapter not found (run the dpo stage first)" in capsys.readouterr().err
+
+
+def test_a_model_that_fails_its_own_check_is_sampled_again_and_the_file_counts_it(
+    tmp_path: Path, base_dir: Path, tiny_model
+) -> None:
+    files = {"out": tmp_path / "base.json", "speed": tmp_path / "base.speed.json"}
+    run = partial(evaluate_base_stage, **SPLIT, base=base_dir, **files, loader=lambda b, a: tiny_model)
+    plain = run(params(unconstrained_models=[], self_check_attempts=2))  # base is not in the default self_check_models
+    assert plain.rows[0].self_check is None and not any("self-check" in note for note in plain.notes)
+
+    checked = run(params(unconstrained_models=[], self_check_attempts=2, self_check_models=["base"]))
+    [row] = checked.rows
+    counts = row.self_check
+    assert counts is not None and counts.attempts == 2
+    # random weights never write a story that renders: every prompt is retried twice, and the
+    # greedy first answers are kept
+    assert (counts.first_passed, counts.fixed, counts.failed, counts.retried_answers) == (0, 0, 3, 6)
+    assert row.outputs == plain.rows[0].outputs
+    assert row.generation is not None and row.generation.prompts == 3 + 6
+    assert any(note.startswith("`base` self-check") for note in checked.notes)
+    first = files["out"].read_bytes()
+    run(params(unconstrained_models=[], self_check_attempts=2, self_check_models=["base"]))
+    assert files["out"].read_bytes() == first  # seeded retries: the same bytes again
+
+
+def test_the_nearest_baseline_copies_the_runner_up_when_the_nearest_copy_fails_its_check(tmp_path: Path) -> None:
+    from worldagent.policy.retrieval import BM25Index, NearestStoryPolicy, documents_from_trajectories
+
+    training = read_jsonl(TRAIN)
+    [first_prompt] = prompts_of(load_eval_rows(EVAL, 1))  # the stage's first intent
+    nearest = evaluate_nearest_stage(params(self_check_attempts=0), **SPLIT, trajectories=TRAIN, out=tmp_path / "a")
+    chosen = nearest.rows[0].copied[0]  # type: ignore[index]
+    # break the story the first intent copies: its answer no longer renders
+    broken = tmp_path / "trajectories.jsonl"
+    with broken.open("w", encoding="utf-8") as handle:
+        for row in training:
+            if row["id"] == chosen:
+                row["messages"][-1]["content"] = row["messages"][-1]["content"].replace("export const", "export cnst")
+            handle.write(json.dumps(row) + "\n")
+    off = evaluate_nearest_stage(params(self_check_attempts=0), **SPLIT, trajectories=broken, out=tmp_path / "b")
+    on = evaluate_nearest_stage(params(self_check_attempts=1), **SPLIT, trajectories=broken, out=tmp_path / "c")
+    assert off.rows[0].copied[0] == chosen and off.rows[0].per_intent[0].reward == 0.0  # type: ignore[index]
+    runner_up = on.rows[0].copied[0]  # type: ignore[index]
+    index = BM25Index(documents_from_trajectories(read_jsonl(broken)))
+    assert runner_up != chosen and runner_up == NearestStoryPolicy(index, 1).choose(first_prompt).id
+    answers = {row["id"]: row["messages"][-1]["content"] for row in read_jsonl(broken)}
+    assert on.rows[0].outputs == [answers[copied] for copied in on.rows[0].copied or []]
+    assert on.rows[0].per_intent[0].reward > 0.0
+    assert on.rows[0].self_check is not None and on.rows[0].self_check.fixed >= 1

@@ -166,11 +166,16 @@ class Scorer:
             return list(self.token_files[story_id])
         return component_token_files(self.stories_root, str(row["component"]))
 
-    def run_episode(self, row: Mapping[str, Any], calls: Sequence[ToolCall]) -> tuple[Episode, list[str]]:
+    def run_episode(
+        self, row: Mapping[str, Any], calls: Sequence[ToolCall], hidden_assertions: bool = True
+    ) -> tuple[Episode, list[str]]:
+        """Run ``calls`` in a fresh sandbox; ``hidden_assertions``: the story test checks the reference
+        story's assertions (scoring), else only what the agent itself can see (its self-check)."""
         notes: list[str] = []
         _, export = split_id(str(row["id"]))
+        expected = self.expected(str(row["id"])) if hidden_assertions else None
         with episode_sandbox(self.stories_root, self.seed_files(row), given_sources(row)) as sandbox:
-            env = AgentEnvironment(sandbox, self.runner, export, self.expected(str(row["id"])))
+            env = AgentEnvironment(sandbox, self.runner, export, expected)
             episode = env.run(calls)
             if episode.story_result is None:
                 story = _last_written_story(episode)
@@ -182,6 +187,23 @@ class Scorer:
                     )
                     notes.append(f"{why}; ran {story} once at the end")
         return episode, notes
+
+    def self_check(self, row: Mapping[str, Any], output: str) -> bool:
+        """Whether ``output`` passes the checks the agent can run itself, without the hidden assertions:
+        it parses, no call is blocked, and the story it wrote renders and passes the accessibility
+        and pattern rules (what its own ``runStory`` reports)."""
+        parsed = parse_calls(output)
+        if not parsed.calls or parsed.errors:
+            return False
+        try:
+            episode, _ = self.run_episode(row, parsed.calls, hidden_assertions=False)
+        except Exception as error:  # as in score(): one pathological output fails its check, not the run
+            log.warning("%s: self-check failed: %s", row["id"], error)
+            return False
+        result = episode.story_result
+        return (
+            all(step.allowed for step in episode.steps) and result is not None and result.passed and result.a11yPassed
+        )
 
     def score(self, row: Mapping[str, Any], output: str) -> IntentResult:
         parsed = parse_calls(output)

@@ -45,6 +45,28 @@ class GenerationCounts(BaseModel):
     constrained: bool
 
 
+class SelfCheckCounts(BaseModel):
+    """How the self-check went for one row of the table (deterministic: no timings)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempts: int = Field(ge=0)  # retries allowed per prompt
+    first_passed: int = Field(ge=0)  # prompts whose first answer passed its own check
+    fixed: int = Field(ge=0)  # prompts whose first answer failed and a retry passed
+    failed: int = Field(ge=0)  # prompts where no answer passed (the first answer is kept)
+    retried_answers: int = Field(ge=0)  # answers produced by retries, all prompts together
+
+    def note(self, name: str) -> str:
+        """One line for the report."""
+        total = self.first_passed + self.fixed + self.failed
+        return (
+            f"`{name}` self-check (its own story run: renders, no blocked call, accessibility and pattern"
+            f" rules; never the hidden assertions): {self.first_passed} of {total} first answers passed;"
+            f" up to {self.attempts} retries fixed {self.fixed} more ({self.retried_answers} answers produced"
+            f" again); {self.failed} kept a failing first answer."
+        )
+
+
 class EvalRow(BaseModel):
     """One row of the report's table: a model, decoded one way, on every eval intent."""
 
@@ -56,6 +78,7 @@ class EvalRow(BaseModel):
     outputs: list[str]  # the raw answer to each intent, in ``ModelEvalFile.intents`` order
     generation: GenerationCounts | None = None  # None: no model generated (nearest, reference)
     copied: list[str] | None = None  # nearest: the training story id copied for each intent
+    self_check: SelfCheckCounts | None = None  # None: no retries (evaluate.self_check_*)
 
 
 class ModelEvalFile(BaseModel):

@@ -1,7 +1,7 @@
 """Policies the evaluate stage scores: anything that turns chat prompts into assistant text.
 
 ``ReferencePolicy`` answers with the reference solution (the upper bound); ``decoding_policy``
-decodes greedily with a transformers causal LM (batched, KV cache, optionally constrained); the
+decodes greedily (or sampled, for a retry) with a transformers causal LM (batched, KV cache, optionally constrained); the
 nearest-story baseline is :class:`worldagent.policy.retrieval.NearestStoryPolicy`. Loading models is
 the caller's job (``worldagent.policy.load.load_policy``), so this module never touches the disk or the Hub.
 """
@@ -57,9 +57,18 @@ class StaticPolicy:
 
 
 def decoding_policy(
-    model: Any, tokenizer: Any, *, constrained: bool, max_new_tokens: int, batch_size: int, no_repeat_ngram: int = 0
+    model: Any,
+    tokenizer: Any,
+    *,
+    constrained: bool,
+    max_new_tokens: int,
+    batch_size: int,
+    no_repeat_ngram: int = 0,
+    temperature: float | None = None,
+    seed: int = 0,
 ) -> BatchedPolicy:
-    """Greedy batched decoding with a KV cache (:class:`worldagent.policy.rollout.BatchedPolicy`).
+    """Batched decoding with a KV cache (:class:`worldagent.policy.rollout.BatchedPolicy`): greedy,
+    or sampled at ``temperature`` (seeded by ``seed``) when it is given.
 
     ``constrained``: tool calls are decoded through the call grammar of the default tools
     (:func:`worldagent.policy.rollout.constrained_policy`, calls only), so every answer parses.
@@ -68,7 +77,8 @@ def decoding_policy(
     from worldagent.policy.rollout import BatchedPolicy, SamplingConfig, constrained_policy
     from worldagent.tools.registry import tool_schemas
 
-    config = SamplingConfig(max_new_tokens=max_new_tokens, no_repeat_ngram=no_repeat_ngram)
+    sampling = {"do_sample": True, "temperature": temperature, "seed": seed} if temperature is not None else {}
+    config = SamplingConfig(max_new_tokens=max_new_tokens, no_repeat_ngram=no_repeat_ngram, **sampling)
     if constrained:
         return constrained_policy(model, tokenizer, tool_schemas(), config, batch_size)
     return BatchedPolicy(model, tokenizer, config, batch_size)

@@ -46,6 +46,9 @@ EVAL_PARAMS = (
     "evaluate.constrained",
     "evaluate.no_repeat_ngram",
     "evaluate.unconstrained_models",
+    "evaluate.self_check_attempts",
+    "evaluate.self_check_temperature",
+    "evaluate.self_check_models",
     "reward",
     "storytest",
 )

@@ -197,21 +197,22 @@ class NearestStoryPolicy:
     """The copy-the-nearest-story baseline: answers each prompt with the nearest training story's answer.
 
     The prompt's own intent is excluded, so an eval prompt never gets its reference back even if the
-    same intent were in the index.
+    same intent were in the index. ``rank`` 1 copies the runner-up instead (a retry, when the first
+    copy fails the agent's own check), and so on; past the last candidate, the last one.
     """
 
-    def __init__(self, index: BM25Index) -> None:
-        self.index = index
+    def __init__(self, index: BM25Index, rank: int = 0) -> None:
+        self.index, self.rank = index, rank
         self.chosen: list[str] = []  # the id copied for each prompt of the last call, for reports
 
+    def choose(self, prompt: Sequence[Mapping[str, Any]]) -> StoryDocument:
+        query, intent = prompt_query(prompt)
+        hits = self.index.nearest(query, self.rank + 1, exclude_intents=[intent], component=prompt_component(prompt))
+        if not hits:
+            raise ValueError(f"no training story other than the prompt's own intent {intent!r} to copy")
+        return hits[-1].document
+
     def complete(self, prompts: list[list[dict[str, Any]]]) -> list[str]:
-        answers, self.chosen = [], []
-        for prompt in prompts:
-            query, intent = prompt_query(prompt)
-            hits = self.index.nearest(query, 1, exclude_intents=[intent], component=prompt_component(prompt))
-            if not hits:
-                raise ValueError(f"no training story other than the prompt's own intent {intent!r} to copy")
-            hit = hits[0]
-            self.chosen.append(hit.document.id)
-            answers.append(hit.document.answer)
-        return answers
+        documents = [self.choose(prompt) for prompt in prompts]
+        self.chosen = [document.id for document in documents]
+        return [document.answer for document in documents]

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worldagent.config import Params
 from worldagent.errors import InputError
@@ -40,7 +40,11 @@ from worldagent.evaluation.model_eval import (
     write_model_eval,
 )
 from worldagent.evaluation.policies import Policy, ReferencePolicy, decoding_policy
+from worldagent.evaluation.self_check import SelfCheckingPolicy, row_check
 from worldagent.io import atomic_write_text, pretty_json, read_jsonl
+
+if TYPE_CHECKING:
+    from worldagent.policy.rollout import GenerationStats
 
 log = logging.getLogger("worldagent.evaluation")
 
@@ -58,9 +62,12 @@ def default_loader(base_dir: Path, adapter_dir: Path | None, dtype: str = "auto"
 def score_policy_row(
     name: str, policy: Policy, rows: Sequence[dict[str, Any]], scorer: Scorer, **extra: Any
 ) -> EvalRow:
-    """``policy``'s answer to every row, scored: one :class:`EvalRow`."""
+    """``policy``'s answer to every row, scored: one :class:`EvalRow` (with the self-check's counts
+    when ``policy`` is a :class:`SelfCheckingPolicy`)."""
     outputs = policy.complete(prompts_of(rows))
     results = evaluate_outputs(rows, outputs, scorer.stories_root, scorer.runner, scorer.weights, scorer=scorer)
+    if isinstance(policy, SelfCheckingPolicy):
+        extra["self_check"] = policy.counts
     row = EvalRow(name=name, metrics=summarize(results), per_intent=results, outputs=list(outputs), **extra)
     m = row.metrics
     log.info(
@@ -78,6 +85,37 @@ def decode_variants(params: Params, model_name: str) -> list[tuple[str, bool]]:
     return variants
 
 
+def with_self_check(
+    params: Params,
+    model_name: str,
+    first: Policy,
+    retry: Callable[[int], Policy],
+    rows: Sequence[dict[str, Any]],
+    scorer: Scorer,
+) -> Policy:
+    """``first``, retried by ``retry(k)`` while an answer fails the agent's own check, when
+    ``evaluate.self_check_attempts`` and ``evaluate.self_check_models`` say so; else ``first``."""
+    settings = params.evaluate
+    if not settings.self_check_attempts or model_name not in settings.self_check_models:
+        return first
+    return SelfCheckingPolicy(first, retry, row_check(scorer, rows), settings.self_check_attempts)
+
+
+def generation_stats(policy: Policy) -> GenerationStats:
+    """The decoding counts of ``policy``, its retries' included."""
+    from worldagent.policy.rollout import GenerationStats
+
+    used = policy.used if isinstance(policy, SelfCheckingPolicy) else [policy]
+    total = GenerationStats()
+    for part in used:
+        stats: GenerationStats = part.stats  # type: ignore[attr-defined]
+        total.prompts += stats.prompts
+        total.new_tokens += stats.new_tokens
+        total.seconds += stats.seconds
+        total.batches += stats.batches
+    return total
+
+
 def generate_rows(
     params: Params, model_name: str, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], scorer: Scorer
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
@@ -87,7 +125,8 @@ def generate_rows(
     evaluated: list[EvalRow] = []
     timings: dict[str, dict[str, Any]] = {}
     for name, constrained in decode_variants(params, model_name):
-        policy = decoding_policy(
+        decode = partial(
+            decoding_policy,
             model,
             tokenizer,
             constrained=constrained,
@@ -95,8 +134,14 @@ def generate_rows(
             batch_size=settings.batch_size,
             no_repeat_ngram=settings.no_repeat_ngram,
         )
+
+        def retry(k: int, decode: Callable[..., Policy] = decode) -> Policy:
+            # the k-th retry samples with its own seed: a different, reproducible answer each time
+            return decode(temperature=settings.self_check_temperature, seed=params.seed + k)
+
+        policy = with_self_check(params, model_name, decode(), retry, rows, scorer)
         row = score_policy_row(name, policy, rows, scorer)
-        stats = policy.stats
+        stats = generation_stats(policy)
         row.generation = GenerationCounts(
             prompts=stats.prompts,
             new_tokens=stats.new_tokens,
@@ -156,11 +201,19 @@ def evaluate_model(
             raise InputError("the nearest-story baseline needs the training trajectories (trajectories.jsonl)")
         training = read_jsonl(trajectories, "the training trajectories", hint="run the generate stage first")
         try:
-            policy = NearestStoryPolicy(BM25Index(documents_from_trajectories(training)))
+            index = BM25Index(documents_from_trajectories(training))
         except ValueError as error:
             raise InputError(f"{trajectories}: {error}") from None
+        nearest = [NearestStoryPolicy(index)]  # rank k: the k-th retry copies the (k+1)-th nearest story
+
+        def runner_up(rank: int) -> Policy:
+            nearest.append(NearestStoryPolicy(index, rank))
+            return nearest[-1]
+
+        policy = with_self_check(params, name, nearest[0], runner_up, rows, scorer)
         row = score_policy_row(name, policy, rows, scorer)
-        row.copied = list(policy.chosen)
+        ranks = policy.answered_by if isinstance(policy, SelfCheckingPolicy) else [0] * len(rows)
+        row.copied = [nearest[rank].choose(prompt).id for prompt, rank in zip(prompts_of(rows), ranks, strict=True)]
         evaluation.rows.append(row)
         evaluation.notes.append(
             "`nearest` answers each intent with the nearest training story's calls copied unchanged"
@@ -198,6 +251,7 @@ def evaluate_model(
         evaluation.rows.extend(evaluated)
         if budget_note := _budget_note(params, name):
             evaluation.notes.append(budget_note)
+    evaluation.notes.extend(row.self_check.note(row.name) for row in evaluation.rows if row.self_check)
     return evaluation, timings
 
 
