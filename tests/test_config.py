@@ -1,6 +1,6 @@
-"""Defaults are written once, in worldagent/config.py; params.yaml repeats them (DVC tracks each key)
-and may differ only in the keys of its profile (profiles/*.yaml, worldagent/profiles.py) or where a
-reason is stated here and next to the value in params.yaml."""
+"""Defaults are written once, in worldagent/config/ (one module per concern); params.yaml repeats
+them (DVC tracks each key) and may differ only in the keys of its profile (profiles/*.yaml,
+worldagent/profiles.py) or where a reason is stated here and next to the value in params.yaml."""
 
 from __future__ import annotations
 

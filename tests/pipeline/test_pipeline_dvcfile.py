@@ -7,10 +7,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.harness import dvc
 from worldagent.pipeline.dvcfile import HEADER, stage_lines
 from worldagent.pipeline.table import Stage
+from worldagent.pipeline.world_agent import PIPELINE as WORLD_AGENT
+
+PROJECT = Path(__file__).resolve().parents[2]
 
 # The stage appends its input to the store it finds: what the experience stage does with its samples.
 GROW = """
@@ -33,6 +37,20 @@ STAGE = Stage(
     outputs={"store": "store"},
     persist=("store",),
 )
+
+
+def test_a_stage_lists_the_config_modules_of_the_params_it_declares() -> None:
+    def config_deps(lines: list[str]) -> set[str]:
+        [stage] = yaml.safe_load("\n".join(lines)).values()
+        return {dep for dep in stage["deps"] if dep.startswith("worldagent/config/")}
+
+    sft = config_deps(stage_lines(WORLD_AGENT.stage("sft"), PROJECT))
+    evaluate_sft = config_deps(stage_lines(WORLD_AGENT.stage("evaluate_sft"), PROJECT))
+    assert "worldagent/config/training.py" in sft and "worldagent/config/evaluation.py" not in sft
+    assert "worldagent/config/evaluation.py" in evaluate_sft and "worldagent/config/training.py" not in evaluate_sft
+    committed = yaml.safe_load((PROJECT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
+    assert "worldagent/config/evaluation.py" not in committed["sft"]["deps"]
+    assert "worldagent/config/evaluation.py" in committed["evaluate_sft"]["deps"]
 
 
 def test_persist_must_name_an_output() -> None:

@@ -61,6 +61,23 @@ def test_the_reward_module_reruns_the_stages_it_scores_and_what_follows(project:
     assert after(WORLD_AGENT.stage("grpo")) == ["evaluate_grpo", "evaluate", "compare", "gate"]
 
 
+def test_a_new_evaluate_field_reruns_the_evaluation_only(project: Path) -> None:
+    schema = project / "worldagent" / "config" / "evaluation.py"
+    text = schema.read_text()
+    field = "    batch_size: int = Field(default=8, gt=0)\n"
+    assert field in text
+    schema.write_text(text.replace(field, field + "    a_new_field: bool = False\n"))
+    evaluations = [stage.name for stage in WORLD_AGENT.stages if stage.name.startswith("evaluate_")]
+    # the stages that declare evaluate, compare or gate: no training stage, no intervention stage
+    assert would_run(project) == sorted([*evaluations, "evaluate", "compare", "gate"])
+
+
+def test_a_new_trainer_field_reruns_the_trainers_only(project: Path) -> None:
+    schema = project / "worldagent" / "config" / "training.py"
+    schema.write_text(schema.read_text() + "\n# a change to the trainers' schema\n")
+    assert would_run(project) == ["dpo", "experience", "grpo", "sft"]  # no evaluation is generated again
+
+
 def test_a_moved_champion_reruns_what_compares_with_it(project: Path) -> None:
     champion = project / "models" / "world_agent" / "champion.json"
     champion.write_text('{"family": "world-agent", "version": 3, "artifact_path": "p", "artifact_hash": "h"}\n')

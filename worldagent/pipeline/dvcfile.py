@@ -20,7 +20,8 @@ HEADER = """\
 # Written by `python -m worldagent.pipeline --write` from the stage tables in worldagent/pipeline/:
 # edit a table (or a stage's code) and write this file again; `make test` fails while they disagree.
 # Code dependencies are the project modules each stage's entry imports, computed, never listed by
-# hand. `${...}` reads params.yaml. `dvc repro` reruns exactly what changed; `dvc status` says what would.
+# hand; of the params schema (worldagent/config/), only the modules of the sections the stage declares.
+# `${...}` reads params.yaml. `dvc repro` reruns exactly what changed; `dvc status` says what would.
 """
 
 
@@ -53,7 +54,7 @@ def stage_lines(stage: Stage, root: Path) -> list[str]:
     lines = [f"  {stage.name}:", f"    desc: {scalar(stage.description)}", "    cmd: >-"]
     lines += [f"      {part}" for part in command(stage)]
     lines += ["    deps:", *(f"      - {path}" for path in stage.inputs.values())]
-    lines += [f"      - {path}" for path in code_deps(root, [stage.entry])]
+    lines += [f"      - {path}" for path in code_deps(root, [stage.entry], stage.params)]
     if stage.params:
         lines += ["    params:", *(f"      - {key}" for key in stage.params)]
     if stage.outputs or stage.reports:

@@ -1,0 +1,71 @@
+"""The evaluation sections: ``evaluate`` (the per-model evaluations and the table's rows),
+``compare`` (paired bootstrap against the champion) and ``gate`` (what a candidate must reach).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from worldagent.config.base import NgramGuard, Section
+
+EvalModel = Literal["base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference"]
+GeneratingModel = Literal["base", "sft", "experience", "dpo", "grpo", "champion"]
+SelfCheckModel = Literal["base", "nearest", "sft", "experience", "dpo", "grpo", "champion"]
+
+
+class EvaluateParams(Section):
+    max_new_tokens: int = Field(default=1536, gt=0)
+    base_max_new_tokens: int | None = Field(default=None, gt=0)
+    """The untrained base's budget (None: ``max_new_tokens``). Its answers never end by themselves,
+    so every one runs to the budget: a third of all evaluation time at 1,024 tokens in the smollm2
+    profile, for a row that scores 0. The report says which budget each row had."""
+
+    batch_size: int = Field(default=8, gt=0)
+    max_intents: int | None = Field(default=None, gt=0)  # None: the whole eval split
+    # The table's rows, in this order: ``nearest`` copies the nearest training story unchanged (the
+    # baseline every trained stage must beat), ``reference`` is the upper bound.
+    models: list[EvalModel] = Field(
+        default_factory=lambda: ["base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference"]
+    )
+    constrained: bool = True  # decode tool calls through worldagent.policy.constrained (well formed by construction)
+    # Loop guard (see ``NgramGuard``): must exceed the longest n-gram a good answer repeats (the
+    # story's path, written in writeStory and again in runStory). 0: off.
+    no_repeat_ngram: NgramGuard = 0
+    # Models also decoded without the constraint: rows "<model> (unconstrained)" show what it buys.
+    unconstrained_models: list[GeneratingModel] = Field(default_factory=lambda: ["grpo"])
+    self_check_attempts: int = Field(default=3, ge=0)
+    """Retries per intent whose answer fails the agent's own check (it parses, no call is blocked, the
+    story renders and passes the accessibility and pattern rules; never the hidden assertions):
+    ``worldagent.evaluation.self_check``. A retry is a sampled decode of the same model (the
+    next-nearest story for ``nearest``); the first answer that passes is scored. 0: off."""
+    self_check_temperature: float = Field(default=0.7, gt=0)  # sampling temperature of a retry
+    # The models that retry (every decode variant of each). Not ``base``: its 256-token answers
+    # never render, so retries would cost minutes for a row that stays at 0.
+    self_check_models: list[SelfCheckModel] = Field(
+        default_factory=lambda: ["nearest", "sft", "experience", "dpo", "grpo", "champion"]
+    )
+
+    def budget(self, model: str) -> int:
+        """New tokens at most per answer of ``model``."""
+        return self.base_max_new_tokens or self.max_new_tokens if model == "base" else self.max_new_tokens
+
+
+class CompareParams(Section):
+    bootstrap_samples: int = Field(default=1000, gt=0)
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    # ``best``: the trained stage (sft, experience, dpo, grpo) with the highest held-out mean reward.
+    candidate: Literal["best", "sft", "experience", "dpo", "grpo"] = "best"
+
+
+class GateParams(Section):
+    min_story_pass_rate: float = Field(default=0.0, ge=0, le=1)
+    min_a11y_pass_rate: float = Field(default=0.05, ge=0, le=1)  # at least one held-out intent renders accessibly
+    max_constraint_violations: float = Field(default=0.5, ge=0)  # mean blocked calls per intent
+    margin: float = Field(default=0.05, ge=0)  # non-inferiority margin on mean reward
+    above_nearest: bool = True
+    """The candidate must beat copying the nearest training story unchanged: the paired bootstrap CI
+    of candidate − nearest mean reward (compare.json's step effects) lies wholly above 0. A policy
+    that cannot is not worth deploying; the tiny profile turns it off (its model only tests the
+    machinery)."""
