@@ -63,8 +63,8 @@ def _evaluate_model(name: str, inputs: dict[str, str], generates: bool = True, p
         inputs={**EVAL_SPLIT, **inputs},
         outputs={"out": f"{EVAL_DIR}/{name}.json"},
         metrics={"speed": f"{SPEED_DIR}/{name}.json"} if generates else {},
-        # a generating evaluation loads the model in the dtype it was trained in
-        params=(*EVAL_PARAMS, *(("model.dtype",) if generates else ()), *params),
+        # a generating evaluation loads the model in the dtype it was trained in, and seeds its retries
+        params=(*EVAL_PARAMS, *(("seed", "model.dtype") if generates else ()), *params),
     )
 
 
@@ -199,7 +199,7 @@ PIPELINE = Pipeline(
             },
             reports={"report": REPORT},
             metrics={"decision": GATE},
-            params=("gate",),
+            params=("gate", "registry.family"),  # gate.json names the registry family
         ),
         SideEffect("deploy", "tasks.deploy:deploy_world_agent", "publish the gated candidate and move the champion"),
     ),
