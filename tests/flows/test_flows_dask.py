@@ -16,13 +16,26 @@ from worldagent.pipeline.table import Pipeline, Stage
 
 pytestmark = pytest.mark.slow
 
-# Each of a and b sleeps, recording when it started and ended; c reads both and writes the gate.
-SLEEPER = "python -c 'import json,sys,time; s=time.time(); time.sleep(4); json.dump([s, time.time()], open(sys.argv[1], \"w\"))'"
+# a and b meet: each marks that it started, then waits (up to RENDEZVOUS_S) for the other's mark and
+# records whether it came. Run one after the other, the first waits in vain, however busy the
+# machine, so the test needs no timing margin. c reads both and writes the gate.
+RENDEZVOUS_S = 120
+RENDEZVOUS = f"""\
+import json, sys, time
+from pathlib import Path
+
+me, other = sys.argv[1], sys.argv[2]
+Path(me + ".started").touch()
+deadline = time.monotonic() + {RENDEZVOUS_S}
+while not Path(other + ".started").exists() and time.monotonic() < deadline:
+    time.sleep(0.1)
+Path(me + ".json").write_text(json.dumps(dict(met=Path(other + ".started").exists())))
+"""
 GATE = 'python -c \'import json; json.dump(dict(passed=True), open("gate.json", "w"))\''
 DVC_YAML = {
     "stages": {
-        "a": {"cmd": f"{SLEEPER} a.json", "outs": ["a.json"]},
-        "b": {"cmd": f"{SLEEPER} b.json", "outs": ["b.json"]},
+        "a": {"cmd": "python rendezvous.py a b", "outs": ["a.json"]},
+        "b": {"cmd": "python rendezvous.py b a", "outs": ["b.json"]},
         "c": {"cmd": GATE, "deps": ["a.json", "b.json"], "outs": ["gate.json"]},
     }
 }
@@ -59,12 +72,14 @@ def test_independent_stages_overlap_on_dask_and_dependent_ones_wait(
     run(tmp_path, "git", "init", "-q")
     dvc(tmp_path, "init", "-q")
     (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(DVC_YAML))
+    (tmp_path / "rendezvous.py").write_text(RENDEZVOUS)
     params = "registry:\n  url: sqlite:///registry.db\norchestrate:\n  task_runner: dask\n  dask_workers: 2\n"
     (tmp_path / "params.yaml").write_text(params)
     with prefect_test_harness(server_startup_timeout=600):
         result = toy_flow.with_options(task_runner=task_runner(Path(".")))(".")
-    (a_start, a_end), (b_start, b_end) = (json.loads((tmp_path / f"{n}.json").read_text()) for n in "ab")
-    assert max(a_start, b_start) < min(a_end, b_end), "a and b did not run at the same time"
-    assert (tmp_path / "gate.json").stat().st_mtime >= max(a_end, b_end)
+    met = {n: json.loads((tmp_path / f"{n}.json").read_text())["met"] for n in "ab"}
+    assert met == {"a": True, "b": True}, f"a and b did not run at the same time: {met}"
+    ends = [(tmp_path / f"{n}.json").stat().st_mtime for n in "ab"]
+    assert (tmp_path / "gate.json").stat().st_mtime >= max(ends)
     assert result["first"]["recomputed"] == ["a"] and result["second"]["recomputed"] == ["b", "c"]
     assert "up to date" in dvc(tmp_path, "status")
