@@ -1,0 +1,207 @@
+"""A stricter own check, measured: the page must also show every phrase the intent quotes.
+
+    python -m benchmarks.self_check_intent                     # after `make pipeline`: seconds
+    python -m benchmarks.self_check_intent --rerun experience  # one stage re-evaluated with it (~20 min)
+
+The evaluation answers again while an answer fails the agent's own check
+(``worldagent.evaluation.self_check``: it renders and passes the accessibility and pattern rules).
+Most held-out intents also quote the user's own words (``a submit control reading "Create
+account"``), and an answer that renders other words passes that check and fails the hidden story
+test. The agent is given the intent, so asking its page to show every quoted phrase would still be
+its own check. This benchmark measures that lever; it is not in the evaluation stages, because it did
+not help (docs/profiles.md, "Levers measured and left out").
+
+By default the kept answers of every evaluated model (``reports/world_agent/eval/<model>.json``)
+are replayed through both checks and counted next to the hidden story test: answers the own check
+passes and the hidden test fails (what the stricter check should catch), and answers the hidden
+test passes (what it should leave alone). ``--rerun STAGE`` evaluates one trained stage as its
+evaluate stage does, the stricter check choosing which answers to retry, and prints its story pass
+rate and mean reward next to the stage's own evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from worldagent.config import load_params
+from worldagent.errors import clean_errors
+from worldagent.evaluation.compare import TRAINED_STAGES
+from worldagent.evaluation.evaluate import Scorer, load_eval_rows
+from worldagent.evaluation.model_eval import ModelEvalFile, read_model_eval
+from worldagent.evaluation.self_check import Check, row_check
+from worldagent.evaluation.stages import evaluate_model as evaluate_stage
+from worldagent.storytest.assertions import Assertion
+from worldagent.storytest.axtree import accessibility_tree
+from worldagent.storytest.dom import parse_html, text_content
+from worldagent.storytest.result import StoryResult
+from worldagent.storytest.runner import StoryRunner
+
+EVAL_TRAJECTORIES = Path("data/generated/world_agent/trajectories.eval.jsonl")
+STORIES = Path("data/generated/world_agent/stories.jsonl")
+STORIES_DIR = Path("data/stories")
+EVAL_DIR = Path("reports/world_agent/eval")
+MODELS = Path("models/world_agent")
+REPLAYED = ("nearest", *TRAINED_STAGES)
+
+_QUOTED = re.compile(r'"([^"]+)"')
+_SPACE = re.compile(r"\s+")
+
+
+def _normal(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def quoted_phrases(intent: str) -> list[str]:
+    """The phrases an intent puts in double quotes, whitespace-normalised: the user's own words for
+    a label, a name or a message."""
+    return [phrase for phrase in (_normal(q) for q in _QUOTED.findall(intent)) if phrase]
+
+
+def page_words(html: str) -> str:
+    """What a reader of the rendered page can find: its text, and every accessible name and state
+    value (labels, descriptions, ``aria-valuetext``...), one per line."""
+    nodes = accessibility_tree(html)
+    parts = [text_content(parse_html(html))]
+    parts += [node.name for node in nodes]
+    parts += [value for node in nodes for value in node.states.values()]
+    return "\n".join(_normal(part) for part in parts if part)
+
+
+def missing_phrases(intent: str, html: str) -> list[str]:
+    """The intent's quoted phrases that the page does not show (case-sensitive, as the story test)."""
+    words = page_words(html)
+    return [phrase for phrase in quoted_phrases(intent) if phrase not in words]
+
+
+class QuotedPhrasesRunner:
+    """A :class:`~worldagent.storytest.runner.StoryRunner` that runs ``runner``, then fails a passing
+    story whose page does not show every phrase ``intent`` quotes (set per prompt by the check)."""
+
+    def __init__(self, runner: StoryRunner) -> None:
+        self.runner = runner
+        self.intent = ""
+
+    def run(
+        self,
+        story_file: Path,
+        export: str,
+        root: Path,
+        expected: list[Assertion] | None = None,
+        overlay: Mapping[str, str] | None = None,
+    ) -> StoryResult:
+        from worldagent.stories.render import render_story
+
+        result = self.runner.run(story_file, export, root, expected, overlay)
+        if not result.passed or not quoted_phrases(self.intent):
+            return result
+        missing = missing_phrases(self.intent, render_story(Path(story_file), export, Path(root), overlay).html)
+        if not missing:
+            return result
+        errors = [f'intent: the page does not show "{phrase}"' for phrase in missing]
+        return result.model_copy(update={"passed": False, "errors": [*result.errors, *errors]})
+
+
+def quoted_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Check:
+    """The check of the prompt at position i: ``scorer.self_check`` on ``rows[i]``, and its story's
+    page shows every phrase ``rows[i]``'s intent quotes."""
+    runner = QuotedPhrasesRunner(scorer.runner)
+    checking = Scorer(scorer.stories_root, runner, scorer.weights, scorer.token_files)
+
+    def check(i: int, answer: str) -> bool:
+        runner.intent = str(rows[i]["intent"])
+        return checking.self_check(rows[i], answer)
+
+    return check
+
+
+def replay_counts(evaluation: ModelEvalFile, rows: Sequence[dict[str, Any]], scorer: Scorer) -> list[dict[str, Any]]:
+    """Per row of ``evaluation``: its kept answers through the own check and the stricter one."""
+    by_id = {str(row["id"]): row for row in rows}
+    ordered = [by_id[intent] for intent in evaluation.intents]
+    own, stricter = row_check(scorer, ordered), quoted_check(scorer, ordered)
+    counts = []
+    for row in evaluation.rows:
+        count = {"row": row.name, "n": len(ordered), "hidden_passed": 0, "own_passed": 0}
+        count |= {"own_passed_hidden_failed": 0, "caught": 0, "false_alarms": 0}
+        for i, (result, answer) in enumerate(zip(row.per_intent, row.outputs, strict=True)):
+            passed_own = own(i, answer)
+            passed_stricter = passed_own and stricter(i, answer)
+            count["hidden_passed"] += result.story_passed
+            count["own_passed"] += passed_own
+            count["own_passed_hidden_failed"] += passed_own and not result.story_passed
+            count["caught"] += passed_own and not result.story_passed and not passed_stricter
+            count["false_alarms"] += result.story_passed and not passed_stricter
+        counts.append(count)
+    return counts
+
+
+def rerun_stage(params_file: Path, stage: str, rows: Sequence[dict[str, Any]], scorer: Scorer) -> ModelEvalFile:
+    """``stage`` evaluated as its evaluate stage does, the stricter check choosing the retries (swapped
+    in for this process only: the stages keep the own check)."""
+    params = load_params(params_file)
+
+    def stricter(scorer: Scorer, rows: Sequence[dict[str, Any]], quoted: bool = False) -> Any:
+        return quoted_check(scorer, rows)
+
+    with mock.patch.object(evaluate_stage, "row_check", stricter):
+        evaluation, _ = evaluate_stage.evaluate_model(
+            params, stage, rows, scorer, base=MODELS / "base", adapter=MODELS / stage
+        )
+    return evaluation
+
+
+@clean_errors
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"))
+    parser.add_argument("--eval-dir", type=Path, default=EVAL_DIR, help="the evaluate stages' files")
+    parser.add_argument("--rerun", choices=TRAINED_STAGES, help="re-evaluate this stage with the stricter check")
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
+    args = parser.parse_args(argv)
+    params = load_params(args.params)
+    rows = load_eval_rows(EVAL_TRAJECTORIES, params.evaluate.max_intents)
+    scorer = evaluate_stage.make_scorer(params, STORIES, STORIES_DIR)
+    if args.rerun:
+        committed = read_model_eval(args.eval_dir / f"{args.rerun}.json", args.rerun).rows[0]
+        rerun = rerun_stage(args.params, args.rerun, rows, scorer).rows[0]
+        result = {
+            "stage": args.rerun,
+            "committed": committed.metrics.model_dump(),
+            "stricter_check": rerun.metrics.model_dump(),
+            "self_check": rerun.self_check.model_dump() if rerun.self_check else None,
+        }
+        if args.json:
+            print(json.dumps(result))
+            return 0
+        for label, row in (("own check", committed), ("stricter check", rerun)):
+            passed = sum(intent.story_passed for intent in row.per_intent)
+            print(
+                f"{args.rerun}, {label}: {passed} of {len(row.per_intent)} stories pass"
+                f" ({row.metrics.story_pass_rate:.3f}), mean reward {row.metrics.mean_reward:.3f}"
+            )
+        if rerun.self_check:
+            print(rerun.self_check.note(f"{args.rerun}, stricter check"))
+        return 0
+    counts = []
+    for model in REPLAYED:
+        path = args.eval_dir / f"{model}.json"
+        if path.is_file():
+            counts += replay_counts(read_model_eval(path, model), rows, scorer)
+    if args.json:
+        print(json.dumps(counts))
+        return 0
+    print("| row | n | hidden test passed | own check passed | own passed, hidden failed | caught | false alarms |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for count in counts:
+        print("| " + " | ".join(str(value) for value in count.values()) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
