@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from worldagent.config import load_params
+from worldagent.config import Params, load_params
 from worldagent.errors import clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, load_eval_rows
@@ -141,15 +141,10 @@ def replay_counts(evaluation: ModelEvalFile, rows: Sequence[dict[str, Any]], sco
     return counts
 
 
-def rerun_stage(params_file: Path, stage: str, rows: Sequence[dict[str, Any]], scorer: Scorer) -> ModelEvalFile:
+def rerun_stage(params: Params, stage: str, rows: Sequence[dict[str, Any]], scorer: Scorer) -> ModelEvalFile:
     """``stage`` evaluated as its evaluate stage does, the stricter check choosing the retries (swapped
     in for this process only: the stages keep the own check)."""
-    params = load_params(params_file)
-
-    def stricter(scorer: Scorer, rows: Sequence[dict[str, Any]], quoted: bool = False) -> Any:
-        return quoted_check(scorer, rows)
-
-    with mock.patch.object(evaluate_stage, "row_check", stricter):
+    with mock.patch.object(evaluate_stage, "row_check", quoted_check):
         evaluation, _ = evaluate_stage.evaluate_model(
             params, stage, rows, scorer, base=MODELS / "base", adapter=MODELS / stage
         )
@@ -169,7 +164,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     scorer = evaluate_stage.make_scorer(params, STORIES, STORIES_DIR)
     if args.rerun:
         committed = read_model_eval(args.eval_dir / f"{args.rerun}.json", args.rerun).rows[0]
-        rerun = rerun_stage(args.params, args.rerun, rows, scorer).rows[0]
+        rerun = rerun_stage(params, args.rerun, rows, scorer).rows[0]
         result = {
             "stage": args.rerun,
             "committed": committed.metrics.model_dump(),
