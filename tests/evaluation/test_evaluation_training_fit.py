@@ -1,0 +1,73 @@
+"""benchmarks.training_fit: a trained stage answering its own training stories once, greedily."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from evaluation_helpers import DATA, STORIES
+
+from benchmarks.training_fit import fit_params, fit_summary, measure_fit, training_rows
+from worldagent.config import Params, RewardWeights
+from worldagent.errors import InputError
+from worldagent.evaluation.evaluate import Scorer
+from worldagent.evaluation.metrics import summarize
+from worldagent.evaluation.model_eval import EvalRow
+from worldagent.storytest.runner import PythonStoryRunner
+
+COOKIES_ID = "checkbox/checkbox.stories.tsx#essentialCookiesLocked"
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_training_rows_leave_out_relabelled_copies_and_spread_over_components(tmp_path: Path, eval_rows) -> None:
+    first, second = eval_rows[0], next(r for r in eval_rows if r["component"] != eval_rows[0]["component"])
+    copy = dict(first, id=f"{first['id']}~relabel-1")
+    rows = training_rows(_write(tmp_path / "t.jsonl", [copy, second, first, first]), None)
+    assert [row["id"] for row in rows] == sorted([first["id"], second["id"]], key=lambda i: i.split("/")[0])
+    assert [row["id"] for row in training_rows(tmp_path / "t.jsonl", 1)] == [rows[0]["id"]]
+    with pytest.raises(InputError, match="no single-turn training rows"):
+        training_rows(_write(tmp_path / "only-copies.jsonl", [copy]), None)
+
+
+def test_fit_params_answer_once_without_retries_or_an_unconstrained_row() -> None:
+    params = Params.model_validate({"evaluate": {"self_check_attempts": 3, "unconstrained_models": ["sft"]}})
+    fit = fit_params(params, 5)
+    assert (fit.evaluate.self_check_attempts, fit.evaluate.unconstrained_models, fit.evaluate.max_intents) == (0, [], 5)
+    assert params.evaluate.self_check_attempts == 3  # the caller's params are left alone
+
+
+def test_the_summary_splits_failures_and_counts_memorised_answers(eval_rows, token_files) -> None:
+    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
+    row = next(row for row in eval_rows if row["id"] == COOKIES_ID)
+    reference = row["messages"][2]["content"]
+    mislabelled = reference.replace("label: 'Essential cookies'", "label: 'Marketing cookies'")
+    broken = reference.replace("export const", "export cnst", 1)
+    answers = [reference, mislabelled, broken]
+    results = [scorer.score(row, answer) for answer in answers]
+    fitted = EvalRow(name="sft", metrics=summarize(results), per_intent=results, outputs=answers)
+    summary = fit_summary(fitted, [row, row, row])
+    assert {k: summary[k] for k in ("n", "passed", "assertion_failed", "render_or_a11y_failed")} == {
+        "n": 3,
+        "passed": 1,
+        "assertion_failed": 1,
+        "render_or_a11y_failed": 1,
+    }
+    assert summary["repeats_training_answer"] == 1
+    assert summary["story_pass_rate"] == pytest.approx(1 / 3)
+
+
+def test_measure_fit_generates_one_answer_per_training_story(tmp_path: Path, tiny_model, token_files) -> None:
+    rows = training_rows(DATA / "trajectories.eval.jsonl", 2)
+    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
+    params = Params.model_validate({"evaluate": {"max_new_tokens": 16, "batch_size": 2, "self_check_attempts": 2}})
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    summary = measure_fit(params, "sft", rows, scorer, tmp_path, adapter, loader=lambda base, a: tiny_model)
+    assert (summary["model"], summary["n"], summary["adapter"]) == ("sft", 2, str(adapter))
+    assert summary["passed"] == 0  # 16 tokens of a random model write no story
+    assert summary["render_or_a11y_failed"] == 2
