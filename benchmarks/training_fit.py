@@ -1,7 +1,7 @@
 """How well a trained stage fits its own training stories: greedy answers, no retries.
 
     python -m benchmarks.training_fit                          # after `make pipeline`: sft, 60 stories (~7 min)
-    python -m benchmarks.training_fit --adapter DIR --max-intents 20 --json
+    python -m benchmarks.training_fit --adapter DIR --max-intents 20 --out fit.json --json
 
 A model that cannot write the stories it was trained on will not write unseen ones: the held-out
 pass rate is bounded by this fit. Each training story's prompt (the same single-turn prompt SFT saw)
@@ -23,7 +23,7 @@ from worldagent.config import Params, load_params
 from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, select_eval_rows
-from worldagent.evaluation.model_eval import EvalRow
+from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.io import read_jsonl
 
@@ -79,12 +79,12 @@ def measure_fit(
     base: Path,
     adapter: Path,
     loader: evaluate_stage.Loader | None = None,
-) -> dict[str, Any]:
-    """``adapter`` (decoded as ``stage`` is) answering ``rows`` once each: :func:`fit_summary`."""
+) -> ModelEvalFile:
+    """``adapter`` (decoded as ``stage`` is) answering ``rows`` once each, scored as the evaluation does."""
     evaluation, _ = evaluate_stage.evaluate_model(
         fit_params(params, len(rows)), stage, rows, scorer, base=base, adapter=adapter, loader=loader
     )
-    return fit_summary(evaluation.rows[0], rows) | {"adapter": str(adapter)}
+    return evaluation
 
 
 @clean_errors
@@ -96,13 +96,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base", type=Path, default=MODELS / "base")
     parser.add_argument("--trajectories", type=Path, default=TRAJECTORIES, help="the training split")
     parser.add_argument("--max-intents", type=int, default=60, help="training stories answered (0: all)")
+    parser.add_argument("--out", type=Path, help="also write every answer and its score here (an eval file)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of a line")
     args = parser.parse_args(argv)
     params = load_params(args.params)
     rows = training_rows(args.trajectories, args.max_intents or None)
     scorer = evaluate_stage.make_scorer(params, STORIES, STORIES_DIR)
     adapter = args.adapter or MODELS / args.stage
-    summary = measure_fit(params, args.stage, rows, scorer, args.base, adapter)
+    evaluation = measure_fit(params, args.stage, rows, scorer, args.base, adapter)
+    if args.out:
+        write_model_eval(args.out, evaluation)
+    summary = fit_summary(evaluation.rows[0], rows) | {"adapter": str(adapter)}
     if args.json:
         print(json.dumps(summary))
         return 0

@@ -67,7 +67,11 @@ def test_measure_fit_generates_one_answer_per_training_story(tmp_path: Path, tin
     params = Params.model_validate({"evaluate": {"max_new_tokens": 16, "batch_size": 2, "self_check_attempts": 2}})
     adapter = tmp_path / "adapter"
     adapter.mkdir()
-    summary = measure_fit(params, "sft", rows, scorer, tmp_path, adapter, loader=lambda base, a: tiny_model)
-    assert (summary["model"], summary["n"], summary["adapter"]) == ("sft", 2, str(adapter))
+    evaluation = measure_fit(params, "sft", rows, scorer, tmp_path, adapter, loader=lambda base, a: tiny_model)
+    assert evaluation.intents == [row["id"] for row in rows]
+    (row,) = evaluation.rows  # one row: no unconstrained decoding
+    assert row.self_check is None  # no retries, whatever the params say
+    summary = fit_summary(row, rows)
+    assert (summary["model"], summary["n"]) == ("sft", 2)
     assert summary["passed"] == 0  # 16 tokens of a random model write no story
     assert summary["render_or_a11y_failed"] == 2
