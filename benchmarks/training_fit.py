@@ -2,6 +2,8 @@
 
     python -m benchmarks.training_fit                          # after `make pipeline`: sft, 60 stories (~7 min)
     python -m benchmarks.training_fit --adapter DIR --max-intents 20 --out fit.json --json
+    python -m benchmarks.training_fit --trajectories data/generated/world_agent/trajectories.eval.jsonl \
+        --max-intents 0                                        # the same measure on the held-out intents
 
 A model that cannot write the stories it was trained on will not write unseen ones: the held-out
 pass rate is bounded by this fit. Each training story's prompt (the same single-turn prompt SFT saw)
@@ -94,7 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stage", choices=TRAINED_STAGES, default="sft", help="which stage's decoding to use")
     parser.add_argument("--adapter", type=Path, help="the adapter to measure (default: models/world_agent/STAGE)")
     parser.add_argument("--base", type=Path, default=MODELS / "base")
-    parser.add_argument("--trajectories", type=Path, default=TRAJECTORIES, help="the training split")
+    parser.add_argument(
+        "--trajectories",
+        type=Path,
+        default=TRAJECTORIES,
+        help="the training split (the eval split: the same greedy measure on held-out intents)",
+    )
     parser.add_argument("--max-intents", type=int, default=60, help="training stories answered (0: all)")
     parser.add_argument("--out", type=Path, help="also write every answer and its score here (an eval file)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of a line")
@@ -111,11 +118,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(summary))
         return 0
     print(
-        f"{adapter} on {summary['n']} of its training stories: {summary['passed']} pass"
+        f"{adapter} on {summary['n']} stories of {args.trajectories}: {summary['passed']} pass"
         f" ({summary['story_pass_rate']:.3f}), mean reward {summary['mean_reward']:.3f};"
         f" {summary['assertion_failed']} render and fail an assertion, {summary['render_or_a11y_failed']}"
         f" do not render or fail an accessibility rule; {summary['repeats_training_answer']} repeat the"
-        " training answer"
+        " reference answer"
     )
     return 0
 
