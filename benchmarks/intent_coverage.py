@@ -21,15 +21,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, STORIES_DIR
 from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.evaluate import load_eval_rows
 from worldagent.evaluation.metrics import EvalReport, summarize
 from worldagent.io import read_jsonl
 from worldagent.storytest.runner import reference_assertions
 
-EVAL_TRAJECTORIES = Path("data/generated/world_agent/trajectories.eval.jsonl")
-STORIES = Path("data/generated/world_agent/stories.jsonl")
-STORIES_DIR = Path("data/stories")
 EVAL_SUMMARY = Path("reports/world_agent/eval.json")
 EVAL_INTENTS = Path("reports/world_agent/eval_intents.jsonl")
 _SPACE = re.compile(r"\s+")

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, MODELS, STORIES, STORIES_DIR
 from worldagent.config import Params, load_params
 from worldagent.errors import clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
@@ -42,11 +43,6 @@ from worldagent.storytest.dom import parse_html, text_content
 from worldagent.storytest.result import StoryResult
 from worldagent.storytest.runner import StoryRunner
 
-EVAL_TRAJECTORIES = Path("data/generated/world_agent/trajectories.eval.jsonl")
-STORIES = Path("data/generated/world_agent/stories.jsonl")
-STORIES_DIR = Path("data/stories")
-EVAL_DIR = Path("reports/world_agent/eval")
-MODELS = Path("models/world_agent")
 REPLAYED = ("nearest", *TRAINED_STAGES)
 
 _QUOTED = re.compile(r'"([^"]+)"')

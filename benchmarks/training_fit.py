@@ -8,7 +8,7 @@
 A model that cannot write the stories it was trained on will not write unseen ones: the held-out
 pass rate is bounded by this fit. Each training story's prompt (the same single-turn prompt SFT saw)
 is answered once, greedily, with the evaluation's decoding and scored by the same story runner and
-hidden assertions. Relabelled copies (ids with ``~``) are left out: their originals are the stories.
+hidden assertions. Relabelled copies (ids with ``~relabel-``) are left out: their originals are the stories.
 Failures are split into answers that render accessibly and fail an assertion, and answers that do
 not render or fail an accessibility rule. docs/profiles.md ("Where the gap is") records the figures.
 """
@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.paths import MODELS, STORIES, STORIES_DIR, TRAJECTORIES
 from worldagent.config import Params, load_params
 from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
@@ -28,19 +29,14 @@ from worldagent.evaluation.evaluate import Scorer, select_eval_rows
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.io import read_jsonl
-
-TRAJECTORIES = Path("data/generated/world_agent/trajectories.jsonl")
-STORIES = Path("data/generated/world_agent/stories.jsonl")
-STORIES_DIR = Path("data/stories")
-MODELS = Path("models/world_agent")
-RELABELLED = "~"  # generate's relabelled copies: `<story id>~relabel-N`
+from worldagent.policy.relabel import RELABEL_SUFFIX
 
 
 def training_rows(trajectories: Path, max_intents: int | None) -> list[dict[str, Any]]:
     """The single-turn training rows, one per original story, spread over the components as the
     evaluation orders them (a ``max_intents`` prefix covers every component)."""
     rows = read_jsonl(trajectories, "the training trajectories", hint="run the generate stage first")
-    originals = [row for row in rows if RELABELLED not in str(row["id"])]
+    originals = [row for row in rows if RELABEL_SUFFIX not in str(row["id"])]
     selected = select_eval_rows(originals, max_intents)
     if not selected:
         raise InputError(f"{trajectories}: no single-turn training rows (generate.single_turn: true)")
