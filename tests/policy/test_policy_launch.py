@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,19 @@ from training_fixtures import build_tiny_base, sft_rows, tiny_params, write_json
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs" / "accelerate"
+
+
+def free_port() -> int:
+    """A port no other process holds now: a fixed default (29500) can collide under pytest-xdist."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def launch_failure(stderr: str) -> str:
+    """Rank 0's own lines first: when it dies, the other rank only reports a closed connection."""
+    rank0 = [line for line in stderr.splitlines() if line.startswith("[rank0]")]
+    return "\n".join(rank0[-60:]) + "\n---\n" + stderr[-3000:]
 
 
 def sft_arguments(work: Path) -> list[str]:
@@ -38,10 +52,11 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_multi_gpu_config_trains_data_parallel_in_two_cpu_processes(work: Path) -> None:
     accelerate = str(Path(sys.executable).parent / "accelerate")
     command = [accelerate, "launch", "--config_file", str(CONFIGS / "multi_gpu.yaml"), "--num_processes", "2"]
+    command += ["--main_process_port", str(free_port())]
     command += ["--mixed_precision", "no", "-m", "tasks.sft", *sft_arguments(work)]
     env = dict(os.environ, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.returncode == 0, launch_failure(done.stderr)
     assert done.stderr.count("INFO sft: sft: 2 steps") == 2  # both ranks trained
     curve = json.loads((work / "curves.json").read_text())
     assert curve[-1]["epoch"] == 1.0  # 2 steps x batch 2 x 2 processes = the 8 rows once
