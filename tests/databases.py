@@ -36,7 +36,8 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A local TCP port no process holds now."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
@@ -51,7 +52,7 @@ class PostgresServer:
         self.bin_dir = bin_dir
         self.home = Path(tempfile.mkdtemp(prefix="worldagent-pg-"))
         self.data = self.home / "data"
-        self.port = _free_port()
+        self.port = free_port()
         self._count = 0
         self._as_user: list[str] = []
         if os.geteuid() == 0:

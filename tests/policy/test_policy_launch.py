@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -14,16 +13,11 @@ import pytest
 import yaml
 from training_fixtures import build_tiny_base, sft_rows, tiny_params, write_jsonl
 
+from tests.databases import free_port
+
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "configs" / "accelerate"
-
-
-def free_port() -> int:
-    """A port no other process holds now: a fixed default (29500) can collide under pytest-xdist."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def launch_failure(stderr: str) -> str:
@@ -38,7 +32,8 @@ GLOO_TRANSPORT_ERRORS = ("Connection closed by peer", "Connection reset by peer"
 
 
 def accelerate_launch(arguments: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``accelerate launch`` on a free port, launched once more only after a gloo transport error."""
+    """``accelerate launch`` on a free port (a fixed default, 29500, can collide under pytest-xdist),
+    launched once more only after a gloo transport error."""
     accelerate = str(Path(sys.executable).parent / "accelerate")
     for _ in range(2):
         command = [accelerate, "launch", "--main_process_port", str(free_port()), *arguments]
