@@ -12,7 +12,14 @@ Figures: new tokens per second for (1) one prompt at a time, (2) batched, (3) ba
 tool-call constraint and (4) under the calls-only constraint; for each, how many greedy answers
 parse with no error, how many hold at least one call and parse (the parse rate of a zero-shot
 base), and how many calls name a known tool with its required arguments only. ``--skip-plain``
-leaves out (1) when only the parse rates matter.
+leaves out (1) when only the parse rates matter. ``--baseline-cache`` adds (5): the batched greedy
+run again the way ``decode_batch`` ran before it preallocated its KV cache and prefilled the shared
+prompt prefix once (transformers' ``DynamicCache``, concatenated anew every step; every prompt
+prefilled whole), with the prefill and per-step decode times of both and whether every answer is
+the same token for token.
+
+    python -m benchmarks.generation --no-tiny --base models/world_agent/base --dtype bfloat16 \
+        --prompts 34 --batch-size 34 --new-tokens 64 --threads 2 --skip-plain --baseline-cache
 """
 
 from __future__ import annotations
@@ -95,6 +102,50 @@ def measure(
     }
 
 
+def decode_timings(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int) -> dict[str, Any]:
+    """Greedy batched generation of ``new_tokens`` and of 1 token: the prefill's seconds and a decode
+    step's, and the answers (token ids)."""
+    from worldagent.policy.rollout import GenerationStats, SamplingConfig, generate_batched
+
+    seconds, answers = [], []
+    for tokens in (1, new_tokens):
+        stats = GenerationStats()
+        groups = generate_batched(
+            model, tokenizer, prompts, SamplingConfig(max_new_tokens=tokens), batch_size, None, stats
+        )
+        seconds.append(stats.seconds)
+        answers = [group[0].token_ids for group in groups]
+    return {
+        "prefill_seconds": round(seconds[0], 2),
+        "decode_step_seconds": round((seconds[1] - seconds[0]) / max(new_tokens - 1, 1), 4),
+        "answers": answers,
+    }
+
+
+def cache_comparison(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int) -> dict[str, Any]:
+    """(5) of the module doc: the preallocated cache with the shared prefix against transformers'
+    ``DynamicCache`` with every prompt prefilled whole (the two patched back in for the second run)."""
+    from unittest import mock
+
+    from transformers import DynamicCache
+
+    from worldagent.policy import rollout
+
+    current = decode_timings(model, tokenizer, prompts, new_tokens, batch_size)
+    with (
+        mock.patch.object(rollout, "preallocated_cache", lambda model, capacity: DynamicCache(config=model.config)),
+        mock.patch.object(rollout, "shared_prefix_length", lambda encoded: 0),
+    ):
+        before = decode_timings(model, tokenizer, prompts, new_tokens, batch_size)
+    same = current.pop("answers") == before.pop("answers")
+    return {
+        "batch_size": batch_size,
+        "preallocated_shared_prefix": current,
+        "dynamic_cache": before,
+        "same_answers": same,
+    }
+
+
 def _known(call: Any, schemas: list[dict[str, Any]]) -> bool:
     """The call names a registry tool, with known argument names and every required one."""
     for schema in schemas:
@@ -116,7 +167,10 @@ def run(name: str, model: Any, tokenizer: Any, prompts: list, args: argparse.Nam
         measure(model, tokenizer, prompts, args.new_tokens, args.batch_size, "calls-only"),
     ]
     speedup = round(rows[1]["tokens_per_second"] / rows[0]["tokens_per_second"], 2) if plain else None
-    return {"model": name, "prompts": len(prompts), "rows": rows, "speedup_batched": speedup}
+    result = {"model": name, "prompts": len(prompts), "rows": rows, "speedup_batched": speedup}
+    if args.baseline_cache:
+        result["cache"] = cache_comparison(model, tokenizer, prompts, args.new_tokens, args.batch_size)
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,6 +191,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-tiny", action="store_true")
     parser.add_argument("--skip-plain", action="store_true", help="leave out the one-prompt-at-a-time run")
+    parser.add_argument(
+        "--baseline-cache",
+        action="store_true",
+        help="also time prefill and decode steps against transformers' DynamicCache without the shared prefix",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -164,6 +223,17 @@ def main(argv: list[str] | None = None) -> int:
                 f" ({row['new_tokens']} tokens in {row['seconds']} s),"
                 f" calls parse in {row['parse_ok']}/{row['answers']} answers,"
                 f" {row['answers_with_calls']} answers with calls, {row['calls']} calls ({row['known_calls']} known)"
+            )
+        if "cache" in result:
+            cache, now, before = (
+                result["cache"],
+                result["cache"]["preallocated_shared_prefix"],
+                result["cache"]["dynamic_cache"],
+            )
+            print(
+                f"  batch {cache['batch_size']}, greedy: prefill {now['prefill_seconds']} s and a decode step"
+                f" {now['decode_step_seconds']} s (preallocated cache, shared prefix) against {before['prefill_seconds']} s"
+                f" and {before['decode_step_seconds']} s (DynamicCache, whole prompts); same answers: {cache['same_answers']}"
             )
     return 0
 

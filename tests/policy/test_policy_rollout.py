@@ -12,9 +12,13 @@ from worldagent.policy.rollout import (
     SamplingConfig,
     constrained_policy,
     cut_at_stop,
+    encode_prompt,
     generate_batched,
     generate_one_at_a_time,
     left_pad,
+    pad_after_prefix,
+    preallocated_cache,
+    shared_prefix_length,
     stop_token_ids,
 )
 
@@ -23,6 +27,48 @@ def test_left_pad_right_aligns_every_prompt():
     ids, mask = left_pad([[5, 6, 7], [8]], pad_id=0)
     assert ids.tolist() == [[5, 6, 7], [0, 0, 8]]
     assert mask.tolist() == [[1, 1, 1], [0, 0, 1]]
+
+
+def test_the_shared_prefix_leaves_every_row_a_token_of_its_own():
+    assert shared_prefix_length([[1, 2, 3, 4], [1, 2, 3, 5, 6], [1, 2, 7]]) == 2
+    assert shared_prefix_length([[1, 2, 3], [1, 2, 3, 4]]) == 2  # not all of the shorter row
+    assert shared_prefix_length([[1, 2, 3]]) == 2
+    assert shared_prefix_length([[5], [6, 7]]) == 0
+    assert shared_prefix_length([]) == 0
+
+
+def test_padding_goes_after_the_shared_prefix_and_every_prompt_still_ends_at_the_last_column():
+    ids, mask = pad_after_prefix([[1, 2, 3, 4], [1, 2, 5, 6, 7]], pad_id=0, prefix=2)
+    assert ids.tolist() == [[1, 2, 0, 3, 4], [1, 2, 5, 6, 7]]
+    assert mask.tolist() == [[1, 1, 0, 1, 1], [1, 1, 1, 1, 1]]
+    assert [t.tolist() for t in pad_after_prefix([[5, 6, 7], [8]], 0, 0)] == [
+        t.tolist() for t in left_pad([[5, 6, 7], [8]], 0)
+    ]
+
+
+def test_the_preallocated_cache_writes_in_place_and_follows_the_rows_kept():
+    model, _ = tiny_model_and_tokenizer()
+    cache = preallocated_cache(model, capacity=6)
+    layer = next(layer for layer in cache.layers if hasattr(layer, "key_buffer"))  # a full-attention layer
+    first = torch.randn(3, 1, 4, 2)
+    keys, values = layer.update(first, -first)
+    buffer = layer.key_buffer.data_ptr()
+    step = torch.randn(3, 1, 1, 2)
+    keys, values = layer.update(step, -step)
+    assert layer.key_buffer.data_ptr() == buffer  # no new allocation for a step
+    assert torch.equal(keys, torch.cat([first, step], dim=2)) and torch.equal(values, -keys)
+    layer.batch_select_indices(torch.tensor([0, 2]))
+    assert torch.equal(layer.keys, torch.cat([first, step], dim=2)[[0, 2]]) and layer.get_seq_length() == 5
+    with pytest.raises(ValueError, match="holds 6 positions, 7 needed"):
+        layer.update(torch.randn(2, 1, 2, 2), torch.randn(2, 1, 2, 2))
+
+
+def test_batches_share_their_prompts_prefix():
+    """The greedy-equality tests below run the shared-prefix prefill: the prompts share their system turn."""
+    _, tokenizer = tiny_model_and_tokenizer()
+    encoded = [encode_prompt(tokenizer, prompt) for prompt in PROMPTS]
+    system = len(encode_prompt(tokenizer, PROMPTS[0][:1]))
+    assert shared_prefix_length(encoded) >= system - 2
 
 
 def test_cut_at_stop():

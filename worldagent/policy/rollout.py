@@ -15,6 +15,15 @@ the batch (and from its KV cache) the step it stops, so long batches cost what t
 (``benchmarks/generation.py`` measures both). :func:`generate_one_at_a_time` keeps plain
 ``model.generate`` as the baseline, and the tests check that both give the same greedy answers.
 
+Two more costs of a CPU batch are avoided. The tokens every prompt of a batch starts with (the
+system prompt with the tools: 363 of the median 790 prompt tokens of SmolLM2's held-out prompts)
+are prefilled once and their keys and values copied to every row: each row is laid out as the
+shared prefix, its padding, then the rest of its prompt (:func:`pad_after_prefix`), so every prompt
+still ends at the last column. And the KV cache is written into buffers allocated once for the
+whole answer (:func:`preallocated_cache`) instead of being concatenated anew every step: at 34 rows
+of ~1,000 tokens each step's concatenations copied ~0.8 GB and a decode step took 0.25 s, against
+0.075 s preallocated (``benchmarks/generation.py``).
+
 An optional ``logits_processor`` factory (e.g.
 :func:`worldagent.policy.constrained.tool_call_processor`) is called once per batch with the padded
 prompt width, so a stateful processor starts fresh for each batch. A processor that keeps per-row
@@ -24,6 +33,7 @@ without it is taken to be stateless).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -131,6 +141,97 @@ def left_pad(encoded: Sequence[Sequence[int]], pad_id: int) -> tuple[torch.Tenso
     return input_ids, attention
 
 
+def shared_prefix_length(encoded: Sequence[Sequence[int]]) -> int:
+    """How many leading tokens every row has in common, leaving each row at least one of its own
+    (its last token's logits start its answer)."""
+    if not encoded:
+        return 0
+    limit = min(len(ids) for ids in encoded) - 1
+    first = encoded[0]
+    length = 0
+    while length < limit and all(ids[length] == first[length] for ids in encoded):
+        length += 1
+    return max(length, 0)
+
+
+def pad_after_prefix(encoded: Sequence[Sequence[int]], pad_id: int, prefix: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids, attention_mask)`` like :func:`left_pad`, but the padding goes after the first
+    ``prefix`` tokens (the same in every row), so the prefix lies in the same columns of every row
+    and can be prefilled once. ``prefix`` 0 is :func:`left_pad`."""
+    input_ids, attention = left_pad([ids[prefix:] for ids in encoded], pad_id)
+    if prefix:
+        shared = torch.tensor(list(encoded[0][:prefix]), dtype=torch.long).expand(len(encoded), prefix)
+        input_ids = torch.cat([shared, input_ids], dim=1)
+        attention = torch.cat([torch.ones((len(encoded), prefix), dtype=torch.long), attention], dim=1)
+    return input_ids, attention
+
+
+@functools.cache
+def preallocated_layer_class() -> type:
+    """``PreallocatedLayer``: a full-attention KV cache layer whose keys and values are views of
+    buffers allocated once for ``capacity`` positions, so a step copies only its new token where
+    transformers' ``DynamicLayer`` concatenates the whole cache anew. Rows leave with
+    ``batch_select_indices``; a prefix prefilled for one row reaches every row with
+    ``batch_repeat_interleave``. (Built on first use: transformers is imported lazily here.)"""
+    from transformers.cache_utils import DynamicLayer
+
+    class PreallocatedLayer(DynamicLayer):
+        def __init__(self, capacity: int) -> None:
+            super().__init__()
+            self.capacity, self.length = capacity, 0
+            self.key_buffer: torch.Tensor | None = None
+            self.value_buffer: torch.Tensor | None = None
+
+        def _views(self) -> None:
+            assert self.key_buffer is not None and self.value_buffer is not None
+            self.keys = self.key_buffer[:, :, : self.length]
+            self.values = self.value_buffer[:, :, : self.length]
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            if not self.is_initialized:
+                self.lazy_initialization(key_states, value_states)
+            end = self.length + key_states.shape[-2]
+            if self.key_buffer is None or self.value_buffer is None:
+                batch, heads, _, dim = key_states.shape
+                shape = (batch, heads, max(self.capacity, end), dim)
+                self.key_buffer, self.value_buffer = key_states.new_empty(shape), value_states.new_empty(shape)
+            elif end > self.key_buffer.shape[-2]:
+                raise ValueError(f"the KV cache holds {self.key_buffer.shape[-2]} positions, {end} needed")
+            self.key_buffer[:, :, self.length : end].copy_(key_states)
+            self.value_buffer[:, :, self.length : end].copy_(value_states)
+            self.length = end
+            self._views()
+            return self.keys, self.values
+
+        def batch_select_indices(self, indices: torch.Tensor) -> None:
+            if self.key_buffer is not None and self.value_buffer is not None:
+                self.key_buffer, self.value_buffer = self.key_buffer[indices], self.value_buffer[indices]
+                self._views()
+
+        def batch_repeat_interleave(self, repeats: int) -> None:
+            if self.key_buffer is not None and self.value_buffer is not None:
+                self.key_buffer = self.key_buffer.repeat_interleave(repeats, dim=0)
+                self.value_buffer = self.value_buffer.repeat_interleave(repeats, dim=0)
+                self._views()
+
+        def crop(self, tokens_to_remove: int) -> None:
+            raise NotImplementedError("a preallocated decode cache is never cropped")
+
+    return PreallocatedLayer
+
+
+def preallocated_cache(model: Any, capacity: int) -> Any:
+    """The model's ``DynamicCache`` with every full-attention layer a ``PreallocatedLayer``
+    (sliding-window layers, e.g. Gemma-3's local ones, stay as they are: they hold a window only)."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    layer_class = preallocated_layer_class()
+    cache = DynamicCache(config=model.config)
+    cache.layers = [layer_class(capacity) if type(layer) is DynamicLayer else layer for layer in cache.layers]
+    return cache
+
+
 def cut_at_stop(new_ids: Sequence[int], stops: set[int]) -> tuple[list[int], bool]:
     kept: list[int] = []
     for token in new_ids:
@@ -186,15 +287,17 @@ def decode_batch(
     config: SamplingConfig,
     stops: Sequence[int],
     processors: Sequence[Any] = (),
+    prefix: int = 0,
 ) -> list[list[int]]:
-    """The new tokens of each row of a left-padded batch (``num_return_sequences`` rows per prompt,
+    """The new tokens of each row of a padded batch (``num_return_sequences`` rows per prompt,
     prompt by prompt), each up to and including its stop token or ``max_new_tokens`` long.
 
-    One prefill, then one token a step for the rows still going: a row leaves the batch, its KV
-    cache and every processor's state (``select_rows``) the step it writes a stop token.
+    ``prefix``: the first columns hold the same tokens in every row, unpadded
+    (:func:`pad_after_prefix`); they are prefilled once for the first row and copied to the others.
+    Then the rest of the prompts in one prefill, then one token a step for the rows still going: a
+    row leaves the batch, its KV cache and every processor's state (``select_rows``) the step it
+    writes a stop token.
     """
-    from transformers import DynamicCache
-
     if config.num_return_sequences > 1:
         input_ids = input_ids.repeat_interleave(config.num_return_sequences, dim=0)
         attention_mask = attention_mask.repeat_interleave(config.num_return_sequences, dim=0)
@@ -202,14 +305,27 @@ def decode_batch(
     width = input_ids.shape[1]
     stop_set = {int(token) for token in stops}
     warpers = _sampling_warpers(config) if config.do_sample else None
-    cache = DynamicCache(config=model.config)
+    if not 0 <= prefix < width:
+        raise ValueError(f"the shared prefix ({prefix} tokens) must leave every row a token of its own ({width} wide)")
+    cache = preallocated_cache(model, width + config.max_new_tokens)
     positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    if prefix:
+        model(
+            input_ids=input_ids[:1, :prefix],
+            attention_mask=attention_mask[:1, :prefix],
+            position_ids=positions[:1, :prefix],
+            past_key_values=cache,
+            cache_position=torch.arange(prefix, device=device),
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        cache.batch_repeat_interleave(input_ids.shape[0])
     logits = model(
-        input_ids=input_ids,
+        input_ids=input_ids[:, prefix:],
         attention_mask=attention_mask,
-        position_ids=positions,
+        position_ids=positions[:, prefix:],
         past_key_values=cache,
-        cache_position=torch.arange(width, device=device),
+        cache_position=torch.arange(prefix, width, device=device),
         use_cache=True,
         logits_to_keep=1,
     ).logits[:, -1, :]
@@ -302,7 +418,10 @@ def _generate(
     try:
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
-            input_ids, attention = left_pad([encoded[i] for i in batch], pad)
+            rows_encoded = [encoded[i] for i in batch]
+            # model.generate takes left padding only; decode_batch prefills the shared prefix once.
+            prefix = 0 if plain else shared_prefix_length(rows_encoded)
+            input_ids, attention = pad_after_prefix(rows_encoded, pad, prefix)
             width = input_ids.shape[1]
             processors = LogitsProcessorList([logits_processor(width)] if logits_processor else [])
             if config.no_repeat_ngram:
@@ -320,7 +439,9 @@ def _generate(
                     )
                     rows = output[:, width:].tolist()
                 else:
-                    rows = decode_batch(model, input_ids.to(device), attention.to(device), config, stops, processors)
+                    rows = decode_batch(
+                        model, input_ids.to(device), attention.to(device), config, stops, processors, prefix
+                    )
             elapsed = time.perf_counter() - started
             for row_number, new_ids in enumerate(rows):
                 index = batch[row_number // config.num_return_sequences]

