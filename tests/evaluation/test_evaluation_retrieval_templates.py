@@ -14,7 +14,8 @@ def _row(story_id: str, intent: str, example: str | None, turns: int = 1) -> dic
         user += f"\n\nAn existing story, `checkbox/x.stories.tsx` (“{example}”):\n```tsx\n...\n```"
     messages = [{"role": "system", "content": "tools"}, {"role": "user", "content": user}]
     messages += [{"role": "assistant", "content": "calls"}] * turns
-    return {"id": story_id, "intent": intent, "component": "checkbox", "messages": messages}
+    kind = "single" if turns == 1 else "multi"
+    return {"id": story_id, "intent": intent, "component": "checkbox", "messages": messages, "turns": kind}
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
