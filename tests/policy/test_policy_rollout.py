@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from model_fixtures import PROMPTS, tiny_model_and_tokenizer
+from model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
 
 from worldagent.policy.rollout import (
     BatchedPolicy,
@@ -16,8 +16,9 @@ from worldagent.policy.rollout import (
     generate_batched,
     generate_one_at_a_time,
     left_pad,
-    pad_after_prefix,
+    pad_token_id,
     preallocated_cache,
+    prefill_rows,
     shared_prefix_length,
     stop_token_ids,
 )
@@ -37,15 +38,6 @@ def test_the_shared_prefix_leaves_every_row_a_token_of_its_own():
     assert shared_prefix_length([]) == 0
 
 
-def test_padding_goes_after_the_shared_prefix_and_every_prompt_still_ends_at_the_last_column():
-    ids, mask = pad_after_prefix([[1, 2, 3, 4], [1, 2, 5, 6, 7]], pad_id=0, prefix=2)
-    assert ids.tolist() == [[1, 2, 0, 3, 4], [1, 2, 5, 6, 7]]
-    assert mask.tolist() == [[1, 1, 0, 1, 1], [1, 1, 1, 1, 1]]
-    assert [t.tolist() for t in pad_after_prefix([[5, 6, 7], [8]], 0, 0)] == [
-        t.tolist() for t in left_pad([[5, 6, 7], [8]], 0)
-    ]
-
-
 def test_the_preallocated_cache_writes_in_place_and_follows_the_rows_kept():
     model, _ = tiny_model_and_tokenizer()
     cache = preallocated_cache(model, capacity=6)
@@ -61,6 +53,35 @@ def test_the_preallocated_cache_writes_in_place_and_follows_the_rows_kept():
     assert torch.equal(layer.keys, torch.cat([first, step], dim=2)[[0, 2]]) and layer.get_seq_length() == 5
     with pytest.raises(ValueError, match="holds 6 positions, 7 needed"):
         layer.update(torch.randn(2, 1, 2, 2), torch.randn(2, 1, 2, 2))
+
+
+@pytest.fixture(params=["gemma", "llama"])
+def model_and_tokenizer(request):
+    """The tiny Gemma-3 (sliding-window layers: one padded prefill) and a tiny Llama (full attention
+    only: prefilled row by row, the shared prefix once)."""
+    model, tokenizer = tiny_model_and_tokenizer()
+    return (model if request.param == "gemma" else tiny_llama_model()), tokenizer
+
+
+def test_row_by_row_prefill_matches_one_padded_batch():
+    model = tiny_llama_model()
+    _, tokenizer = tiny_model_and_tokenizer()
+    encoded = [encode_prompt(tokenizer, prompt) for prompt in PROMPTS]
+    input_ids, mask = left_pad(encoded, pad_token_id(tokenizer))
+    width, prefix = input_ids.shape[1], shared_prefix_length(encoded)
+    assert prefix > 0
+    with torch.inference_mode():
+        rows = preallocated_cache(model, width + 4)
+        logits = prefill_rows(model, input_ids, mask, prefix, rows)
+        padded = preallocated_cache(model, width + 4)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        expected = model(input_ids=input_ids, attention_mask=mask, position_ids=positions, past_key_values=padded)
+    torch.testing.assert_close(logits, expected.logits[:, -1, :], atol=1e-4, rtol=1e-4)
+    real = mask.bool()[:, None, :, None]  # (rows, heads, columns, dim)
+    for layer, reference in zip(rows.layers, padded.layers, strict=True):
+        assert layer.get_seq_length() == width
+        torch.testing.assert_close(layer.keys * real, reference.keys * real, atol=1e-4, rtol=1e-4)
+        assert not layer.keys.masked_select(~real.expand_as(layer.keys)).any()  # padding columns stay zero
 
 
 def test_batches_share_their_prompts_prefix():
@@ -83,8 +104,8 @@ def test_stop_ids_include_end_of_turn_and_the_generation_config_eos():
     assert tokenizer.convert_tokens_to_ids("<eos>") in stops
 
 
-def test_greedy_batched_equals_one_prompt_at_a_time():
-    model, tokenizer = tiny_model_and_tokenizer()
+def test_greedy_batched_equals_one_prompt_at_a_time(model_and_tokenizer):
+    model, tokenizer = model_and_tokenizer
     config = SamplingConfig(max_new_tokens=24)
     batched = generate_batched(model, tokenizer, PROMPTS, config, batch_size=4)
     single = generate_one_at_a_time(model, tokenizer, PROMPTS, config)
@@ -109,8 +130,8 @@ class StopAfter:
         return scores
 
 
-def test_rows_that_stop_early_leave_the_batch_without_changing_any_answer():
-    model, tokenizer = tiny_model_and_tokenizer()
+def test_rows_that_stop_early_leave_the_batch_without_changing_any_answer(model_and_tokenizer):
+    model, tokenizer = model_and_tokenizer
     stop, pad = stop_token_ids(tokenizer, model)[0], tokenizer.pad_token_id
     factory = lambda width: StopAfter(width, stop, pad)  # noqa: E731
     config = SamplingConfig(max_new_tokens=12, no_repeat_ngram=2)  # the guard's row state is followed too
@@ -121,11 +142,11 @@ def test_rows_that_stop_early_leave_the_batch_without_changing_any_answer():
     assert [g[0].token_ids for g in batched] == [g[0].token_ids for g in single]
 
 
-def test_constrained_answers_are_the_same_batched_and_one_at_a_time():
+def test_constrained_answers_are_the_same_batched_and_one_at_a_time(model_and_tokenizer):
     from worldagent.policy.constrained import tool_call_processor_factory
     from worldagent.tools.registry import tool_schemas
 
-    model, tokenizer = tiny_model_and_tokenizer()
+    model, tokenizer = model_and_tokenizer
     config = SamplingConfig(max_new_tokens=40, no_repeat_ngram=3)
     factory = tool_call_processor_factory(tokenizer, tool_schemas(), config.max_new_tokens, model, calls_only=True)
     batched = generate_batched(model, tokenizer, PROMPTS, config, batch_size=len(PROMPTS), logits_processor=factory)
@@ -133,8 +154,8 @@ def test_constrained_answers_are_the_same_batched_and_one_at_a_time():
     assert [g[0].token_ids for g in batched] == [g[0].token_ids for g in single]
 
 
-def test_seeded_sampling_is_deterministic_and_groups_have_the_requested_size():
-    model, tokenizer = tiny_model_and_tokenizer()
+def test_seeded_sampling_is_deterministic_and_groups_have_the_requested_size(model_and_tokenizer):
+    model, tokenizer = model_and_tokenizer
     config = SamplingConfig(max_new_tokens=16, do_sample=True, num_return_sequences=4, seed=5)
     first = generate_batched(model, tokenizer, PROMPTS, config, batch_size=2)
     again = generate_batched(model, tokenizer, PROMPTS, config, batch_size=2)

@@ -15,14 +15,15 @@ the batch (and from its KV cache) the step it stops, so long batches cost what t
 (``benchmarks/generation.py`` measures both). :func:`generate_one_at_a_time` keeps plain
 ``model.generate`` as the baseline, and the tests check that both give the same greedy answers.
 
-Two more costs of a CPU batch are avoided. The tokens every prompt of a batch starts with (the
-system prompt with the tools: 363 of the median 790 prompt tokens of SmolLM2's held-out prompts)
-are prefilled once and their keys and values copied to every row: each row is laid out as the
-shared prefix, its padding, then the rest of its prompt (:func:`pad_after_prefix`), so every prompt
-still ends at the last column. And the KV cache is written into buffers allocated once for the
-whole answer (:func:`preallocated_cache`) instead of being concatenated anew every step: at 34 rows
-of ~1,000 tokens each step's concatenations copied ~0.8 GB and a decode step took 0.25 s, against
-0.075 s preallocated (``benchmarks/generation.py``).
+Two more costs of a CPU batch are avoided. The prompts are prefilled one row at a time, each
+without its padding: a padded batch prefill computed every pad token and ran its attention through
+a padding mask (34 held-out prompts of 634-957 tokens: 62 s, against 33 s row by row), and the
+tokens every prompt of a batch starts with (the system prompt with the tools: 362 of the median 789
+prompt tokens of SmolLM2's held-out prompts) are prefilled once, their keys and values copied into
+each row's cache (:func:`prefill_rows`). And the KV cache is written into buffers allocated once for
+the whole answer (:func:`preallocated_cache`) instead of being concatenated anew every step: at 34
+rows of ~1,000 tokens each step's concatenations copied ~0.8 GB and a decode step took 0.25 s,
+against 0.075 s preallocated (``benchmarks/generation.py``).
 
 An optional ``logits_processor`` factory (e.g.
 :func:`worldagent.policy.constrained.tool_call_processor`) is called once per batch with the padded
@@ -34,6 +35,7 @@ without it is taken to be stateless).
 from __future__ import annotations
 
 import functools
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +47,8 @@ Prompt = Sequence[Mapping[str, Any]]
 ProcessorFactory = Callable[[int], Any]  # prompt width -> a transformers LogitsProcessor
 
 END_OF_TURN = "<end_of_turn>"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -151,19 +155,7 @@ def shared_prefix_length(encoded: Sequence[Sequence[int]]) -> int:
     length = 0
     while length < limit and all(ids[length] == first[length] for ids in encoded):
         length += 1
-    return max(length, 0)
-
-
-def pad_after_prefix(encoded: Sequence[Sequence[int]], pad_id: int, prefix: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(input_ids, attention_mask)`` like :func:`left_pad`, but the padding goes after the first
-    ``prefix`` tokens (the same in every row), so the prefix lies in the same columns of every row
-    and can be prefilled once. ``prefix`` 0 is :func:`left_pad`."""
-    input_ids, attention = left_pad([ids[prefix:] for ids in encoded], pad_id)
-    if prefix:
-        shared = torch.tensor(list(encoded[0][:prefix]), dtype=torch.long).expand(len(encoded), prefix)
-        input_ids = torch.cat([shared, input_ids], dim=1)
-        attention = torch.cat([torch.ones((len(encoded), prefix), dtype=torch.long), attention], dim=1)
-    return input_ids, attention
+    return length
 
 
 @functools.cache
@@ -171,8 +163,8 @@ def preallocated_layer_class() -> type:
     """``PreallocatedLayer``: a full-attention KV cache layer whose keys and values are views of
     buffers allocated once for ``capacity`` positions, so a step copies only its new token where
     transformers' ``DynamicLayer`` concatenates the whole cache anew. Rows leave with
-    ``batch_select_indices``; a prefix prefilled for one row reaches every row with
-    ``batch_repeat_interleave``. (Built on first use: transformers is imported lazily here.)"""
+    ``batch_select_indices``; a row prefilled on its own is written in with ``place_row``. (Built on
+    first use: transformers is imported lazily here.)"""
     from transformers.cache_utils import DynamicLayer
 
     class PreallocatedLayer(DynamicLayer):
@@ -208,11 +200,20 @@ def preallocated_layer_class() -> type:
                 self.key_buffer, self.value_buffer = self.key_buffer[indices], self.value_buffer[indices]
                 self._views()
 
-        def batch_repeat_interleave(self, repeats: int) -> None:
-            if self.key_buffer is not None and self.value_buffer is not None:
-                self.key_buffer = self.key_buffer.repeat_interleave(repeats, dim=0)
-                self.value_buffer = self.value_buffer.repeat_interleave(repeats, dim=0)
-                self._views()
+        def place_row(self, row: int, rows: int, start: int, keys: torch.Tensor, values: torch.Tensor) -> None:
+            """Write one row's keys and values (a batch of 1) into row ``row`` of ``rows``, from column
+            ``start``; the columns before it (the row's padding) stay zero, which the attention mask hides."""
+            if self.key_buffer is None or self.value_buffer is None:
+                self.lazy_initialization(keys, values)
+                shape = (rows, keys.shape[1], self.capacity, keys.shape[-1])
+                self.key_buffer, self.value_buffer = keys.new_zeros(shape), values.new_zeros(shape)
+            end = start + keys.shape[-2]
+            if end > self.key_buffer.shape[-2]:
+                raise ValueError(f"the KV cache holds {self.key_buffer.shape[-2]} positions, {end} needed")
+            self.key_buffer[row, :, start:end].copy_(keys[0])
+            self.value_buffer[row, :, start:end].copy_(values[0])
+            self.length = max(self.length, end)
+            self._views()
 
         def crop(self, tokens_to_remove: int) -> None:
             raise NotImplementedError("a preallocated decode cache is never cropped")
@@ -280,6 +281,59 @@ def _sampling_warpers(config: SamplingConfig) -> Any:
     return warpers
 
 
+def prefill_rows(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, prefix: int, cache: Any
+) -> torch.Tensor:
+    """Prefill a left-padded batch into ``cache``; return each row's last-token logits.
+
+    Row by row, without padding: the first ``prefix`` tokens (the same in every row) are prefilled
+    once, and each row's cache starts with a copy of their keys and values; a row equal to the one
+    before it (``num_return_sequences`` copies) is prefilled once. Each row's keys and values are
+    then written into ``cache`` at the row's own columns. A model with other than full-attention
+    layers (Gemma-3's sliding-window ones) is prefilled as one padded batch instead.
+    """
+    device = input_ids.device
+    width = input_ids.shape[1]
+    if not all(hasattr(layer, "place_row") for layer in cache.layers):
+        positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+        return model(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=positions,
+            past_key_values=cache,
+            cache_position=torch.arange(width, device=device),
+            use_cache=True,
+            logits_to_keep=1,
+        ).logits[:, -1, :]
+    lengths = [int(length) for length in attention_mask.sum(-1).tolist()]
+    shared = preallocated_cache(model, prefix)
+    if prefix:
+        model(input_ids=input_ids[:1, width - lengths[0] :][:, :prefix], past_key_values=shared, use_cache=True)
+    logits: list[torch.Tensor] = []
+    previous: tuple[torch.Tensor, Any, torch.Tensor] | None = None  # (tokens, their cache, their logits)
+    for row, length in enumerate(lengths):
+        tokens = input_ids[row, width - length :]
+        if previous is None or not torch.equal(previous[0], tokens):
+            row_cache = preallocated_cache(model, length)
+            for layer, source in zip(row_cache.layers, shared.layers, strict=True):
+                if prefix:
+                    layer.update(source.keys, source.values)
+            own = torch.arange(prefix, length, device=device)
+            output = model(
+                input_ids=tokens[None, prefix:],
+                position_ids=own[None],
+                cache_position=own,
+                past_key_values=row_cache,
+                use_cache=True,
+                logits_to_keep=1,
+            )
+            previous = (tokens, row_cache, output.logits[0, -1])
+        for layer, source in zip(cache.layers, previous[1].layers, strict=True):
+            layer.place_row(row, len(lengths), width - length, source.keys, source.values)
+        logits.append(previous[2])
+    return torch.stack(logits)
+
+
 def decode_batch(
     model: Any,
     input_ids: torch.Tensor,
@@ -289,14 +343,13 @@ def decode_batch(
     processors: Sequence[Any] = (),
     prefix: int = 0,
 ) -> list[list[int]]:
-    """The new tokens of each row of a padded batch (``num_return_sequences`` rows per prompt,
+    """The new tokens of each row of a left-padded batch (``num_return_sequences`` rows per prompt,
     prompt by prompt), each up to and including its stop token or ``max_new_tokens`` long.
 
-    ``prefix``: the first columns hold the same tokens in every row, unpadded
-    (:func:`pad_after_prefix`); they are prefilled once for the first row and copied to the others.
-    Then the rest of the prompts in one prefill, then one token a step for the rows still going: a
-    row leaves the batch, its KV cache and every processor's state (``select_rows``) the step it
-    writes a stop token.
+    ``prefix``: how many leading tokens every prompt shares (:func:`shared_prefix_length`); they are
+    prefilled once (:func:`prefill_rows`). Then one token a step for the rows still going: a row
+    leaves the batch, its KV cache and every processor's state (``select_rows``) the step it writes a
+    stop token.
     """
     if config.num_return_sequences > 1:
         input_ids = input_ids.repeat_interleave(config.num_return_sequences, dim=0)
@@ -305,30 +358,11 @@ def decode_batch(
     width = input_ids.shape[1]
     stop_set = {int(token) for token in stops}
     warpers = _sampling_warpers(config) if config.do_sample else None
-    if not 0 <= prefix < width:
-        raise ValueError(f"the shared prefix ({prefix} tokens) must leave every row a token of its own ({width} wide)")
+    if not 0 <= prefix < int(attention_mask.sum(-1).min()):
+        raise ValueError(f"the shared prefix ({prefix} tokens) must leave every row a token of its own")
     cache = preallocated_cache(model, width + config.max_new_tokens)
+    logits = prefill_rows(model, input_ids, attention_mask, prefix, cache)
     positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-    if prefix:
-        model(
-            input_ids=input_ids[:1, :prefix],
-            attention_mask=attention_mask[:1, :prefix],
-            position_ids=positions[:1, :prefix],
-            past_key_values=cache,
-            cache_position=torch.arange(prefix, device=device),
-            use_cache=True,
-            logits_to_keep=1,
-        )
-        cache.batch_repeat_interleave(input_ids.shape[0])
-    logits = model(
-        input_ids=input_ids[:, prefix:],
-        attention_mask=attention_mask,
-        position_ids=positions[:, prefix:],
-        past_key_values=cache,
-        cache_position=torch.arange(prefix, width, device=device),
-        use_cache=True,
-        logits_to_keep=1,
-    ).logits[:, -1, :]
     sequences, last_position = input_ids, positions[:, -1:]
     live = list(range(input_ids.shape[0]))  # the original row of each row still in the batch
     generated: list[list[int]] = [[] for _ in live]
@@ -419,9 +453,7 @@ def _generate(
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
             rows_encoded = [encoded[i] for i in batch]
-            # model.generate takes left padding only; decode_batch prefills the shared prefix once.
-            prefix = 0 if plain else shared_prefix_length(rows_encoded)
-            input_ids, attention = pad_after_prefix(rows_encoded, pad, prefix)
+            input_ids, attention = left_pad(rows_encoded, pad)
             width = input_ids.shape[1]
             processors = LogitsProcessorList([logits_processor(width)] if logits_processor else [])
             if config.no_repeat_ngram:
@@ -439,10 +471,19 @@ def _generate(
                     )
                     rows = output[:, width:].tolist()
                 else:
+                    prefix = shared_prefix_length(rows_encoded)
                     rows = decode_batch(
                         model, input_ids.to(device), attention.to(device), config, stops, processors, prefix
                     )
             elapsed = time.perf_counter() - started
+            log.info(
+                "generated batch %d of %d: %d prompts, %d tokens in %.1f s",
+                start // batch_size + 1,
+                -(-len(order) // batch_size),
+                len(batch),
+                sum(len(row) for row in rows),
+                elapsed,
+            )
             for row_number, new_ids in enumerate(rows):
                 index = batch[row_number // config.num_return_sequences]
                 kept, stopped = cut_at_stop(new_ids, stop_set)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from worldagent.config import Params
 from worldagent.errors import InputError
+from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, evaluate_outputs, load_eval_rows, load_token_files, prompts_of
 from worldagent.evaluation.metrics import summarize
 from worldagent.evaluation.model_eval import (
@@ -50,7 +51,6 @@ log = logging.getLogger("worldagent.evaluation")
 
 # (base_dir, adapter_dir or None) -> (model, tokenizer); the default is worldagent.policy.load.load_policy.
 Loader = Callable[[Path, "Path | None"], tuple[Any, Any]]
-TRAINED_STAGES: tuple[str, ...] = ("sft", "experience", "dpo", "grpo")
 
 
 def default_loader(base_dir: Path, adapter_dir: Path | None, dtype: str = "auto") -> tuple[Any, Any]:
