@@ -13,10 +13,12 @@ tool-call constraint and (4) under the calls-only constraint; for each, how many
 parse with no error, how many hold at least one call and parse (the parse rate of a zero-shot
 base), and how many calls name a known tool with its required arguments only. ``--skip-plain``
 leaves out (1) when only the parse rates matter. ``--baseline-cache`` adds (5): the batched greedy
-run again the way ``decode_batch`` ran before it preallocated its KV cache and prefilled the shared
-prompt prefix once (transformers' ``DynamicCache``, concatenated anew every step; every prompt
-prefilled whole), with the prefill and per-step decode times of both and whether every answer is
-the same token for token.
+run again the way ``decode_batch`` ran before it preallocated its KV cache and prefilled each prompt
+on its own (transformers' ``DynamicCache``, concatenated anew every step; the batch prefilled as one
+padded block, every prompt whole), with the prefill and per-step decode times of both and whether
+every answer is the same token for token. The decode step is the difference of a 1-token and an
+``--new-tokens`` run divided by the steps, so it carries the prefill's run-to-run noise: use enough
+new tokens.
 
     python -m benchmarks.generation --no-tiny --base models/world_agent/base --dtype bfloat16 \
         --prompts 34 --batch-size 34 --new-tokens 64 --threads 2 --skip-plain --baseline-cache
@@ -123,8 +125,9 @@ def decode_timings(model: Any, tokenizer: Any, prompts: list, new_tokens: int, b
 
 
 def cache_comparison(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int) -> dict[str, Any]:
-    """(5) of the module doc: the preallocated cache with the shared prefix against transformers'
-    ``DynamicCache`` with every prompt prefilled whole (the two patched back in for the second run)."""
+    """(5) of the module doc: the preallocated cache, prompts prefilled row by row with the shared prefix
+    once, against transformers' ``DynamicCache`` (which ``prefill_rows`` prefills as one padded batch)
+    with every prompt prefilled whole (the two patched in for the second run)."""
     from unittest import mock
 
     from transformers import DynamicCache
@@ -194,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline-cache",
         action="store_true",
-        help="also time prefill and decode steps against transformers' DynamicCache without the shared prefix",
+        help="also time prefill and decode steps against transformers' DynamicCache and one padded prefill",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -232,8 +235,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             print(
                 f"  batch {cache['batch_size']}, greedy: prefill {now['prefill_seconds']} s and a decode step"
-                f" {now['decode_step_seconds']} s (preallocated cache, shared prefix) against {before['prefill_seconds']} s"
-                f" and {before['decode_step_seconds']} s (DynamicCache, whole prompts); same answers: {cache['same_answers']}"
+                f" {now['decode_step_seconds']} s (preallocated cache, row-by-row prefill) against"
+                f" {before['prefill_seconds']} s and {before['decode_step_seconds']} s (DynamicCache, one padded prefill); same answers: {cache['same_answers']}"
             )
     return 0
 
