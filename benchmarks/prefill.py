@@ -6,7 +6,8 @@ component's files (~630-960 SmolLM2 tokens). This times, on the eval split's pro
 adapter (the way the evaluation loads it):
 
 - **padded**: the batch as one left-padded block through the model (every pad token computed,
-  attention through a padding mask), the way ``decode_batch`` prefilled before;
+  attention through a padding mask), the way ``decode_batch`` prefilled before and still prefills a
+  cache it cannot write row by row (here transformers' ``DynamicCache``);
 - **row by row**: :func:`worldagent.policy.rollout.prefill_rows`, each prompt on its own without
   padding, the prefix all of them share (the system prompt) prefilled once;
 
@@ -36,19 +37,6 @@ def held_out_prompts(path: Path, count: int) -> list[list[dict[str, Any]]]:
     return prompts_of(load_eval_rows(path, count))
 
 
-def padded_prefill(model: Any, input_ids: Any, attention_mask: Any, cache: Any) -> Any:
-    """The whole left-padded batch in one forward pass; the last column's logits."""
-    positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-    output = model(
-        input_ids=input_ids,
-        attention_mask=attention_mask,
-        position_ids=positions,
-        past_key_values=cache,
-        use_cache=True,
-    )
-    return output.logits[:, -1, :]
-
-
 def decode_step_seconds(model: Any, logits: Any, attention_mask: Any, cache: Any, steps: int) -> float:
     """Mean seconds of ``steps`` greedy steps of the whole batch after a prefill into ``cache``."""
     import torch
@@ -76,6 +64,7 @@ def decode_step_seconds(model: Any, logits: Any, attention_mask: Any, cache: Any
 
 def measure(model: Any, tokenizer: Any, prompts: list[list[dict[str, Any]]], steps: int) -> dict[str, Any]:
     import torch
+    from transformers import DynamicCache
 
     from worldagent.policy.rollout import (
         encode_prompt,
@@ -91,8 +80,10 @@ def measure(model: Any, tokenizer: Any, prompts: list[list[dict[str, Any]]], ste
     width, prefix = input_ids.shape[1], shared_prefix_length(encoded)
     lengths = sorted(len(ids) for ids in encoded)
     with torch.inference_mode():
+        # a warm-up, so neither timing pays for the first call's kernel setup
+        prefill_rows(model, input_ids[:2], attention_mask[:2], prefix, preallocated_cache(model, width))
         started = time.perf_counter()
-        padded = padded_prefill(model, input_ids, attention_mask, preallocated_cache(model, width + steps + 1))
+        padded = prefill_rows(model, input_ids, attention_mask, prefix, DynamicCache(config=model.config))
         padded_seconds = time.perf_counter() - started
         cache = preallocated_cache(model, width + steps + 1)
         started = time.perf_counter()
