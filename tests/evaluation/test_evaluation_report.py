@@ -267,6 +267,21 @@ def test_the_training_section_shows_grpo_reward_signal_per_step() -> None:
     text = "\n".join(_training_section({"grpo": grpo}))
     assert "**GRPO** trained on 3 prompts; the probe (4 samples per prompt) found reward variance on 0.375 of 8" in text
     assert "| 1 | 0.250 | 0.200 | 0.500 | 0.0100 |" in text and "| 2 | 0.400 | 0.300 | 0.250 | -0.0200 |" in text
+    assert "sampled again" not in text  # a metrics file from before the re-sampling: no such sentence
+
+    grpo["trained_prompts"] = {
+        "prompts": 3,
+        "generations": 4,
+        "mean_before": 0.25,
+        "mean_after": 0.5,
+        "rose": 2,
+        "fell": 1,
+    }
+    text = "\n".join(_training_section({"grpo": grpo}))
+    assert (
+        "The 3 trained prompts sampled again after training the way the probe sampled them (4 samples each): mean"
+        " reward 0.250 before, 0.500 after; it rose on 2 and fell on 1 of them." in text
+    )
 
 
 def test_the_gate_requires_beating_the_nearest_story_baseline_unless_params_turn_it_off() -> None:

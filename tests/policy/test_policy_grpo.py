@@ -12,7 +12,7 @@ from training_fixtures import STORIES, build_tiny_base, dpo_rows, sft_rows, tiny
 from transformers import TrainerCallback
 
 from worldagent.policy.dpo import train_dpo
-from worldagent.policy.grpo import train_grpo
+from worldagent.policy.grpo import train_grpo, trained_prompt_rewards
 from worldagent.policy.load import load_policy
 from worldagent.policy.sft import train_sft
 from worldagent.policy.training import read_stage
@@ -118,16 +118,33 @@ def test_varying_rewards_train_every_lora_parameter_and_log_the_signal(work: Pat
     )
     assert metrics["skipped"] is False and metrics["global_step"] == 3 and metrics["train_tokens_per_second"] > 0
     assert metrics["probe"]["kept"] == metrics["prompts"] > 0
+    # the trained prompts sampled again with the trained policy: each one's before is the probe's mean
+    trained = metrics["trained_prompts"]
+    probed = {item["id"]: item["mean"] for item in metrics["probe"]["per_prompt"]}
+    assert trained["prompts"] == metrics["prompts"] and trained["generations"] == GRPO["probe_generations"]
+    assert all(row["before"] == probed[row["id"]] and 0.0 <= row["after"] <= 1.0 for row in trained["per_prompt"])
+    assert trained["rose"] + trained["fell"] <= trained["prompts"]
     assert metrics["constrained_generation"] is True and metrics["constrained_generate_calls"] >= 3
     steps = metrics["steps"]
     assert [row["step"] for row in steps] == [1, 2, 3]
     assert all({"reward", "reward_std", "frac_reward_zero_std", "loss"} <= set(row) for row in steps)
     assert json.loads(curves.read_text())
     # GRPO's own generation was constrained: every completion trl sampled is well-formed calls
-    trained = reward.texts[metrics["prompts_probed"] * 2 :]
-    assert trained and all(parse_calls(t).calls and not parse_calls(t).errors for t in trained)
+    sampled = reward.texts[metrics["prompts_probed"] * 2 :]  # trl's samples, then the re-sampling
+    assert len(sampled) > metrics["prompts"] * 2
+    assert all(parse_calls(t).calls and not parse_calls(t).errors for t in sampled)
     assert snapshot.before and snapshot.before.keys() == snapshot.after.keys()
     unchanged = [n for n in snapshot.before if torch.equal(snapshot.before[n], snapshot.after[n])]
     assert unchanged == []
     info = read_stage(out)
     assert info["stage"] == "grpo" and [c["stage"] for c in info["chain"]] == ["sft", "dpo"]
+
+
+def test_trained_prompt_rewards_pair_each_prompt_before_and_after() -> None:
+    before = {"per_prompt": [{"id": "a", "mean": 0.2}, {"id": "b", "mean": 0.5}, {"id": "c", "mean": 0.0}]}
+    after = {"generations": 4, "per_prompt": [{"id": "a", "mean": 0.6}, {"id": "c", "mean": 0.0}]}
+    summary = trained_prompt_rewards(before, after)
+    assert summary["per_prompt"] == [{"id": "a", "before": 0.2, "after": 0.6}, {"id": "c", "before": 0.0, "after": 0.0}]
+    assert (summary["prompts"], summary["rose"], summary["fell"]) == (2, 1, 0)
+    assert summary["mean_before"] == pytest.approx(0.1) and summary["mean_after"] == pytest.approx(0.3)
+    assert trained_prompt_rewards(before, {"per_prompt": []})["mean_after"] == 0.0

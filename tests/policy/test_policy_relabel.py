@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from worldagent.config import GenerateParams, RewardWeights
-from worldagent.policy.experience_loop import reference_answers, reference_rows
+from worldagent.policy.experience_loop import prompt_rows, reference_answers, reference_rows
 from worldagent.policy.generate import (
     EVAL_PREFERENCES,
     EVAL_TRAJECTORIES,
@@ -18,7 +18,6 @@ from worldagent.policy.generate import (
     GeneratedDataset,
     generate_datasets,
 )
-from worldagent.policy.grpo import grpo_prompts
 from worldagent.policy.relabel import (
     RELABEL_SUFFIX,
     is_original_single_turn,
@@ -146,7 +145,7 @@ def test_prompts_rewards_and_the_nearest_baseline_use_original_stories_only(
     path = tmp_path / "trajectories.jsonl"
     path.write_text(relabelled.files[TRAIN_TRAJECTORIES], encoding="utf-8")
     originals = {row["id"] for row in _rows(plain, TRAIN_TRAJECTORIES)}
-    assert {row["id"] for row in grpo_prompts(path, 10_000)} == originals
+    assert {row["id"] for row in prompt_rows(path, 10_000)} == originals
     assert set(reference_answers(path)) == originals
     assert len(reference_rows(path)) == len(originals)
     assert {d.id for d in documents_from_trajectories(_rows(relabelled, TRAIN_TRAJECTORIES))} == originals

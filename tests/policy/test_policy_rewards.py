@@ -110,7 +110,7 @@ def test_bad_story_id_is_reported(reference: dict) -> None:
 def test_given_files_column_seeds_the_sandbox_of_an_existing_component(existing_component: dict) -> None:
     import json
 
-    from worldagent.policy.grpo import grpo_prompts
+    from worldagent.policy.experience_loop import prompt_rows
 
     reward = StoryTestReward(STORIES)
     given = json.dumps(existing_component["given_files"], sort_keys=True)
@@ -120,4 +120,4 @@ def test_given_files_column_seeds_the_sandbox_of_an_existing_component(existing_
     )
     assert with_given == pytest.approx(existing_component["reward"]) and with_given >= 0.8
     assert without < with_given  # the story imports a template module that only the given files provide
-    assert any(row["given_files"] != "[]" for row in grpo_prompts(TRAJECTORIES, 200))
+    assert any(row["given_files"] != "[]" for row in prompt_rows(TRAJECTORIES, 200))

@@ -282,6 +282,16 @@ def _training_section(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
                     f"| {row.get('step')} | {_opt(row.get('reward'))} | {_opt(row.get('reward_std'))}"
                     f" | {_opt(row.get('frac_reward_zero_std'))} | {_opt(row.get('loss'), 4)} |"
                 )
+            trained = grpo.get("trained_prompts")
+            if trained:
+                lines += [
+                    "",
+                    f"Each step's reward is of that step's own prompt(s), so the steps alone show no trend. The"
+                    f" {trained.get('prompts')} trained prompts sampled again after training the way the probe"
+                    f" sampled them ({trained.get('generations')} samples each): mean reward"
+                    f" {_opt(trained.get('mean_before'))} before, {_opt(trained.get('mean_after'))} after; it rose on"
+                    f" {trained.get('rose')} and fell on {trained.get('fell')} of them.",
+                ]
     lines.append("")
     return lines
 

@@ -71,10 +71,34 @@ RewardFunction = Callable[..., Sequence[float]]
 
 
 def prompt_rows(path: Path, max_prompts: int) -> list[dict[str, Any]]:
-    """``{id, prompt, given_files}`` of the first ``max_prompts`` single-turn trajectories (the GRPO prompts)."""
-    from worldagent.policy.grpo import grpo_prompts
-
-    return grpo_prompts(path, max_prompts)
+    """``{prompt, id, given_files}`` rows, the prompts the experience loop samples and GRPO trains on:
+    the system+user turns of the single-turn trajectories, first ``max_prompts`` in file order;
+    ``given_files`` is the files the task's sandbox starts with (JSON). Relabelled copies are left
+    out: a reward needs the story's own test."""
+    rows = []
+    for row in read_jsonl(path):
+        if not is_original_single_turn(row):
+            continue
+        messages = row.get("messages") or []
+        prompt = []
+        for message in messages:
+            if message.get("role") == "assistant":
+                break
+            prompt.append({"role": str(message["role"]), "content": str(message["content"])})
+        if not prompt or "id" not in row:
+            continue
+        rows.append(
+            {
+                "prompt": prompt,
+                "id": str(row["id"]),
+                "given_files": json.dumps(row.get("given_files") or [], sort_keys=True),
+            }
+        )
+        if len(rows) >= max_prompts:
+            break
+    if not rows:
+        raise TrainingError(f"{path}: no single-turn trajectories with an `id` to draw prompts from")
+    return rows
 
 
 def _single_turn(path: Path) -> list[dict[str, Any]]:

@@ -4,7 +4,8 @@ GRPO learns only from groups whose rewards differ (the advantage is the reward m
 divided by the group std): a prompt whose completions all score the same gives no gradient. So the
 stage measures first: it samples ``grpo.probe_generations`` completions per prompt with the current
 policy (the same constrained decoding as training), scores them with the same reward, and trains
-only on the prompts whose reward varies. When no prompt varies, it does not train: the input
+only on the prompts whose reward varies. After training it samples those prompts again the same way
+with the trained policy: ``trained_prompts`` in the metrics says whether their reward rose. When no prompt varies, it does not train: the input
 adapter is written through unchanged with ``{"skipped": true, "reason": ...}`` in its record and
 the metrics, so the report can say so.
 
@@ -18,16 +19,14 @@ kl when beta > 0, entropy) goes into the curves file and the metrics.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
 from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes
-from worldagent.policy.relabel import is_original_single_turn
 from worldagent.policy.rewards import StoryTestReward
 from worldagent.policy.training import (
     TrainingError,
@@ -39,7 +38,6 @@ from worldagent.policy.training import (
     load_training_model,
     lora_config,
     prepare_checkpoints,
-    read_jsonl,
     read_stage,
     require_complete_adapter,
     run_trainer,
@@ -49,36 +47,6 @@ from worldagent.policy.training import (
 
 log = logging.getLogger(__name__)
 STAGE = "grpo"
-
-
-def grpo_prompts(path: Path, max_prompts: int) -> list[dict[str, Any]]:
-    """``{prompt, id, given_files}`` rows: the system+user turns of the single-turn trajectories, first
-    ``max_prompts`` in file order; ``given_files`` is the files the task's sandbox starts with (JSON).
-    Relabelled copies are left out: a reward needs the story's own test."""
-    rows = []
-    for row in read_jsonl(path):
-        if not is_original_single_turn(row):
-            continue
-        messages = row.get("messages") or []
-        prompt = []
-        for message in messages:
-            if message.get("role") == "assistant":
-                break
-            prompt.append({"role": str(message["role"]), "content": str(message["content"])})
-        if not prompt or "id" not in row:
-            continue
-        rows.append(
-            {
-                "prompt": prompt,
-                "id": str(row["id"]),
-                "given_files": json.dumps(row.get("given_files") or [], sort_keys=True),
-            }
-        )
-        if len(rows) >= max_prompts:
-            break
-    if not rows:
-        raise TrainingError(f"{path}: no single-turn trajectories with an `id` to draw GRPO prompts from")
-    return rows
 
 
 def _fit_prompts(rows: list[dict[str, Any]], tokenizer: Any, max_length: int) -> list[dict[str, Any]]:
@@ -224,6 +192,26 @@ def probe_signal(
     return [row for row in rows if row["id"] in varying], summary
 
 
+def trained_prompt_rewards(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """Each trained prompt's mean reward under the policy GRPO started from (``before``, the probe)
+    and under the policy it trained (``after``, the same prompts sampled again the same way).
+
+    trl's per-step reward is of the step's own prompts (here one or two a step), so the steps alone
+    cannot say whether the reward rose; the same prompts before and after can."""
+    started = {item["id"]: item["mean"] for item in before["per_prompt"]}
+    rows = [{"id": item["id"], "before": started[item["id"]], "after": item["mean"]} for item in after["per_prompt"]]
+    mean = lambda key: sum(row[key] for row in rows) / len(rows) if rows else 0.0  # noqa: E731
+    return {
+        "prompts": len(rows),
+        "generations": after.get("generations"),
+        "mean_before": mean("before"),
+        "mean_after": mean("after"),
+        "rose": sum(row["after"] > row["before"] for row in rows),
+        "fell": sum(row["after"] < row["before"] for row in rows),
+        "per_prompt": rows,
+    }
+
+
 def pass_through(parent_dir: Path, out_dir: Path, record: dict[str, Any]) -> None:
     """Write ``parent_dir`` to ``out_dir`` unchanged (a GRPO that did not train), its record saying why."""
     info = read_stage(parent_dir)
@@ -255,12 +243,12 @@ def train_grpo(
     Returns the metrics. ``reward`` replaces the story-test reward (tests)."""
     from datasets import Dataset
 
-    from worldagent.policy.experience_loop import tool_processor, train_tokens_per_second
+    from worldagent.policy.experience_loop import prompt_rows, tool_processor, train_tokens_per_second
     from worldagent.storytest.runner import make_runner
 
     base_dir, dpo_dir, dataset_path, out_dir = Path(base_dir), Path(dpo_dir), Path(dataset_path), Path(out_dir)
     require_complete_adapter(dpo_dir, "dpo")
-    rows = grpo_prompts(dataset_path, params.grpo.max_prompts)
+    rows = prompt_rows(dataset_path, params.grpo.max_prompts)
     memory_callbacks = freed_memory_callbacks(params.grpo.freed_memory)  # before the model loads
     model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, dpo_dir, device)
     rows = _fit_prompts(rows, tokenizer, params.grpo.max_length)
@@ -323,8 +311,11 @@ def train_grpo(
             "completions/mean_length",
         ),
     )
+    trainer.model.eval()
+    _, after = probe_signal(params, trainer.model, tokenizer, kept, reward)
     metrics.update(
         skipped=False,
+        trained_prompts=trained_prompt_rewards(probe, after),
         prompts=len(kept),
         prompts_probed=len(rows),
         probe=probe,
@@ -335,5 +326,11 @@ def train_grpo(
     )
     if factory is not None and trainer.constrained_calls == 0:
         log.warning("grpo: the constraint was not applied to trl's generation (a wrapped model?)")
-    log.info("grpo: %s", {k: v for k, v in metrics.items() if k not in ("probe", "steps")})
+    log.info("grpo: %s", {k: v for k, v in metrics.items() if k not in ("probe", "steps", "trained_prompts")})
+    log.info(
+        "grpo: mean reward on the %d trained prompts %.3f before, %.3f after",
+        metrics["trained_prompts"]["prompts"],
+        metrics["trained_prompts"]["mean_before"],
+        metrics["trained_prompts"]["mean_after"],
+    )
     return metrics
