@@ -286,7 +286,7 @@ def _training_section(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
             if trained:
                 lines += [
                     "",
-                    f"Each step's reward is of that step's own prompt(s), so the steps alone show no trend. The"
+                    f"Each step's reward is of that step's own prompt(s), so the steps alone cannot show a trend. The"
                     f" {trained.get('prompts')} trained prompts sampled again after training the way the probe"
                     f" sampled them ({trained.get('generations')} samples each): mean reward"
                     f" {_opt(trained.get('mean_before'))} before, {_opt(trained.get('mean_after'))} after; it rose on"
