@@ -65,11 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-base-") as scratch:
         out = args.out or Path(scratch) / "base"
         started = time.perf_counter()
-        if args.reuse and args.out is not None and (out / "base.json").is_file():
+        reused = args.reuse and args.out is not None and (out / "base.json").is_file()
+        if reused:  # base.json keeps no timings (a model directory's bytes do not depend on the run)
             metadata = json.loads((out / "base.json").read_text(encoding="utf-8"))
         else:
             metadata = build_packaged_base(args.base, out)
-        convert_s = metadata["seconds"] if args.reuse else time.perf_counter() - started
+        convert_s = None if reused else round(time.perf_counter() - started, 2)
         size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
         model, tokenizer = load_base(out, device="cpu")
         model.eval()
@@ -78,18 +79,20 @@ def main(argv: list[str] | None = None) -> int:
             "parameters": metadata["parameters"],
             "vocab_size": metadata["vocab_size"],
             "added_tokens": metadata["added_tokens"],
-            "convert_seconds": round(convert_s, 2),
-            "convert_peak_rss_mib": metadata["peak_rss_mib"],
+            "convert_seconds": convert_s,
+            "convert_peak_rss_mib": None if reused else metadata["peak_rss_mib"],
             "directory_mib": round(size / 2**20, 1),
             "generate": [tokens_per_second(model, tokenizer, t, args.new_tokens) for t in (1, 2)],
         }
     if args.json:
         print(json.dumps(results, indent=2))
     else:
-        print(
-            f"{args.base}: {results['parameters']:,} parameters, converted in {results['convert_seconds']} s, "
-            f"peak RSS {results['convert_peak_rss_mib']} MiB, {results['directory_mib']} MiB on disk"
+        converted = (
+            "reused"
+            if reused
+            else f"converted in {results['convert_seconds']} s, peak RSS {results['convert_peak_rss_mib']} MiB"
         )
+        print(f"{args.base}: {results['parameters']:,} parameters, {converted}, {results['directory_mib']} MiB on disk")
         for row in results["generate"]:
             print(f"  plain generate, {row['threads']} thread(s): {row['tokens_per_second']} tokens/s")
     return 0

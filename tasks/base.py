@@ -26,6 +26,8 @@ def metrics(metadata: dict) -> dict:
         "vocab_size": metadata["vocab_size"],
         "seconds": metadata["seconds"],
     }
+    if "peak_rss_mib" in metadata:  # a converted GGUF: the conversion's memory (not kept in the model directory)
+        out["peak_rss_mib"] = metadata["peak_rss_mib"]
     pretrain = metadata.get("pretrain")
     if pretrain:
         for key in ("initial_loss", "final_loss", "train_loss", "steps", "tokens", "blocks"):

@@ -15,6 +15,7 @@ from worldagent.io import (
     directory_hash,
     read_json,
     read_jsonl,
+    without_run_dependent,
     write_directory,
 )
 
@@ -95,3 +96,18 @@ def test_directory_hash_is_the_content_only(tmp_path: Path) -> None:
     (a / "link").symlink_to(b / "weights.bin")
     with pytest.raises(InputError, match="symbolic link"):
         directory_hash(a)
+
+
+def test_run_dependent_figures_are_dropped_at_any_depth() -> None:
+    record = {
+        "loss_last": 0.5,
+        "wall_s": 12.3,
+        "pretrain": {"steps": 4, "seconds": 1.0, "curve": [{"loss": 1.0, "train_runtime_s": 2.0}]},
+        "probe": {"tokens_per_second": 9.0, "kept": 3},
+    }
+    assert without_run_dependent(record) == {
+        "loss_last": 0.5,
+        "pretrain": {"steps": 4, "curve": [{"loss": 1.0}]},
+        "probe": {"kept": 3},
+    }
+    assert record["wall_s"] == 12.3  # the caller's record (the metrics file's) keeps them

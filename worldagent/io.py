@@ -266,6 +266,33 @@ def pretty_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
 
 
+# Figures that differ between two runs of the same training (clock time, speed, memory). They
+# belong in a stage's metrics file, never inside a model directory: a DVC out that changes on every
+# rerun makes everything downstream (the evaluations) run again for byte-identical weights.
+RUN_DEPENDENT_KEYS = frozenset(
+    {
+        "wall_s",
+        "seconds",
+        "scoring_seconds",
+        "train_runtime_s",
+        "train_samples_per_second",
+        "train_steps_per_second",
+        "train_tokens_per_second",
+        "tokens_per_second",
+        "peak_rss_mib",
+    }
+)
+
+
+def without_run_dependent(value: Any) -> Any:
+    """``value`` with every :data:`RUN_DEPENDENT_KEYS` entry removed, at any depth."""
+    if isinstance(value, dict):
+        return {k: without_run_dependent(v) for k, v in value.items() if k not in RUN_DEPENDENT_KEYS}
+    if isinstance(value, list):
+        return [without_run_dependent(v) for v in value]
+    return value
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

@@ -49,6 +49,18 @@ def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothin
     assert "Running stage" not in second
 
 
+def test_a_retrained_model_with_the_same_bytes_is_not_evaluated_again(project: Path) -> None:
+    dvc(project, "repro", WORLD_AGENT)
+    forced = dvc(project, "repro", "--force", "--single-item", "dpo")
+    assert "Running stage 'dpo'" in forced
+    # the adapter is the same bytes (its clock times are in dpo-metrics.json only), so neither its
+    # evaluation nor GRPO trained on it runs again; the gate reads the new metrics file and does
+    after = dvc(project, "repro", WORLD_AGENT)
+    for stage in ("evaluate_dpo", "grpo", "evaluate_grpo", "evaluate"):
+        assert f"Running stage '{stage}'" not in after, after
+    assert "Running stage 'gate'" in after
+
+
 def test_the_prefect_flow_pins_the_new_champion_then_recomputes_nothing(project: Path) -> None:
     dvc(project, "repro", WORLD_AGENT)
     deployed = json.loads(python(project, "-m", "tasks.deploy", check=False).stdout.strip().splitlines()[-1])

@@ -25,6 +25,7 @@ from worldagent.policy.base import (
 )
 from worldagent.policy.device import resolve_dtype, select_device, trainer_precision
 from worldagent.policy.tokenizer import train_tokenizer
+from worldagent.policy.training import tree_hash
 from worldagent.tools.callformat import ToolCall, render_call, render_response
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -197,6 +198,9 @@ def test_build_base_is_deterministic_and_learns(built: dict) -> None:
     first, second = built["first"], built["second"]
     assert digest(built["a"] / "model.safetensors") == digest(built["b"] / "model.safetensors")
     assert digest(built["a"] / "tokenizer.json") == digest(built["b"] / "tokenizer.json")
+    # base.json too: the build's clock time is in the returned record (the stage's report), not the out
+    assert tree_hash(built["a"]) == tree_hash(built["b"])
+    assert first["seconds"] > 0 and "seconds" not in json.loads((built["a"] / "base.json").read_text())
     assert first["pretrain"]["train_loss"] == second["pretrain"]["train_loss"]
     assert first["pretrain"]["final_loss"] == second["pretrain"]["final_loss"]
     pretrain = first["pretrain"]

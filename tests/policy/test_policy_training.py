@@ -149,6 +149,10 @@ def test_sft_is_deterministic_on_cpu(work: Path, sft_run: dict, tmp_path: Path) 
     first, second = _adapter_tensors(work / "models" / "sft"), _adapter_tensors(tmp_path / "sft")
     assert first.keys() == second.keys()
     assert all(torch.equal(first[k], second[k]) for k in first)
+    # the whole directory, stage.json included, is the same bytes: DVC sees an unchanged out and
+    # does not evaluate it again; the run's clock time stays in the returned metrics (the metrics file)
+    assert training.tree_hash(work / "models" / "sft") == training.tree_hash(tmp_path / "sft")
+    assert again["wall_s"] > 0 and "wall_s" not in read_stage(tmp_path / "sft")["metrics"]
 
 
 def test_trimming_freed_memory_changes_nothing_sft_learns(work: Path, sft_run: dict, tmp_path: Path) -> None:

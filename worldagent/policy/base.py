@@ -34,7 +34,7 @@ import torch
 
 from worldagent.config import Params, PretrainParams, TinyModelParams
 from worldagent.errors import InputError, RunError
-from worldagent.io import atomic_directory, iter_jsonl, pretty_json
+from worldagent.io import atomic_directory, iter_jsonl, pretty_json, without_run_dependent
 from worldagent.policy.device import configure_threads, resolve_dtype, seed_everything, select_device, trainer_precision
 from worldagent.policy.tokenizer import BOS, EOS, token_id, train_tokenizer
 
@@ -391,11 +391,15 @@ def save_base(
     out_dir: Path,
     extra_files: dict[str, str | bytes] | None = None,
 ) -> None:
-    """Write model, tokenizer, ``base.json`` (and ``extra_files``: name -> content) to ``out_dir`` atomically."""
+    """Write model, tokenizer, ``base.json`` (and ``extra_files``: name -> content) to ``out_dir`` atomically.
+
+    ``base.json`` leaves out the run's clock times and memory (the stage's report keeps them), so
+    the same build writes the same bytes and the stages after it are not rerun for nothing.
+    """
     with atomic_directory(Path(out_dir)) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
-        (tmp / BASE_JSON).write_text(pretty_json(metadata), encoding="utf-8")
+        (tmp / BASE_JSON).write_text(pretty_json(without_run_dependent(metadata)), encoding="utf-8")
         for name, content in (extra_files or {}).items():
             (tmp / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
 

@@ -76,16 +76,13 @@ def prompt_rows(path: Path, max_prompts: int) -> list[dict[str, Any]]:
     ``given_files`` is the files the task's sandbox starts with (JSON). Relabelled copies are left
     out: a reward needs the story's own test."""
     rows = []
-    for row in read_jsonl(path):
-        if not is_original_single_turn(row):
-            continue
-        messages = row.get("messages") or []
+    for row in _single_turn(path):
         prompt = []
-        for message in messages:
+        for message in row.get("messages") or []:
             if message.get("role") == "assistant":
                 break
             prompt.append({"role": str(message["role"]), "content": str(message["content"])})
-        if not prompt or "id" not in row:
+        if not prompt:
             continue
         rows.append(
             {

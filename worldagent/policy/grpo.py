@@ -5,9 +5,9 @@ divided by the group std): a prompt whose completions all score the same gives n
 stage measures first: it samples ``grpo.probe_generations`` completions per prompt with the current
 policy (the same constrained decoding as training), scores them with the same reward, and trains
 only on the prompts whose reward varies. After training it samples those prompts again the same way
-with the trained policy: ``trained_prompts`` in the metrics says whether their reward rose. When no prompt varies, it does not train: the input
-adapter is written through unchanged with ``{"skipped": true, "reason": ...}`` in its record and
-the metrics, so the report can say so.
+with the trained policy: ``trained_prompts`` in the metrics says whether their reward rose. When
+no prompt varies, it does not train: the input adapter is written through unchanged with
+``{"skipped": true, "reason": ...}`` in its record and the metrics, so the report can say so.
 
 trl's GRPOTrainer generates the completions itself; ``grpo.constrained`` hooks the tool-call
 processor into that generation (a ``logits_processor`` passed to the model's ``generate``, the one
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes
+from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes, without_run_dependent
 from worldagent.policy.rewards import StoryTestReward
 from worldagent.policy.training import (
     TrainingError,
@@ -219,7 +219,7 @@ def pass_through(parent_dir: Path, out_dir: Path, record: dict[str, Any]) -> Non
         shutil.copytree(parent_dir, tmp, dirs_exist_ok=True, symlinks=False)
         atomic_write_text(
             tmp / "stage.json",
-            pretty_json({**info, "stage": STAGE, "passthrough_of": info.get("stage"), **record}),
+            pretty_json(without_run_dependent({**info, "stage": STAGE, "passthrough_of": info.get("stage"), **record})),
         )
 
 

@@ -17,7 +17,7 @@ the batch (and from its KV cache) the step it stops, so long batches cost what t
 
 Two more costs of a CPU batch are avoided. The prompts are prefilled one row at a time, each
 without its padding: a padded batch prefill computed every pad token and ran its attention through
-a padding mask (34 held-out prompts of 634-957 tokens: 62 s, against 33 s row by row), and the
+a padding mask (34 held-out prompts of 634-957 tokens: 111 s, against 34 s row by row), and the
 tokens every prompt of a batch starts with (the system prompt with the tools: 362 of the median 789
 prompt tokens of SmolLM2's held-out prompts) are prefilled once, their keys and values copied into
 each row's cache (:func:`prefill_rows`). And the KV cache is written into buffers allocated once for

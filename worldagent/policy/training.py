@@ -43,6 +43,7 @@ from worldagent.io import (
     pretty_json,
     read_json,
     sha256_file,
+    without_run_dependent,
 )
 from worldagent.io import read_jsonl as read_jsonl_file
 
@@ -278,6 +279,10 @@ def save_adapter(
 ) -> None:
     """Write the trained adapter to ``out_dir`` atomically, ``stage.json`` last.
 
+    The same training writes the same bytes: ``stage.json`` keeps the metrics without their clock
+    times and speeds (those go to the stage's metrics file), so an unchanged adapter is an unchanged
+    DVC out and its evaluation is not run again.
+
     ``parents`` are the complete adapter directories this one was trained on top of, in merge
     order; each is copied into ``parents/<n>-<stage>/`` so that the out is self-contained.
     """
@@ -307,7 +312,7 @@ def save_adapter(
             "base_config_sha256": file_hash(base_dir / "config.json") if (base_dir / "config.json").is_file() else None,
             "chain": chain,
             "params": dict(params),
-            "metrics": dict(metrics),
+            "metrics": without_run_dependent(dict(metrics)),
             "data_hash": data_hash,
         }
         adapter_hash = tree_hash(tmp)
