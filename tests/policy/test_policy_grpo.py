@@ -11,6 +11,7 @@ import torch
 from training_fixtures import STORIES, build_tiny_base, dpo_rows, sft_rows, tiny_params, write_jsonl
 from transformers import TrainerCallback
 
+from worldagent.io import without_run_dependent
 from worldagent.policy.dpo import train_dpo
 from worldagent.policy.grpo import train_grpo, trained_prompt_rewards
 from worldagent.policy.load import load_policy
@@ -92,6 +93,7 @@ def test_no_variance_means_no_training_and_the_input_adapter_written_through(wor
     assert len(reward.texts) == 4 * 2  # the probe only: nothing was trained
     info = read_stage(out)
     assert info["stage"] == "grpo" and info["skipped"] and info["passthrough_of"] == "dpo"
+    assert without_run_dependent(info) == info  # no clock times in the out: the same skip, the same bytes
     assert (out / "adapter_model.safetensors").read_bytes() == (work / "dpo" / "adapter_model.safetensors").read_bytes()
     assert json.loads(curves.read_text()) == []
     model, tokenizer = load_policy(work / "base", out, device="cpu")

@@ -143,6 +143,11 @@ def test_assistant_only_loss_masks_everything_but_the_assistant_turn(work: Path)
 SYSTEM_TEXT = "You are a UI agent"
 
 
+def test_stage_json_is_written_without_clock_times(tmp_path: Path) -> None:
+    training.write_stage(tmp_path, {"stage": "sft", "metrics": {"train_loss": 1.0, "wall_s": 3.0, "peak_rss_mib": 9}})
+    assert read_stage(tmp_path) == {"stage": "sft", "metrics": {"train_loss": 1.0}}
+
+
 def test_sft_is_deterministic_on_cpu(work: Path, sft_run: dict, tmp_path: Path) -> None:
     again = train_sft(tiny_params(), work / "base", work / "trajectories.jsonl", tmp_path / "sft")
     assert again["loss_first"] == sft_run["loss_first"] and again["loss_last"] == sft_run["loss_last"]

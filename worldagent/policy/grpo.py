@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes, without_run_dependent
+from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes
 from worldagent.policy.rewards import StoryTestReward
 from worldagent.policy.training import (
     TrainingError,
@@ -43,6 +43,7 @@ from worldagent.policy.training import (
     run_trainer,
     stage_params,
     trainer_kwargs,
+    write_stage,
 )
 
 log = logging.getLogger(__name__)
@@ -217,10 +218,7 @@ def pass_through(parent_dir: Path, out_dir: Path, record: dict[str, Any]) -> Non
     info = read_stage(parent_dir)
     with atomic_directory(out_dir) as tmp:
         shutil.copytree(parent_dir, tmp, dirs_exist_ok=True, symlinks=False)
-        atomic_write_text(
-            tmp / "stage.json",
-            pretty_json(without_run_dependent({**info, "stage": STAGE, "passthrough_of": info.get("stage"), **record})),
-        )
+        write_stage(tmp, {**info, "stage": STAGE, "passthrough_of": info.get("stage"), **record})
 
 
 def train_grpo(

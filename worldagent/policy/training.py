@@ -253,6 +253,13 @@ def read_stage(adapter_dir: Path) -> dict[str, Any]:
     return read_json(path, "the adapter's stage record", expect=dict, error=TrainingError)
 
 
+def write_stage(adapter_dir: Path, info: Mapping[str, Any]) -> None:
+    """Write the adapter's ``stage.json`` (last, atomically), without clock times, speeds or memory
+    (those go to the stage's metrics file): the same training writes the same bytes, so an unchanged
+    adapter is an unchanged DVC out and its evaluation is not run again."""
+    atomic_write_text(adapter_dir / STAGE_FILE, pretty_json(without_run_dependent(dict(info))))
+
+
 def adapter_chain(adapter_dir: Path) -> list[Path]:
     """The adapter directories to merge onto the base, in order, ending with ``adapter_dir`` itself."""
     info = read_stage(adapter_dir)
@@ -277,11 +284,7 @@ def save_adapter(
     metrics: Mapping[str, Any],
     data_hash: str,
 ) -> None:
-    """Write the trained adapter to ``out_dir`` atomically, ``stage.json`` last.
-
-    The same training writes the same bytes: ``stage.json`` keeps the metrics without their clock
-    times and speeds (those go to the stage's metrics file), so an unchanged adapter is an unchanged
-    DVC out and its evaluation is not run again.
+    """Write the trained adapter to ``out_dir`` atomically, ``stage.json`` last (:func:`write_stage`).
 
     ``parents`` are the complete adapter directories this one was trained on top of, in merge
     order; each is copied into ``parents/<n>-<stage>/`` so that the out is self-contained.
@@ -312,12 +315,12 @@ def save_adapter(
             "base_config_sha256": file_hash(base_dir / "config.json") if (base_dir / "config.json").is_file() else None,
             "chain": chain,
             "params": dict(params),
-            "metrics": without_run_dependent(dict(metrics)),
+            "metrics": dict(metrics),
             "data_hash": data_hash,
         }
         adapter_hash = tree_hash(tmp)
         info["adapter_sha256"] = adapter_hash
-        atomic_write_text(tmp / STAGE_FILE, pretty_json(info))
+        write_stage(tmp, info)
 
 
 def sort_target_modules(config_path: Path) -> None:
