@@ -151,3 +151,95 @@ export const conferenceAgendaPastSessions = story({
     assert({ given: 'the keynote', should: 'be expanded', actual: keynote?.getAttribute('aria-expanded'), expected: 'true' })
   },
 })
+
+export const tomatoWateringDisclosureCollapsed = story({
+  intent: 'A lone "Watering schedule" disclosure for a tomato plant care card that starts collapsed, its tips hidden until someone clicks it',
+  template: AccordionSection,
+  args: {
+    baseId: 'tomato',
+    section: { id: 'watering', title: 'Watering schedule', body: 'Water deeply twice a week and keep the soil evenly moist.' },
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const button = await findByAttribute('id', 'tomato-watering-button')
+    const panel = await findByAttribute('id', 'tomato-watering-panel')
+    assert({ given: 'a collapsed disclosure', should: 'report collapsed', actual: button?.getAttribute('aria-expanded'), expected: 'false' })
+    assert({ given: 'a collapsed disclosure', should: 'hide its panel', actual: panel?.hidden, expected: true })
+  },
+})
+
+export const refundStatusOpenButFrozen = story({
+  intent: 'Render a single "Refund status" heading button for a bank transfer that is already expanded but greyed out while the refund is processing',
+  template: AccordionSection,
+  args: {
+    baseId: 'refund',
+    expanded: true,
+    section: {
+      id: 'status',
+      title: 'Refund status',
+      body: 'Your refund of 42.50 EUR is being processed and should arrive within three working days.',
+      disabled: true,
+    },
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const button = await findByAttribute('id', 'refund-status-button')
+    assert({ given: 'a frozen open section', should: 'be expanded', actual: button?.getAttribute('aria-expanded'), expected: 'true' })
+    assert({ given: 'a frozen open section', should: 'be disabled', actual: button?.disabled, expected: true })
+  },
+})
+
+export const lisbonItineraryEveryDayOpen = story({
+  intent: 'Build a Lisbon trip itinerary with "Day 1: Alfama", "Day 2: Belém" and "Day 3: Sintra" panels, every one of them expanded',
+  template: Accordion,
+  args: {
+    id: 'itinerary',
+    open: ['day-1', 'day-2', 'day-3'],
+    sections: [
+      { id: 'day-1', title: 'Day 1: Alfama', body: 'Walk the old quarter and ride tram 28 to the castle.' },
+      { id: 'day-2', title: 'Day 2: Belém', body: 'Visit the monastery and try the custard tarts.' },
+      { id: 'day-3', title: 'Day 3: Sintra', body: 'Take the morning train to the palaces in the hills.' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const last = await findByAttribute('id', 'itinerary-day-3-button')
+    assert({ given: 'every day open', should: 'expand the last day too', actual: last?.getAttribute('aria-expanded'), expected: 'true' })
+  },
+})
+
+export const patientPortalBillingUnavailable = story({
+  intent: 'Create a patient portal accordion where "Lab results" and "Prescriptions" are both showing their content and "Billing" is unavailable and cannot be opened',
+  template: Accordion,
+  args: {
+    id: 'portal',
+    open: ['lab-results', 'prescriptions'],
+    sections: [
+      { id: 'lab-results', title: 'Lab results', body: 'Your blood panel from 3 March is within normal ranges.' },
+      { id: 'prescriptions', title: 'Prescriptions', body: 'Two active prescriptions, one refill ready for pickup.' },
+      { id: 'billing', title: 'Billing', body: 'Billing is temporarily unavailable.', disabled: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const billing = await findByAttribute('id', 'portal-billing-button')
+    const prescriptions = await findByAttribute('id', 'portal-prescriptions-button')
+    assert({ given: 'the billing section', should: 'be disabled', actual: billing?.disabled, expected: true })
+    assert({ given: 'the prescriptions section', should: 'be expanded', actual: prescriptions?.getAttribute('aria-expanded'), expected: 'true' })
+  },
+})
+
+export const shipmentTrackingCustomsPending = story({
+  intent: 'A shipment tracking panel with "Picked up", "In transit" and "Customs clearance" steps, all closed, where the customs step is inactive until the parcel reaches the border',
+  template: Accordion,
+  args: {
+    id: 'shipment',
+    sections: [
+      { id: 'picked-up', title: 'Picked up', body: 'Collected from the Rotterdam warehouse on Monday at 09:14.' },
+      { id: 'in-transit', title: 'In transit', body: 'Travelling by truck towards the Polish border.' },
+      { id: 'customs', title: 'Customs clearance', body: 'Customs details appear once the parcel reaches the border.', disabled: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const customs = await findByAttribute('id', 'shipment-customs-button')
+    const transit = await findByAttribute('id', 'shipment-in-transit-button')
+    assert({ given: 'the pending customs step', should: 'be disabled', actual: customs?.disabled, expected: true })
+    assert({ given: 'an enabled step', should: 'start collapsed', actual: transit?.getAttribute('aria-expanded'), expected: 'false' })
+  },
+})

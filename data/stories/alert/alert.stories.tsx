@@ -137,3 +137,67 @@ export const calendarSyncErrorDismissible = story({
     assert({ given: 'a dismissible error', should: 'have a close button', actual: Boolean(close), expected: true })
   },
 })
+
+export const gardenTipCloseButton = story({
+  intent: 'Just the small "×" close button of a gardening tip card, announced to screen readers as "Close pruning tip"',
+  template: DismissButton,
+  args: { label: 'Close pruning tip' },
+  play: async ({ assert, findByAttribute }) => {
+    const button = await findByAttribute('aria-label', 'Close pruning tip')
+    assert({ given: 'a close button', should: 'be a real button', actual: button?.tagName, expected: 'BUTTON' })
+  },
+})
+
+export const transferCompleteDismissible = story({
+  intent: 'Confirm a bank transfer with a success message headed "Transfer complete" that the customer can clear via a "Dismiss transfer confirmation" button',
+  template: Alert,
+  args: {
+    variant: 'success',
+    title: 'Transfer complete',
+    dismissible: true,
+    dismissLabel: 'Dismiss transfer confirmation',
+    children: '250.00 GBP was sent to Jamie Clarke and should arrive within two hours.',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const message = await findByAttribute('role', 'status')
+    const close = await findByAttribute('aria-label', 'Dismiss transfer confirmation')
+    assert({ given: 'a success message', should: 'use the status role', actual: Boolean(message), expected: true })
+    assert({ given: 'a dismissible success message', should: 'have a labelled close button', actual: close?.tagName, expected: 'BUTTON' })
+  },
+})
+
+export const passportExpiryNoTitle = story({
+  intent: 'A permanent travel warning, without a heading or close button, saying "Your passport expires in 3 months, before your return flight."',
+  template: Alert,
+  args: { variant: 'warning', children: 'Your passport expires in 3 months, before your return flight.' },
+  play: async ({ assert, findByAttribute }) => {
+    const message = await findByAttribute('role', 'alert')
+    assert({ given: 'a warning', should: 'be announced assertively', actual: message?.textContent, expected: 'Your passport expires in 3 months, before your return flight.' })
+  },
+})
+
+export const appointmentBookingFailed = story({
+  intent: 'Display an error with the heading "Booking failed" explaining the 10:30 dentist slot was just taken, with no way to close it',
+  template: Alert,
+  args: {
+    variant: 'error',
+    title: 'Booking failed',
+    children: 'The 10:30 slot with the dentist was just taken. Please choose another time.',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const message = await findByAttribute('role', 'alert')
+    assert({ given: 'a non-dismissible error', should: 'have no close button', actual: message?.querySelector('button'), expected: null })
+  },
+})
+
+export const gradesPublishedDefaultClose = story({
+  intent: 'Let students know with a neutral notice that "Term 2 grades are now published", closable through a button keeping the default "Dismiss message" name',
+  template: Alert,
+  args: { dismissible: true, children: 'Term 2 grades are now published.' },
+  play: async ({ assert, findByAttribute }) => {
+    const close = await findByAttribute('aria-label', 'Dismiss message')
+    const message = await findByAttribute('role', 'status')
+    assert({ given: 'no custom label', should: 'use the default close name', actual: Boolean(close), expected: true })
+    assert({ given: 'an info notice', should: 'use the status role', actual: Boolean(message), expected: true })
+  },
+})

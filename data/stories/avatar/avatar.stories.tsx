@@ -160,3 +160,68 @@ export const sharedDocumentViewers = story({
     assert({ given: 'a collaborator with a photo', should: 'use the photo', actual: photo?.getAttribute('src'), expected: '/images/lucia.jpg' })
   },
 })
+
+export const nurseAwayInitials = story({
+  intent: 'Show the clinic nurse Amara Osei as initials "AO" with an away dot that screen readers hear as "Away"',
+  template: AvatarWithStatus,
+  args: { name: 'Amara Osei', initials: 'AO', status: 'away' },
+  play: async ({ assert, findByAttribute }) => {
+    const avatar = await findByAttribute('aria-label', 'Amara Osei')
+    assert({ given: 'an avatar without a photo', should: 'show the initials', actual: avatar?.textContent, expected: 'AO' })
+  },
+})
+
+export const pilotSmallPhoto = story({
+  intent: 'Create a small photo avatar for the flight captain Hana Suzuki (initials HS) using /images/hana-suzuki.jpg',
+  template: Avatar,
+  args: { name: 'Hana Suzuki', initials: 'HS', src: '/images/hana-suzuki.jpg', size: 'small' },
+  play: async ({ assert, findByAttribute }) => {
+    const image = await findByAttribute('alt', 'Hana Suzuki')
+    assert({ given: 'a photo avatar', should: 'load the given picture', actual: image?.getAttribute('src'), expected: '/images/hana-suzuki.jpg' })
+  },
+})
+
+export const conductorLargePhoto = story({
+  intent: 'A big portrait avatar of orchestra conductor Marin Alsop, initials MA, drawn from /images/marin-alsop.jpg on her concert page',
+  template: Avatar,
+  args: { name: 'Marin Alsop', initials: 'MA', src: '/images/marin-alsop.jpg', size: 'large' },
+})
+
+export const deliveryCrewOnlyOneShown = story({
+  intent: 'Build a "Delivery crew" stack that shows just the first driver, Pedro Alves, and folds Grace Mwangi, Tariq Aziz and Elena Petrova into a "+3" bubble',
+  template: AvatarGroup,
+  args: {
+    label: 'Delivery crew',
+    max: 1,
+    people: [
+      { name: 'Pedro Alves', initials: 'PA', src: '/images/pedro.jpg' },
+      { name: 'Grace Mwangi', initials: 'GM' },
+      { name: 'Tariq Aziz', initials: 'TA' },
+      { name: 'Elena Petrova', initials: 'EP' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const overflow = await findByAttribute('aria-label', '3 more people')
+    assert({ given: 'four drivers and room for one', should: 'count the other three', actual: overflow?.textContent, expected: '+3' })
+  },
+})
+
+export const studyGroupFiveInitials = story({
+  intent: 'Show a "Study group" row of five initials-only faces (Noah Berg, Zara Ali, Finn Walsh, Lina Haas, Ravi Rao) with a limit of five so nobody is hidden',
+  template: AvatarGroup,
+  args: {
+    label: 'Study group',
+    max: 5,
+    people: [
+      { name: 'Noah Berg', initials: 'NB' },
+      { name: 'Zara Ali', initials: 'ZA' },
+      { name: 'Finn Walsh', initials: 'FW' },
+      { name: 'Lina Haas', initials: 'LH' },
+      { name: 'Ravi Rao', initials: 'RR' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const list = await findByAttribute('aria-label', 'Study group')
+    assert({ given: 'five members and a limit of five', should: 'show five items and no counter', actual: list?.querySelectorAll('li').length, expected: 5 })
+  },
+})
