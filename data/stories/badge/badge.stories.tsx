@@ -182,3 +182,61 @@ export const supportTicketPriorities = story({
     assert({ given: 'priorities from lowest to highest', should: 'end with Urgent', actual: list?.querySelector('li:last-child')?.textContent, expected: 'Urgent' })
   },
 })
+
+export const verifiedPayeeBadge = story({
+  intent: 'Mark a saved bank payee as confirmed with a green success badge that reads "Verified"',
+  template: Badge,
+  args: { tone: 'success', children: 'Verified' },
+  play: async ({ assert, findByText }) => {
+    const badge = await findByText('Verified')
+    assert({ given: 'a confirmed payee', should: 'show the Verified label', actual: badge?.textContent, expected: 'Verified' })
+  },
+})
+
+export const ungradedEssayBadge = story({
+  intent: 'Put a plain badge in the default neutral tone saying "Not graded yet" on a student essay',
+  template: Badge,
+  args: { children: 'Not graded yet' },
+})
+
+export const seedlingHealthTags = story({
+  intent: 'Build a gardening legend called "Seedling health" with five tags: "Thriving" green, "Sprouting" blue, "Dormant" grey, "Thirsty" amber and "Wilted" red',
+  template: StatusList,
+  args: {
+    label: 'Seedling health',
+    statuses: [
+      { label: 'Thriving', tone: 'success' },
+      { label: 'Sprouting', tone: 'info' },
+      { label: 'Dormant', tone: 'neutral' },
+      { label: 'Thirsty', tone: 'warning' },
+      { label: 'Wilted', tone: 'danger' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const list = await findByAttribute('aria-label', 'Seedling health')
+    assert({ given: 'five plant states', should: 'render five tags', actual: list?.querySelectorAll('li').length, expected: 5 })
+    assert({ given: 'a legend ordered from healthy to wilted', should: 'start with Thriving', actual: list?.querySelector('li')?.textContent, expected: 'Thriving' })
+  },
+})
+
+export const travelDeskInboxOverflow = story({
+  intent: 'A travel agency "Inbox" button with 1200 new booking enquiries, so its badge only ever displays "99+"',
+  template: InboxButton,
+  args: { unread: 1200 },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Inbox')
+    assert({ given: 'more than 99 enquiries', should: 'show the capped count', actual: button?.textContent?.includes('99+'), expected: true })
+    assert({ given: 'a capped count', should: 'not show the raw number', actual: button?.textContent?.includes('1200'), expected: false })
+  },
+})
+
+export const clinicInboxNinetyNine = story({
+  intent: 'Show a clinic staff "Inbox" button holding exactly 99 patient notes, the largest number its badge prints in full',
+  template: InboxButton,
+  args: { unread: 99 },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Inbox')
+    assert({ given: 'exactly 99 notes', should: 'print the full number', actual: button?.textContent?.includes('99 unread messages'), expected: true })
+    assert({ given: 'a count at the limit', should: 'not add a plus sign', actual: button?.textContent?.includes('99+'), expected: false })
+  },
+})

@@ -132,3 +132,87 @@ export const dashboardOnlyCrumb = story({
     assert({ given: 'a single entry', should: 'mark it current', actual: current?.textContent, expected: 'Dashboard' })
   },
 })
+
+export const courseLessonCrumbs = story({
+  intent: 'Compose a "Course path" breadcrumb by hand from two items, "Biology 101" linking to the course and the current "Lesson 3: Cells"',
+  template: () => (
+    <nav aria-label='Course path'>
+      <ol {...styles.list}>
+        <BreadcrumbItem crumb={{ label: 'Biology 101', href: '/courses/biology-101' }} />
+        <BreadcrumbItem crumb={{ label: 'Lesson 3: Cells', href: '/courses/biology-101/lesson-3' }} current={true} />
+      </ol>
+    </nav>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const current = await findByAttribute('aria-current', 'page')
+    assert({ given: 'a lesson page', should: 'mark the lesson as current', actual: current?.textContent, expected: 'Lesson 3: Cells' })
+  },
+})
+
+export const flightSearchBreadcrumb = story({
+  intent: 'Build a two-step breadcrumb for a travel site going from "Flights" to the current "Lisbon to Tokyo" results',
+  template: Breadcrumb,
+  args: {
+    items: [
+      { label: 'Flights', href: '/flights' },
+      { label: 'Lisbon to Tokyo', href: '/flights/lisbon-tokyo' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const nav = await findByAttribute('aria-label', 'Breadcrumb')
+    assert({ given: 'two steps', should: 'render two links', actual: nav?.querySelectorAll('a').length, expected: 2 })
+  },
+})
+
+export const warehouseBinBreadcrumb = story({
+  intent: 'A six-level warehouse location breadcrumb: Warehouses, Berlin, Zone C, Aisle 12, Shelf 4 and the current "Bin 7"',
+  template: Breadcrumb,
+  args: {
+    items: [
+      { label: 'Warehouses', href: '/warehouses' },
+      { label: 'Berlin', href: '/warehouses/berlin' },
+      { label: 'Zone C', href: '/warehouses/berlin/zone-c' },
+      { label: 'Aisle 12', href: '/warehouses/berlin/zone-c/aisle-12' },
+      { label: 'Shelf 4', href: '/warehouses/berlin/zone-c/aisle-12/shelf-4' },
+      { label: 'Bin 7', href: '/warehouses/berlin/zone-c/aisle-12/shelf-4/bin-7' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const current = await findByAttribute('aria-current', 'page')
+    assert({ given: 'six levels', should: 'mark the deepest one current', actual: current?.textContent, expected: 'Bin 7' })
+  },
+})
+
+export const bankingStatementBreadcrumb = story({
+  intent: 'Create an online banking breadcrumb whose navigation is named "Banking sections", from "Accounts" through "Savings" to the current "March statement"',
+  template: Breadcrumb,
+  args: {
+    label: 'Banking sections',
+    items: [
+      { label: 'Accounts', href: '/accounts' },
+      { label: 'Savings', href: '/accounts/savings' },
+      { label: 'March statement', href: '/accounts/savings/statements/march' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const nav = await findByAttribute('aria-label', 'Banking sections')
+    assert({ given: 'a custom name', should: 'label the navigation', actual: nav?.tagName, expected: 'NAV' })
+  },
+})
+
+export const musicAlbumBreadcrumb = story({
+  intent: 'Show where the listener is in a music library: "Library", then "Artists", then "Nina Simone", with the album "Pastel Blues" as the page open now',
+  template: Breadcrumb,
+  args: {
+    items: [
+      { label: 'Library', href: '/library' },
+      { label: 'Artists', href: '/library/artists' },
+      { label: 'Nina Simone', href: '/library/artists/nina-simone' },
+      { label: 'Pastel Blues', href: '/library/artists/nina-simone/pastel-blues' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const current = await findByAttribute('aria-current', 'page')
+    assert({ given: 'an album page', should: 'mark the album current', actual: current?.textContent, expected: 'Pastel Blues' })
+  },
+})

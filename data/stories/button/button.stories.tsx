@@ -85,3 +85,61 @@ export const archiveSecondaryUnavailable = story({
     assert({ given: 'nothing selected', should: 'be disabled', actual: button?.disabled, expected: true })
   },
 })
+
+export const bookingSeatsBusy = story({
+  intent: 'Show a primary "Reserving seats" button that spins and cannot be pressed while the theatre booking is processed',
+  template: Button,
+  args: { variant: 'primary', loading: true, children: 'Reserving seats' },
+  play: async ({ assert, findByAttribute }) => {
+    const button = await findByAttribute('aria-busy', 'true')
+    assert({ given: 'a booking in progress', should: 'block further presses', actual: button?.disabled, expected: true })
+    assert({ given: 'a booking in progress', should: 'show a loading spinner', actual: button?.querySelector('[role="status"]')?.getAttribute('aria-label'), expected: 'Loading' })
+  },
+})
+
+export const transferFundsSubmitDisabled = story({
+  intent: 'A banking form\'s primary "Transfer funds" submit button that stays greyed out until an amount is typed',
+  template: Button,
+  args: { variant: 'primary', type: 'submit', disabled: true, children: 'Transfer funds' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Transfer funds')
+    assert({ given: 'no amount yet', should: 'be disabled', actual: button?.disabled, expected: true })
+    assert({ given: 'a form action', should: 'be a submit button', actual: button?.getAttribute('type'), expected: 'submit' })
+  },
+})
+
+export const clearFiltersReset = story({
+  intent: 'Add a secondary reset button labelled "Clear filters" that empties a job search form',
+  template: Button,
+  args: { variant: 'secondary', type: 'reset', children: 'Clear filters' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Clear filters')
+    assert({ given: 'a filter form', should: 'reset the form', actual: button?.getAttribute('type'), expected: 'reset' })
+  },
+})
+
+export const bookAppointmentButton = story({
+  intent: 'Build a clinic page call to action: a high-emphasis "Book appointment" button that is ready to click',
+  template: Button,
+  args: { variant: 'primary', children: 'Book appointment' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Book appointment')
+    assert({ given: 'an idle action', should: 'be enabled', actual: button?.disabled, expected: false })
+  },
+})
+
+export const wateringControlsPair = story({
+  intent: 'A garden irrigation control group named "Watering controls" with a secondary "Skip today" button beside a primary "Start watering" button that is busy running',
+  template: () => (
+    <div role='group' aria-label='Watering controls'>
+      <Button variant='secondary'>Skip today</Button>
+      <Button variant='primary' loading={true}>
+        Start watering
+      </Button>
+    </div>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const busy = await findByAttribute('aria-busy', 'true')
+    assert({ given: 'watering in progress', should: 'mark the start button busy', actual: busy?.textContent, expected: 'Start watering' })
+  },
+})
