@@ -224,3 +224,76 @@ export const calendarDisplaySettings = story({
     assert({ given: 'declined events hidden', should: 'report off', actual: declined?.getAttribute('aria-checked'), expected: 'false' })
   },
 })
+
+export const contactlessPaymentsUnavailable = story({
+  intent: 'A "Contactless payments" switch for a bank card, shown off and greyed out so it cannot be used until the card is activated',
+  template: Switch,
+  args: { label: 'Contactless payments', checked: false, disabled: true },
+  play: async ({ assert, findByAttribute }) => {
+    const control = await findByAttribute('role', 'switch')
+    assert({ given: 'an inactive card', should: 'be off', actual: control?.getAttribute('aria-checked'), expected: 'false' })
+    assert({ given: 'an inactive card', should: 'be disabled', actual: control?.disabled, expected: true })
+  },
+})
+
+export const crossfadeSongsOn = story({
+  intent: 'Add a "Crossfade between songs" toggle to the music player settings, already switched on',
+  template: Switch,
+  args: { label: 'Crossfade between songs', checked: true },
+  play: async ({ assert, findByAttribute }) => {
+    const control = await findByAttribute('role', 'switch')
+    assert({ given: 'crossfade enabled', should: 'expose aria-checked true', actual: control?.getAttribute('aria-checked'), expected: 'true' })
+    assert({ given: 'an editable setting', should: 'stay enabled', actual: control?.disabled, expected: false })
+  },
+})
+
+export const frostAlertsExplained = story({
+  intent: 'Build a "Frost alerts" switch for a gardening app, turned on, with the explanation "We text you when night temperatures drop below 2 degrees." read out with it',
+  template: DescribedSwitch,
+  args: {
+    id: 'frost-alerts',
+    label: 'Frost alerts',
+    hint: 'We text you when night temperatures drop below 2 degrees.',
+    checked: true,
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const control = await findByAttribute('id', 'frost-alerts')
+    assert({ given: 'alerts enabled', should: 'be on', actual: control?.getAttribute('aria-checked'), expected: 'true' })
+    assert({ given: 'an explanation', should: 'be described by it', actual: control?.getAttribute('aria-describedby'), expected: 'frost-alerts-hint' })
+  },
+})
+
+export const medicationRemindersOff = story({
+  intent: 'Medication reminders in a health app: a "Dose reminders" on/off control left switched off, with "Reminders follow the schedule from your pharmacist." printed below',
+  template: DescribedSwitch,
+  args: {
+    id: 'dose-reminders',
+    label: 'Dose reminders',
+    hint: 'Reminders follow the schedule from your pharmacist.',
+    checked: false,
+  },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const control = await findByAttribute('id', 'dose-reminders')
+    assert({ given: 'reminders not yet wanted', should: 'be off', actual: control?.getAttribute('aria-checked'), expected: 'false' })
+    const hint = await findByText('Reminders follow the schedule from your pharmacist.')
+    assert({ given: 'a printed note', should: 'carry the id the control references', actual: hint?.getAttribute('id'), expected: 'dose-reminders-hint' })
+  },
+})
+
+export const courierDeliveryOptions = story({
+  intent: 'Show courier delivery preferences as a stack of switches: "Leave with a neighbour" on, "Require a signature" off and "Evening delivery slots" on',
+  template: SettingsList,
+  args: {
+    settings: [
+      { id: 'neighbour', label: 'Leave with a neighbour', checked: true },
+      { id: 'signature', label: 'Require a signature', checked: false },
+      { id: 'evening', label: 'Evening delivery slots', checked: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const signature = await findByAttribute('id', 'setting-signature')
+    assert({ given: 'no signature needed', should: 'report off', actual: signature?.getAttribute('aria-checked'), expected: 'false' })
+    const evening = await findByAttribute('id', 'setting-evening')
+    assert({ given: 'evening slots allowed', should: 'report on', actual: evening?.getAttribute('aria-checked'), expected: 'true' })
+  },
+})

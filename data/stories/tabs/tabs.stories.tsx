@@ -189,3 +189,111 @@ export const verticalAdminSectionsLocked = story({
     assert({ given: 'an unavailable section', should: 'be aria-disabled', actual: audit?.getAttribute('aria-disabled'), expected: 'true' })
   },
 })
+
+export const tripDetailsHotelOpen = story({
+  intent: 'Create "Trip details" tabs for Flights, Hotel and Car hire that open on the Hotel tab',
+  template: Tabs,
+  args: {
+    id: 'trip',
+    label: 'Trip details',
+    selected: 'hotel',
+    tabs: [
+      { id: 'flights', label: 'Flights', content: 'Outbound 08:40 from Dublin, return 19:15 from Rome.' },
+      { id: 'hotel', label: 'Hotel', content: 'Four nights at a guesthouse near the Pantheon, breakfast included.' },
+      { id: 'car', label: 'Car hire', content: 'No car booked for this trip.' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const hotel = await findByAttribute('id', 'trip-tab-hotel')
+    const flightsPanel = await findByAttribute('id', 'trip-panel-flights')
+    assert({ given: 'the hotel tab opened first', should: 'be selected', actual: hotel?.getAttribute('aria-selected'), expected: 'true' })
+    assert({ given: 'the flights tab', should: 'hide its panel', actual: flightsPanel?.hidden, expected: true })
+  },
+})
+
+export const courseGradesNotYetAvailable = story({
+  intent: 'A "Course overview" tab strip with Syllabus, Assignments and Grades, starting on Syllabus, where Grades cannot be opened until the term ends',
+  template: Tabs,
+  args: {
+    id: 'course',
+    label: 'Course overview',
+    tabs: [
+      { id: 'syllabus', label: 'Syllabus', content: 'Twelve weeks on cell biology, with a lab every Thursday.' },
+      { id: 'assignments', label: 'Assignments', content: 'Lab report one is due on 3 October.' },
+      { id: 'grades', label: 'Grades', content: 'Grades are published after the final exam.', disabled: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const syllabus = await findByAttribute('id', 'course-tab-syllabus')
+    const grades = await findByAttribute('id', 'course-tab-grades')
+    assert({ given: 'no tab chosen', should: 'select the first tab', actual: syllabus?.getAttribute('aria-selected'), expected: 'true' })
+    assert({ given: 'grades not yet released', should: 'be aria-disabled', actual: grades?.getAttribute('aria-disabled'), expected: 'true' })
+  },
+})
+
+export const musicLibraryVerticalPodcasts = story({
+  intent: 'Build a vertical "Music library" tab list of Albums, Artists, Playlists and Podcasts with the last one, Podcasts, selected',
+  template: Tabs,
+  args: {
+    id: 'library',
+    label: 'Music library',
+    orientation: 'vertical',
+    selected: 'podcasts',
+    tabs: [
+      { id: 'albums', label: 'Albums', content: '184 albums saved.' },
+      { id: 'artists', label: 'Artists', content: 'You follow 42 artists.' },
+      { id: 'playlists', label: 'Playlists', content: 'Road trip, Focus and Sunday morning.' },
+      { id: 'podcasts', label: 'Podcasts', content: 'Three new episodes since your last visit.' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const list = await findByAttribute('role', 'tablist')
+    const podcasts = await findByAttribute('id', 'library-tab-podcasts')
+    assert({ given: 'a vertical tab list', should: 'expose its orientation', actual: list?.getAttribute('aria-orientation'), expected: 'vertical' })
+    assert({ given: 'the podcasts tab', should: 'be selected', actual: podcasts?.getAttribute('aria-selected'), expected: 'true' })
+  },
+})
+
+export const bankActivityPostedDisputesOff = story({
+  intent: 'Show bank "Account activity" split into Pending, Posted, Scheduled and Disputes tabs, opened on Posted, with the Disputes tab greyed out for this savings account',
+  template: Tabs,
+  args: {
+    id: 'activity',
+    label: 'Account activity',
+    selected: 'posted',
+    tabs: [
+      { id: 'pending', label: 'Pending', content: 'Two card payments are waiting to clear.' },
+      { id: 'posted', label: 'Posted', content: 'Salary received and rent paid this month.' },
+      { id: 'scheduled', label: 'Scheduled', content: 'A transfer to your ISA runs on the 1st.' },
+      { id: 'disputes', label: 'Disputes', content: 'Disputes are handled for current accounts only.', disabled: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const posted = await findByAttribute('id', 'activity-tab-posted')
+    const disputes = await findByAttribute('id', 'activity-tab-disputes')
+    assert({ given: 'posted transactions opened', should: 'be selected', actual: posted?.getAttribute('aria-selected'), expected: 'true' })
+    assert({ given: 'disputes unavailable', should: 'be aria-disabled', actual: disputes?.getAttribute('aria-disabled'), expected: 'true' })
+  },
+})
+
+export const plantCareVerticalPruningOff = story({
+  intent: 'A "Plant care" guide with Watering, Pruning and Repotting tabs stacked top to bottom, showing Watering, and Pruning disabled while out of season',
+  template: Tabs,
+  args: {
+    id: 'plant-care',
+    label: 'Plant care',
+    orientation: 'vertical',
+    selected: 'watering',
+    tabs: [
+      { id: 'watering', label: 'Watering', content: 'Soak the soil weekly and let it dry between waterings.' },
+      { id: 'pruning', label: 'Pruning', content: 'Prune in late winter, before new growth starts.', disabled: true },
+      { id: 'repotting', label: 'Repotting', content: 'Move to a pot one size larger every two years.' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const watering = await findByAttribute('id', 'plant-care-panel-watering')
+    const pruning = await findByAttribute('id', 'plant-care-tab-pruning')
+    assert({ given: 'the watering tab shown', should: 'show its panel', actual: watering?.hidden, expected: false })
+    assert({ given: 'pruning out of season', should: 'be aria-disabled', actual: pruning?.getAttribute('aria-disabled'), expected: 'true' })
+  },
+})

@@ -185,3 +185,77 @@ export const weatherCityLookup = story({
     assert({ given: 'a city lookup', should: 'submit with the Search button', actual: button?.getAttribute('type'), expected: 'submit' })
   },
 })
+
+export const requiredIbanWithHint = story({
+  intent: 'Create an "IBAN" field for a bank transfer that must be filled in, with the hint "Starts with your two-letter country code."',
+  template: TextInput,
+  args: {
+    id: 'iban',
+    label: 'IBAN',
+    required: true,
+    hint: 'Starts with your two-letter country code.',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'iban')
+    assert({ given: 'a mandatory field', should: 'be required', actual: input?.required, expected: true })
+    assert({ given: 'a hint', should: 'reference the hint', actual: input?.getAttribute('aria-describedby'), expected: 'iban-help' })
+  },
+})
+
+export const bookedTripEmailLocked = story({
+  intent: 'After a trip is booked, show the "Booking email" address field with "sam.rivera@example.com" filled in, readable but no longer editable',
+  template: TextInput,
+  args: { id: 'booking-email', label: 'Booking email', type: 'email', value: 'sam.rivera@example.com', readOnly: true },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'booking-email')
+    assert({ given: 'a booked trip', should: 'use an email input', actual: input?.getAttribute('type'), expected: 'email' })
+    assert({ given: 'a booked trip', should: 'be read-only', actual: input?.readOnly, expected: true })
+  },
+})
+
+export const heartRateOutOfRange = story({
+  intent: 'Build a required "Resting heart rate" number input holding "400", flagged invalid with the message "Enter a rate between 30 and 220 beats per minute"',
+  template: TextInput,
+  args: {
+    id: 'heart-rate',
+    label: 'Resting heart rate',
+    type: 'number',
+    value: '400',
+    required: true,
+    error: 'Enter a rate between 30 and 220 beats per minute',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'heart-rate')
+    assert({ given: 'an impossible rate', should: 'be invalid', actual: input?.getAttribute('aria-invalid'), expected: 'true' })
+    assert({ given: 'an error message', should: 'reference it', actual: input?.getAttribute('aria-describedby'), expected: 'heart-rate-error' })
+  },
+})
+
+export const studentIdGreyedOut = story({
+  intent: 'A greyed-out "Student ID" input pre-filled with "S-20931" and the help text "Your ID is assigned by the registrar." underneath',
+  template: TextInput,
+  args: {
+    id: 'student-id',
+    label: 'Student ID',
+    value: 'S-20931',
+    disabled: true,
+    hint: 'Your ID is assigned by the registrar.',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'student-id')
+    assert({ given: 'a registrar-assigned ID', should: 'be disabled', actual: input?.disabled, expected: true })
+    assert({ given: 'help text', should: 'reference it', actual: input?.getAttribute('aria-describedby'), expected: 'student-id-help' })
+  },
+})
+
+export const shipmentTrackingSearch = story({
+  intent: 'Give the warehouse dashboard a search form labelled "Find a shipment" for screen readers only, with the placeholder "Tracking number"',
+  template: SearchField,
+  args: { id: 'shipment-search', label: 'Find a shipment', placeholder: 'Tracking number' },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const form = await findByAttribute('role', 'search')
+    const label = await findByText('Find a shipment')
+    assert({ given: 'a shipment lookup', should: 'be a search landmark', actual: Boolean(form), expected: true })
+    assert({ given: 'a hidden label', should: 'label the input', actual: label?.getAttribute('for'), expected: 'shipment-search' })
+  },
+})
