@@ -144,3 +144,115 @@ export const readOnlyTermsText = story({
     assert({ given: 'agreed text', should: 'be read-only', actual: field?.readOnly, expected: true })
   },
 })
+
+export const plantingJournalPrefilled = story({
+  intent: 'Build a six-row "Planting journal" textarea that allows at most 150 characters and already holds "Sowed basil and chives on the windowsill."',
+  template: Textarea,
+  args: {
+    id: 'planting-journal',
+    label: 'Planting journal',
+    rows: 6,
+    maxLength: 150,
+    value: 'Sowed basil and chives on the windowsill.',
+  },
+  play: async ({ assert, findByText, findByAttribute }) => {
+    const count = await findByText('41 of 150 characters used')
+    const field = await findByAttribute('id', 'planting-journal')
+    assert({ given: 'a prefilled journal', should: 'count the existing text', actual: Boolean(count), expected: true })
+    assert({ given: 'a six-row journal', should: 'be six rows tall', actual: field?.getAttribute('rows'), expected: '6' })
+  },
+})
+
+export const symptomsNeedOnsetError = story({
+  intent: 'A "Describe your symptoms" field that must be filled in, capped at 300 characters, containing "Headache and a mild fever since Tuesday." and showing the error "Please say how severe the pain is"',
+  template: Textarea,
+  args: {
+    id: 'symptoms',
+    label: 'Describe your symptoms',
+    required: true,
+    maxLength: 300,
+    value: 'Headache and a mild fever since Tuesday.',
+    error: 'Please say how severe the pain is',
+  },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const field = await findByAttribute('id', 'symptoms')
+    const error = await findByText('Please say how severe the pain is')
+    assert({ given: 'an incomplete answer', should: 'be invalid', actual: field?.getAttribute('aria-invalid'), expected: 'true' })
+    assert({ given: 'a field that must be filled in', should: 'be required', actual: field?.required, expected: true })
+    assert({ given: 'an error', should: 'describe the field with it', actual: field?.getAttribute('aria-describedby')?.includes(error?.id ?? 'none'), expected: true })
+  },
+})
+
+export const manifestNoteReadOnly = story({
+  intent: 'Display a two-row "Shipping manifest note" that warehouse staff may view but never edit, holding "Pallet 14 holds fragile glassware." within a 120 character cap',
+  template: Textarea,
+  args: {
+    id: 'manifest-note',
+    label: 'Shipping manifest note',
+    rows: 2,
+    maxLength: 120,
+    readOnly: true,
+    value: 'Pallet 14 holds fragile glassware.',
+  },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const field = await findByAttribute('id', 'manifest-note')
+    const count = await findByText('34 of 120 characters used')
+    assert({ given: 'a note staff may only view', should: 'be read-only', actual: field?.readOnly, expected: true })
+    assert({ given: 'a note staff may only view', should: 'stay enabled', actual: field?.disabled, expected: false })
+    assert({ given: 'a prefilled note', should: 'count its characters', actual: Boolean(count), expected: true })
+  },
+})
+
+export const flightRequestsDisabled = story({
+  intent: 'Create a greyed-out "Special requests for your flight" textarea with up to 250 characters and the placeholder "Requests open 48 hours before departure"',
+  template: Textarea,
+  args: {
+    id: 'flight-requests',
+    label: 'Special requests for your flight',
+    maxLength: 250,
+    disabled: true,
+    placeholder: 'Requests open 48 hours before departure',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const field = await findByAttribute('id', 'flight-requests')
+    assert({ given: 'requests not yet open', should: 'be disabled', actual: field?.disabled, expected: true })
+    assert({ given: 'a hint for later', should: 'show the placeholder', actual: field?.getAttribute('placeholder'), expected: 'Requests open 48 hours before departure' })
+  },
+})
+
+export const disputeDetailsTooShort = story({
+  intent: 'A five-line "Transaction dispute details" box limited to 400 characters where the entered text "Charged twice" is rejected with "Add at least 30 characters describing the charge"',
+  template: Textarea,
+  args: {
+    id: 'dispute-details',
+    label: 'Transaction dispute details',
+    rows: 5,
+    maxLength: 400,
+    value: 'Charged twice',
+    error: 'Add at least 30 characters describing the charge',
+  },
+  play: async ({ assert, findByAttribute, findByText }) => {
+    const field = await findByAttribute('id', 'dispute-details')
+    const count = await findByText('13 of 400 characters used')
+    assert({ given: 'a rejected description', should: 'be invalid', actual: field?.getAttribute('aria-invalid'), expected: 'true' })
+    assert({ given: 'a short description', should: 'still count its characters', actual: Boolean(count), expected: true })
+  },
+})
+
+export const labConclusionPlaceholder = story({
+  intent: 'Give students an empty "Lab report conclusion" text box eight rows tall, with space for 1200 characters and the prompt "State whether your hypothesis was supported"',
+  template: Textarea,
+  args: {
+    id: 'lab-conclusion',
+    label: 'Lab report conclusion',
+    rows: 8,
+    maxLength: 1200,
+    placeholder: 'State whether your hypothesis was supported',
+  },
+  play: async ({ assert, findByText, findByAttribute }) => {
+    const count = await findByText('0 of 1200 characters used')
+    const field = await findByAttribute('id', 'lab-conclusion')
+    assert({ given: 'an empty conclusion', should: 'count zero characters', actual: Boolean(count), expected: true })
+    assert({ given: 'an optional conclusion', should: 'not be required', actual: field?.required, expected: false })
+  },
+})

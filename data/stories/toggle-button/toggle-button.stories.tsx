@@ -179,3 +179,98 @@ export const chartSeriesAllVisible = story({
     assert({ given: 'every series shown', should: 'press Costs', actual: costs?.getAttribute('aria-pressed'), expected: 'true' })
   },
 })
+
+export const savedRecipeFavourite = story({
+  intent: 'A "Save to favourites" toggle on a recipe page that is already switched on',
+  template: ToggleButton,
+  args: { pressed: true, children: 'Save to favourites' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Save to favourites')
+    assert({ given: 'a saved recipe', should: 'expose aria-pressed true', actual: button?.getAttribute('aria-pressed'), expected: 'true' })
+    assert({ given: 'an available toggle', should: 'be enabled', actual: button?.disabled, expected: false })
+  },
+})
+
+export const expressTrackingForcedOn = story({
+  intent: 'Build a "Delivery alerts" toggle that is on and greyed out, because express parcels always send tracking updates',
+  template: ToggleButton,
+  args: { pressed: true, disabled: true, children: 'Delivery alerts' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Delivery alerts')
+    assert({ given: 'alerts forced on', should: 'expose aria-pressed true', actual: button?.getAttribute('aria-pressed'), expected: 'true' })
+    assert({ given: 'an express parcel', should: 'be disabled', actual: button?.disabled, expected: true })
+  },
+})
+
+export const metronomeOff = story({
+  intent: 'Show a "Metronome" button for a piano practice app that starts in the off position',
+  template: ToggleButton,
+  args: { pressed: false, children: 'Metronome' },
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Metronome')
+    assert({ given: 'a metronome that is off', should: 'expose aria-pressed false', actual: button?.getAttribute('aria-pressed'), expected: 'false' })
+  },
+})
+
+export const menuDietaryFilters = story({
+  intent: 'A "Dietary filters" toolbar on a restaurant menu with "Vegan", "Gluten free" and "Nut free" toggles, of which only Gluten free is active',
+  template: FormattingToolbar,
+  args: {
+    label: 'Dietary filters',
+    tools: [
+      { id: 'vegan', name: 'Vegan', pressed: false },
+      { id: 'gluten-free', name: 'Gluten free', pressed: true },
+      { id: 'nut-free', name: 'Nut free', pressed: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const toolbar = await findByAttribute('role', 'toolbar')
+    const glutenFree = await findByAttribute('data-tool', 'gluten-free')
+    const vegan = await findByAttribute('data-tool', 'vegan')
+    assert({ given: 'a menu filter bar', should: 'be named Dietary filters', actual: toolbar?.getAttribute('aria-label'), expected: 'Dietary filters' })
+    assert({ given: 'gluten free chosen', should: 'be pressed', actual: glutenFree?.getAttribute('aria-pressed'), expected: 'true' })
+    assert({ given: 'vegan not chosen', should: 'not be pressed', actual: vegan?.getAttribute('aria-pressed'), expected: 'false' })
+  },
+})
+
+export const workoutDaysNoneChosen = story({
+  intent: 'Create a "Training days" group of toggles "Mon", "Tue", "Wed", "Thu" and "Fri" for a fitness plan, none of them selected yet',
+  template: FormattingToolbar,
+  args: {
+    label: 'Training days',
+    tools: [
+      { id: 'mon', name: 'Mon', pressed: false },
+      { id: 'tue', name: 'Tue', pressed: false },
+      { id: 'wed', name: 'Wed', pressed: false },
+      { id: 'thu', name: 'Thu', pressed: false },
+      { id: 'fri', name: 'Fri', pressed: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const toolbar = await findByAttribute('role', 'toolbar')
+    const monday = await findByAttribute('data-tool', 'mon')
+    const friday = await findByAttribute('data-tool', 'fri')
+    assert({ given: 'a day picker', should: 'be named Training days', actual: toolbar?.getAttribute('aria-label'), expected: 'Training days' })
+    assert({ given: 'no day chosen', should: 'not press Mon', actual: monday?.getAttribute('aria-pressed'), expected: 'false' })
+    assert({ given: 'no day chosen', should: 'not press Fri', actual: friday?.getAttribute('aria-pressed'), expected: 'false' })
+  },
+})
+
+export const trainSeatPreferences = story({
+  intent: 'Train booking "Seat preferences" with "Window", "Quiet coach" and "Near luggage rack" toggles, the first two turned on',
+  template: FormattingToolbar,
+  args: {
+    label: 'Seat preferences',
+    tools: [
+      { id: 'window', name: 'Window', pressed: true },
+      { id: 'quiet-coach', name: 'Quiet coach', pressed: true },
+      { id: 'luggage-rack', name: 'Near luggage rack', pressed: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const quiet = await findByAttribute('data-tool', 'quiet-coach')
+    const luggage = await findByAttribute('data-tool', 'luggage-rack')
+    assert({ given: 'a quiet coach wanted', should: 'be pressed', actual: quiet?.getAttribute('aria-pressed'), expected: 'true' })
+    assert({ given: 'no luggage rack wanted', should: 'not be pressed', actual: luggage?.getAttribute('aria-pressed'), expected: 'false' })
+  },
+})
