@@ -121,3 +121,57 @@ export const batteryChargeLevel = story({
     assert({ given: 'a charge of 80', should: 'report it', actual: bar?.getAttribute('aria-valuenow'), expected: '80' })
   },
 })
+
+export const ovenPreheatRange = story({
+  intent: 'Build a "Preheating oven" bar whose scale runs from 20 up to 220 degrees, currently at 170 and spoken as "170 of 220 degrees"',
+  template: ProgressBar,
+  args: { id: 'oven', label: 'Preheating oven', value: 170, min: 20, max: 220, valueText: '170 of 220 degrees' },
+  play: async ({ assert, findByAttribute }) => {
+    const bar = await findByAttribute('role', 'progressbar')
+    assert({ given: 'a scale starting at 20', should: 'expose the minimum', actual: bar?.getAttribute('aria-valuemin'), expected: '20' })
+    assert({ given: 'a temperature of 170', should: 'expose the current value', actual: bar?.getAttribute('aria-valuenow'), expected: '170' })
+  },
+})
+
+export const indeterminateTranscode = story({
+  intent: 'Show a native progress element labelled "Transcoding podcast episode" with no value because its length is unknown, plus the note "This may take a few minutes"',
+  template: () => (
+    <div {...styles.field}>
+      <label htmlFor='transcode-progress' {...styles.label}>
+        Transcoding podcast episode
+      </label>
+      <progress id='transcode-progress' {...styles.native}></progress>
+      <p {...styles.hint}>This may take a few minutes</p>
+    </div>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const progress = await findByAttribute('id', 'transcode-progress')
+    assert({ given: 'an unknown duration', should: 'leave the value unset', actual: progress?.hasAttribute('value'), expected: false })
+  },
+})
+
+export const courseLessonsFinished = story({
+  intent: 'A "Course completion" bar for a student who has finished all 12 of 12 lessons, read aloud as "12 lessons completed"',
+  template: ProgressBar,
+  args: { id: 'course', label: 'Course completion', value: 12, min: 0, max: 12, valueText: '12 lessons completed' },
+  play: async ({ assert, findByAttribute }) => {
+    const bar = await findByAttribute('role', 'progressbar')
+    assert({ given: 'every lesson done', should: 'reach the maximum', actual: bar?.getAttribute('aria-valuenow'), expected: '12' })
+  },
+})
+
+export const manifestSyncHalted = story({
+  intent: 'Create a "Syncing delivery manifests" bar that halted after 60 of 200 manifests, showing the error "Sync paused: handheld scanner offline"',
+  template: ProgressBar,
+  args: { id: 'manifests', label: 'Syncing delivery manifests', value: 60, min: 0, max: 200, error: 'Sync paused: handheld scanner offline' },
+  play: async ({ assert, findByAttribute }) => {
+    const alert = await findByAttribute('role', 'alert')
+    assert({ given: 'a halted sync', should: 'announce the error', actual: alert?.textContent, expected: 'Sync paused: handheld scanner offline' })
+  },
+})
+
+export const loanReviewJustStarted = story({
+  intent: 'Show the "Loan paperwork review" barely under way at 10 percent, with screen readers hearing "Review just started"',
+  template: ProgressBar,
+  args: { id: 'loan-review', label: 'Loan paperwork review', value: 10, valueText: 'Review just started' },
+})

@@ -210,3 +210,94 @@ export const requiredSeatClass = story({
     assert({ given: 'the chosen cabin', should: 'be checked', actual: economy?.checked, expected: true })
   },
 })
+
+export const clinicVisitTypeError = story({
+  intent: 'Build a "Visit type" radio group for a clinic with In person (hint "Main building, floor 2") and Video call (hint "Link sent by email"), nothing chosen, and the error "Tell us how you want to see the doctor"',
+  template: RadioGroup,
+  args: {
+    name: 'visit',
+    legend: 'Visit type',
+    error: 'Tell us how you want to see the doctor',
+    options: [
+      { value: 'in-person', label: 'In person', hint: 'Main building, floor 2' },
+      { value: 'video', label: 'Video call', hint: 'Link sent by email' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const video = await findByAttribute('id', 'visit-video')
+    assert({ given: 'an unanswered question with an error', should: 'mark options invalid', actual: video?.getAttribute('aria-invalid'), expected: 'true' })
+  },
+})
+
+export const wateringScheduleRow = story({
+  intent: 'Lay out a mandatory "Watering schedule" side by side with Daily, Every other day and Weekly, where Weekly is already picked',
+  template: RadioGroup,
+  args: {
+    name: 'watering',
+    legend: 'Watering schedule',
+    required: true,
+    layout: 'horizontal',
+    value: 'weekly',
+    options: [
+      { value: 'daily', label: 'Daily' },
+      { value: 'every-other-day', label: 'Every other day' },
+      { value: 'weekly', label: 'Weekly' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const weekly = await findByAttribute('id', 'watering-weekly')
+    assert({ given: 'a saved schedule', should: 'check Weekly', actual: weekly?.checked, expected: true })
+  },
+})
+
+export const lockedGradeLevel = story({
+  intent: 'Show a "Grade level" choice closed for editing: Primary, Middle school and High school are all greyed out, with Middle school kept as the saved answer',
+  template: RadioGroup,
+  args: {
+    name: 'grade',
+    legend: 'Grade level',
+    value: 'middle',
+    options: [
+      { value: 'primary', label: 'Primary', disabled: true },
+      { value: 'middle', label: 'Middle school', disabled: true },
+      { value: 'high', label: 'High school', disabled: true },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const primary = await findByAttribute('id', 'grade-primary')
+    const middle = await findByAttribute('id', 'grade-middle')
+    assert({ given: 'a closed question', should: 'disable every option', actual: primary?.disabled, expected: true })
+    assert({ given: 'the saved answer', should: 'stay checked', actual: middle?.checked, expected: true })
+  },
+})
+
+export const metronomeSoundOptions = story({
+  intent: 'Assemble a "Metronome sound" fieldset from single radio options Woodblock, Beep and Cowbell, with Woodblock checked and Cowbell unavailable, noted "Premium only"',
+  template: () => (
+    <fieldset {...styles.fieldset}>
+      <legend {...styles.legend}>Metronome sound</legend>
+      <RadioOption id='click-woodblock' name='click' option={{ value: 'woodblock', label: 'Woodblock' }} checked={true} />
+      <RadioOption id='click-beep' name='click' option={{ value: 'beep', label: 'Beep' }} />
+      <RadioOption id='click-cowbell' name='click' option={{ value: 'cowbell', label: 'Cowbell', hint: 'Premium only', disabled: true }} />
+    </fieldset>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const cowbell = await findByAttribute('id', 'click-cowbell')
+    assert({ given: 'a premium sound', should: 'be disabled', actual: cowbell?.disabled, expected: true })
+  },
+})
+
+export const statementDeliveryChoice = story({
+  intent: 'A "Statement delivery" radio group where Email is already selected, "Paper by post" carries the note "$2 fee per month", and "Text message" cannot be picked yet, marked "Coming soon"',
+  template: RadioGroup,
+  args: {
+    name: 'statements',
+    legend: 'Statement delivery',
+    value: 'email',
+    options: [
+      { value: 'email', label: 'Email' },
+      { value: 'post', label: 'Paper by post', hint: '$2 fee per month' },
+      { value: 'sms', label: 'Text message', hint: 'Coming soon', disabled: true },
+    ],
+  },
+})

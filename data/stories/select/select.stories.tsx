@@ -241,3 +241,114 @@ export const departureAirportByCountry = story({
     assert({ given: 'a preselected airport', should: 'select Oslo', actual: select?.value, expected: 'osl' })
   },
 })
+
+export const requiredBloodType = story({
+  intent: 'A "Blood type" dropdown that must be filled in, starting on "Select your blood type", listing A, B, AB and O, with the hint "Check your donor record if unsure"',
+  template: Select,
+  args: {
+    id: 'blood-type',
+    label: 'Blood type',
+    required: true,
+    placeholder: 'Select your blood type',
+    hint: 'Check your donor record if unsure',
+    options: [
+      { value: 'a', label: 'A' },
+      { value: 'b', label: 'B' },
+      { value: 'ab', label: 'AB' },
+      { value: 'o', label: 'O' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const select = await findByAttribute('id', 'blood-type')
+    assert({ given: 'a mandatory field', should: 'be required', actual: select?.required, expected: true })
+  },
+})
+
+export const tomatoVarietyGroups = story({
+  intent: 'Create a "Tomato variety" select opening on "Pick a variety", grouped into Cherry (Sungold, Sweet Million) and Beefsteak (Brandywine, "Big Beef (out of stock)"), where Big Beef cannot be chosen',
+  template: Select,
+  args: {
+    id: 'tomato',
+    label: 'Tomato variety',
+    placeholder: 'Pick a variety',
+    groups: [
+      {
+        label: 'Cherry',
+        options: [
+          { value: 'sungold', label: 'Sungold' },
+          { value: 'sweet-million', label: 'Sweet Million' },
+        ],
+      },
+      {
+        label: 'Beefsteak',
+        options: [
+          { value: 'brandywine', label: 'Brandywine' },
+          { value: 'big-beef', label: 'Big Beef (out of stock)', disabled: true },
+        ],
+      },
+    ],
+  },
+})
+
+export const freightCarrierError = story({
+  intent: 'Show a "Freight carrier" menu with DHL, FedEx and UPS where FedEx is the current pick but flagged with the error "FedEx does not serve this postcode"',
+  template: Select,
+  args: {
+    id: 'carrier',
+    label: 'Freight carrier',
+    value: 'fedex',
+    error: 'FedEx does not serve this postcode',
+    options: [
+      { value: 'dhl', label: 'DHL' },
+      { value: 'fedex', label: 'FedEx' },
+      { value: 'ups', label: 'UPS' },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const select = await findByAttribute('id', 'carrier')
+    assert({ given: 'a rejected carrier', should: 'be marked invalid', actual: select?.getAttribute('aria-invalid'), expected: 'true' })
+  },
+})
+
+export const instrumentPlainMenu = story({
+  intent: 'Put together a plain "Instrument" menu from an option list of Piano, Violin, Cello and Flute, with Cello showing as the selection',
+  template: () => (
+    <div {...styles.field}>
+      <label htmlFor='instrument' {...styles.label}>
+        Instrument
+      </label>
+      <select id='instrument' name='instrument' {...styles.select}>
+        <Options
+          value='cello'
+          options={[
+            { value: 'piano', label: 'Piano' },
+            { value: 'violin', label: 'Violin' },
+            { value: 'cello', label: 'Cello' },
+            { value: 'flute', label: 'Flute' },
+          ]}
+        />
+      </select>
+    </div>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const select = await findByAttribute('id', 'instrument')
+    assert({ given: 'a chosen instrument', should: 'select Cello', actual: select?.value, expected: 'cello' })
+  },
+})
+
+export const fixedAccountCurrency = story({
+  intent: 'Show the "Account currency" menu greyed out and fixed on Euro, offering Euro, US dollar and Pound sterling, with the note "Contact your branch to switch currency"',
+  template: Select,
+  args: {
+    id: 'currency',
+    label: 'Account currency',
+    value: 'eur',
+    disabled: true,
+    hint: 'Contact your branch to switch currency',
+    options: [
+      { value: 'eur', label: 'Euro' },
+      { value: 'usd', label: 'US dollar' },
+      { value: 'gbp', label: 'Pound sterling' },
+    ],
+  },
+})
