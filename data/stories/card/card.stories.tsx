@@ -179,3 +179,94 @@ export const pourOverDripperListing = story({
     assert({ given: 'an available product', should: 'enable adding to cart', actual: button?.disabled, expected: false })
   },
 })
+
+export const tomatoSeedKitSoldOut = story({
+  intent: 'Show a garden-shop card for the "Heirloom tomato seed kit" at 12 dollars that has run out, so its "Add to cart" button is greyed out',
+  template: ProductCard,
+  args: {
+    id: 'seed-kit',
+    name: 'Heirloom tomato seed kit',
+    price: 12,
+    description: 'Six heirloom varieties with planting guides for spring sowing.',
+    image: '/images/tomato-seed-kit.jpg',
+    inStock: false,
+  },
+  play: async ({ assert, findByText }) => {
+    const stock = await findByText('USD 12, out of stock')
+    const button = await findByText('Add to cart')
+    assert({ given: 'a sold-out seed kit', should: 'say it is out of stock', actual: stock?.textContent, expected: 'USD 12, out of stock' })
+    assert({ given: 'a sold-out seed kit', should: 'disable adding to cart', actual: button?.disabled, expected: true })
+  },
+})
+
+export const concertUkuleleListing = story({
+  intent: 'Build a music-store tile for a "Concert ukulele" costing 149 dollars, currently available, with its photo and the blurb "Solid mahogany top and nylon strings for a warm tone."',
+  template: ProductCard,
+  args: {
+    id: 'ukulele',
+    name: 'Concert ukulele',
+    price: 149,
+    description: 'Solid mahogany top and nylon strings for a warm tone.',
+    image: '/images/concert-ukulele.jpg',
+    inStock: true,
+  },
+  play: async ({ assert, findByText }) => {
+    const blurb = await findByText('Solid mahogany top and nylon strings for a warm tone.')
+    const button = await findByText('Add to cart')
+    assert({ given: 'an available ukulele', should: 'show its blurb', actual: blurb?.textContent, expected: 'Solid mahogany top and nylon strings for a warm tone.' })
+    assert({ given: 'an available ukulele', should: 'let shoppers buy it', actual: button?.disabled, expected: false })
+  },
+})
+
+export const lisbonFlightCard = story({
+  intent: 'A trip card titled "Flight to Lisbon" showing "Departs 6 June, 07:45", with a "View itinerary for the Lisbon flight" link and an "Online check-in" button that stays disabled until check-in opens',
+  template: () => (
+    <Card headingId='lisbon-flight-title' title='Flight to Lisbon'>
+      <p {...styles.meta}>Departs 6 June, 07:45</p>
+      <a href='/trips/lisbon/itinerary' {...styles.link}>
+        View itinerary for the Lisbon flight
+      </a>
+      <footer {...styles.actions}>
+        <CardButton disabled={true}>Online check-in</CardButton>
+      </footer>
+    </Card>
+  ),
+  play: async ({ assert, findByText }) => {
+    const checkIn = await findByText('Online check-in')
+    const link = await findByText('View itinerary for the Lisbon flight')
+    assert({ given: 'check-in not open yet', should: 'disable the check-in button', actual: checkIn?.disabled, expected: true })
+    assert({ given: 'a booked flight', should: 'link to the itinerary', actual: link?.getAttribute('href'), expected: '/trips/lisbon/itinerary' })
+  },
+})
+
+export const dailyStepGoalCard = story({
+  intent: 'Create a read-only "Daily step goal" card that reports "8,432 of 10,000 steps" above a line of encouragement, with no buttons at all',
+  template: () => (
+    <Card headingId='step-goal-title' title='Daily step goal'>
+      <p {...styles.meta}>8,432 of 10,000 steps</p>
+      <p {...styles.body}>About fifteen more minutes of walking will get you there.</p>
+    </Card>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const article = await findByAttribute('aria-labelledby', 'step-goal-title')
+    assert({ given: 'a read-only summary', should: 'have no buttons', actual: article?.querySelectorAll('button').length, expected: 0 })
+  },
+})
+
+export const shipmentTrackingCard = story({
+  intent: 'Design a parcel card headed "Shipment 4821" with the status "Out for delivery" and three enabled actions: "Track parcel", "Change delivery day" and "Report a problem"',
+  template: () => (
+    <Card headingId='shipment-title' title='Shipment 4821'>
+      <p {...styles.meta}>Out for delivery</p>
+      <footer {...styles.actions}>
+        <CardButton p-trigger={{ click: 'trackParcel' }}>Track parcel</CardButton>
+        <CardButton p-trigger={{ click: 'changeDeliveryDay' }}>Change delivery day</CardButton>
+        <CardButton p-trigger={{ click: 'reportProblem' }}>Report a problem</CardButton>
+      </footer>
+    </Card>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const article = await findByAttribute('aria-labelledby', 'shipment-title')
+    assert({ given: 'a parcel in transit', should: 'offer three actions', actual: article?.querySelectorAll('button:not([disabled])').length, expected: 3 })
+  },
+})

@@ -173,3 +173,74 @@ export const partialInvoiceExport = story({
     assert({ given: 'a partial selection', should: 'show a dash mark', actual: all?.querySelector('span')?.textContent, expected: '-' })
   },
 })
+
+export const noAllergiesRequired = story({
+  intent: 'Create an empty "I confirm the patient has no known allergies" checkbox that must be ticked before the form can be sent',
+  template: Checkbox,
+  args: { id: 'no-allergies', label: 'I confirm the patient has no known allergies', required: true },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'no-allergies')
+    assert({ given: 'a mandatory confirmation', should: 'be required', actual: input?.required, expected: true })
+    assert({ given: 'a fresh form', should: 'start unchecked', actual: input?.checked, expected: false })
+  },
+})
+
+export const passportValidityConfirmed = story({
+  intent: 'A mandatory "My passport is valid for six months after travel" tickbox that the traveller has already ticked',
+  template: Checkbox,
+  args: { id: 'passport-valid', label: 'My passport is valid for six months after travel', checked: true, required: true },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'passport-valid')
+    assert({ given: 'a confirmed declaration', should: 'be checked', actual: input?.checked, expected: true })
+    assert({ given: 'a mandatory declaration', should: 'be required', actual: input?.required, expected: true })
+  },
+})
+
+export const permissionSlipMissing = story({
+  intent: 'Show an unticked optional "A parent has signed the field trip permission slip" checkbox flagged with the message "Please upload the signed slip before the trip"',
+  template: Checkbox,
+  args: {
+    id: 'permission-slip',
+    label: 'A parent has signed the field trip permission slip',
+    error: 'Please upload the signed slip before the trip',
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const input = await findByAttribute('id', 'permission-slip')
+    assert({ given: 'a flagged checkbox', should: 'be marked invalid', actual: input?.getAttribute('aria-invalid'), expected: 'true' })
+    assert({ given: 'a flagged checkbox', should: 'point at its message', actual: input?.getAttribute('aria-describedby'), expected: 'permission-slip-error' })
+  },
+})
+
+export const rehearsalTracksPartial = story({
+  intent: 'Build a "Tracks to download" list of intro.mp3, verse.mp3, chorus.mp3, bridge.mp3 and outro.mp3 where only the first three are ticked, leaving "Select all files" half on',
+  template: SelectAllGroup,
+  args: {
+    legend: 'Tracks to download',
+    items: [
+      { id: 'track-intro', label: 'intro.mp3', checked: true },
+      { id: 'track-verse', label: 'verse.mp3', checked: true },
+      { id: 'track-chorus', label: 'chorus.mp3', checked: true },
+      { id: 'track-bridge', label: 'bridge.mp3', checked: false },
+      { id: 'track-outro', label: 'outro.mp3', checked: false },
+    ],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const all = await findByAttribute('role', 'checkbox')
+    assert({ given: 'three of five tracks chosen', should: 'report mixed', actual: all?.getAttribute('aria-checked'), expected: 'mixed' })
+  },
+})
+
+export const singleShippingLabelChosen = story({
+  intent: 'Put one file, label-4821.pdf, under a "Shipping labels to print" heading with it already ticked, which makes "Select all files" appear on as well',
+  template: SelectAllGroup,
+  args: {
+    legend: 'Shipping labels to print',
+    items: [{ id: 'label-4821', label: 'label-4821.pdf', checked: true }],
+  },
+  play: async ({ assert, findByAttribute }) => {
+    const all = await findByAttribute('role', 'checkbox')
+    const item = await findByAttribute('id', 'label-4821')
+    assert({ given: 'the only label chosen', should: 'report true', actual: all?.getAttribute('aria-checked'), expected: 'true' })
+    assert({ given: 'the only label chosen', should: 'tick the file', actual: item?.checked, expected: true })
+  },
+})

@@ -174,3 +174,116 @@ export const discardDraftDialog = story({
     assert({ given: 'a discard prompt', should: 'be modal', actual: dialog?.getAttribute('aria-modal'), expected: 'true' })
   },
 })
+
+export const unsavedPlaylistDialog = story({
+  intent: 'Create a "Save changes to playlist?" dialog explaining "Your new track order has not been saved." with a "Cancel" button, a destructive "Don\'t save" and a primary "Save playlist"',
+  template: () => (
+    <Dialog id='playlist-changes' title='Save changes to playlist?' description='Your new track order has not been saved.'>
+      <footer {...styles.footer}>
+        <DialogButton tone='secondary' p-trigger={{ click: 'close' }}>
+          Cancel
+        </DialogButton>
+        <DialogButton tone='danger' p-trigger={{ click: 'discardChanges' }}>
+          Don't save
+        </DialogButton>
+        <DialogButton tone='primary' p-trigger={{ click: 'savePlaylist' }}>
+          Save playlist
+        </DialogButton>
+      </footer>
+    </Dialog>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const dialog = await findByAttribute('role', 'dialog')
+    assert({ given: 'unsaved changes', should: 'offer three choices', actual: dialog?.querySelectorAll('footer button').length, expected: 3 })
+  },
+})
+
+export const removingGardenPlotDialog = story({
+  intent: 'A "Remove garden plot" modal caught mid-removal, announcing "Removing plot B3" while its destructive "Removing" button is busy and cannot be pressed',
+  template: () => (
+    <Dialog id='remove-plot' title='Remove garden plot'>
+      <p role='status' {...styles.body}>
+        Removing plot B3
+      </p>
+      <footer {...styles.footer}>
+        <DialogButton tone='danger' busy={true}>
+          Removing
+        </DialogButton>
+      </footer>
+    </Dialog>
+  ),
+  play: async ({ assert, findByText }) => {
+    const button = await findByText('Removing')
+    assert({ given: 'a removal in progress', should: 'mark the button busy', actual: button?.getAttribute('aria-busy'), expected: 'true' })
+    assert({ given: 'a removal in progress', should: 'disable the button', actual: button?.disabled, expected: true })
+  },
+})
+
+export const addTravellerDialog = story({
+  intent: 'Build an "Add traveller" dialog noting "Names must match the passport.", with a required "Full name" field, an optional "Date of birth" date field, a "Cancel" button and a primary "Add traveller" submit',
+  template: () => (
+    <Dialog id='add-traveller' title='Add traveller' description='Names must match the passport.'>
+      <form {...styles.field}>
+        <label htmlFor='traveller-name'>Full name</label>
+        <input id='traveller-name' name='fullName' type='text' required={true} {...styles.input} />
+        <label htmlFor='traveller-birth'>Date of birth</label>
+        <input id='traveller-birth' name='dateOfBirth' type='date' {...styles.input} />
+        <footer {...styles.footer}>
+          <DialogButton p-trigger={{ click: 'close' }}>Cancel</DialogButton>
+          <DialogButton tone='primary' type='submit'>
+            Add traveller
+          </DialogButton>
+        </footer>
+      </form>
+    </Dialog>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const name = await findByAttribute('id', 'traveller-name')
+    const birth = await findByAttribute('id', 'traveller-birth')
+    assert({ given: 'the traveller form', should: 'require a name', actual: name?.required, expected: true })
+    assert({ given: 'the traveller form', should: 'leave the birth date optional', actual: birth?.required, expected: false })
+  },
+})
+
+export const medicationReminderSetDialog = story({
+  intent: 'An informational "Reminder set" dialog saying "We will remind you to take your medication at 8:00 every morning." with a single primary "Got it" button',
+  template: () => (
+    <Dialog id='reminder-set' title='Reminder set' description='We will remind you to take your medication at 8:00 every morning.'>
+      <footer {...styles.footer}>
+        <DialogButton tone='primary' p-trigger={{ click: 'close' }}>
+          Got it
+        </DialogButton>
+      </footer>
+    </Dialog>
+  ),
+  play: async ({ assert, findByAttribute }) => {
+    const dialog = await findByAttribute('role', 'dialog')
+    assert({ given: 'a confirmation notice', should: 'be described by its message', actual: dialog?.getAttribute('aria-describedby'), expected: 'reminder-set-description' })
+  },
+})
+
+export const transferSentDialog = story({
+  intent: 'Show a "Transfer sent" confirmation dialog listing the recipient "Maria Lopez" and the amount "250 EUR", with a plain "Done" button and a primary "Download receipt" button',
+  template: () => (
+    <Dialog id='transfer-sent' title='Transfer sent'>
+      <dl {...styles.body}>
+        <dt>Recipient</dt>
+        <dd>Maria Lopez</dd>
+        <dt>Amount</dt>
+        <dd>250 EUR</dd>
+      </dl>
+      <footer {...styles.footer}>
+        <DialogButton tone='secondary' p-trigger={{ click: 'close' }}>
+          Done
+        </DialogButton>
+        <DialogButton tone='primary' p-trigger={{ click: 'downloadReceipt' }}>
+          Download receipt
+        </DialogButton>
+      </footer>
+    </Dialog>
+  ),
+  play: async ({ assert, findByText }) => {
+    const recipient = await findByText('Maria Lopez')
+    assert({ given: 'a completed transfer', should: 'name the recipient', actual: recipient?.textContent, expected: 'Maria Lopez' })
+  },
+})
