@@ -99,6 +99,13 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
 
     second = run_experience(params, **paths, out_dir=work / "exp2", pairs_path=work / "pairs2.jsonl")
     assert second["run_id"] != first["run_id"] and second["seed"] == first["seed"] + 1
+    # the second run samples the next intents, not the first run's again
+    assert (first["prompt_start"], second["prompt_start"]) == (0, 4)
+    sampled = {
+        run: {s.prompt_hash for s in read_store(store) if s.run_id == run}
+        for run in (first["run_id"], second["run_id"])
+    }
+    assert len(sampled[second["run_id"]]) == 4 and not sampled[first["run_id"]] & sampled[second["run_id"]]
     assert second["store"]["runs"] == 2 and second["store"]["previous"] == first["store"]["total"]
     assert second["store"]["total"] == first["store"]["total"] + second["store"]["added"]
     assert {s.run_id for s in read_store(store)} == {first["run_id"], second["run_id"]}
@@ -128,6 +135,17 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
     )
     assert dpo["pairs"] == {"rule": len(dpo_rows()), "on_policy": len(on_policy)} and dpo["parent"] == "experience"
     assert [c["stage"] for c in read_stage(work / "dpo")["chain"]] == ["sft", "experience"]
+
+
+def test_prompts_start_where_asked_and_wrap_round_without_repeating() -> None:
+    every = [row["id"] for row in experience_loop.prompt_rows(TRAJECTORIES, 10_000)]
+    assert len(every) == len(set(every)) >= 3
+    assert [row["id"] for row in experience_loop.prompt_rows(TRAJECTORIES, 3, start=len(every) - 1)] == [
+        every[-1],
+        every[0],
+        every[1],
+    ]
+    assert [r["id"] for r in experience_loop.prompt_rows(TRAJECTORIES, 2, start=len(every) + 1)] == every[1:3]
 
 
 def test_the_stage_entry_with_the_story_test_reward(work: Path, tmp_path: Path) -> None:

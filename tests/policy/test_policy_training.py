@@ -243,6 +243,24 @@ def test_dpo_logs_reward_margins_and_records_its_chain(work: Path, sft_run: dict
     assert adapter_chain(out) == [out / "parents" / "0-sft", out]
 
 
+def test_dpo_with_a_chosen_nll_weight_adds_the_chosen_answers_loss(work: Path, sft_run: dict, tmp_path: Path) -> None:
+    """RPO: at the first step the policy is the reference, so the preference term is ln 2 and the rest
+    of the loss is the weighted NLL of the chosen answers (positive, and doubling with the weight)."""
+    losses = {}
+    for weight in (1.0, 2.0):
+        metrics = train_dpo(
+            tiny_params(dpo={"chosen_nll_weight": weight, "max_steps": 1, "logging_steps": 1}),
+            work / "base",
+            work / "models" / "sft",
+            work / "preferences.jsonl",
+            tmp_path / f"dpo-{weight}",
+        )
+        losses[weight] = metrics["loss_first"] - 0.6931
+        assert read_stage(tmp_path / f"dpo-{weight}")["params"]["dpo"]["chosen_nll_weight"] == weight
+    assert losses[1.0] > 0.05
+    assert losses[2.0] == pytest.approx(2 * losses[1.0], rel=1e-3)
+
+
 class RecordCheckpointing(TrainerCallback):
     def __init__(self) -> None:
         self.used: bool | None = None

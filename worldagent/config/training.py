@@ -44,6 +44,10 @@ class SftParams(TrainerParams):
 
 class DpoParams(TrainerParams):
     beta: float = Field(default=0.1, gt=0)
+    chosen_nll_weight: float = Field(default=0.0, ge=0)
+    """Weight of a negative log-likelihood term on the chosen answer added to the DPO loss (RPO; trl's
+    ``loss_type=["sigmoid", "sft"]``), so the preference does not pull the chosen answers' own
+    likelihood down with the rejected ones; 0: plain DPO."""
 
 
 class GrpoParams(TrainerParams):
@@ -70,7 +74,8 @@ class ExperienceParams(TrainerParams):
     temperature: float = Field(default=0.9, gt=0)
     top_p: float = Field(default=1.0, gt=0, le=1)
     max_prompts: int = Field(default=16, gt=0)
-    """Training intents sampled per run (single-turn trajectories, first in file order)."""
+    """Training intents sampled per run (single-turn trajectories in file order, each run starting
+    where the store's last run stopped, wrapping round)."""
     max_new_tokens: int = Field(default=1280, gt=0)
     generation_batch_size: int = Field(default=4, gt=0)
     """Prompts generated together (each with ``samples_per_prompt`` sequences)."""

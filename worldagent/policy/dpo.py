@@ -59,10 +59,13 @@ def dpo_rows(path: Path, allow_empty: bool = False) -> list[dict[str, Any]]:
 def dpo_config(params: Params, output_dir: Path, device: str, dtype: Any, model: Any) -> Any:
     from trl import DPOConfig
 
+    nll = params.dpo.chosen_nll_weight
     return DPOConfig(
         **trainer_kwargs(params.dpo, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
         beta=params.dpo.beta,
         max_length=params.dpo.max_length,
+        loss_type=["sigmoid", "sft"] if nll > 0 else ["sigmoid"],
+        loss_weights=[1.0, nll] if nll > 0 else None,
     )
 
 

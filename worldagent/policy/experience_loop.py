@@ -2,7 +2,8 @@
 
 One run of the ``experience`` stage:
 
-1. draws ``experience.max_prompts`` training intents (the single-turn trajectories' prompts) and
+1. draws ``experience.max_prompts`` training intents (the single-turn trajectories' prompts, the
+   next ones after those the store's earlier runs drew) and
    samples ``experience.samples_per_prompt`` completions each from base+sft, with constrained
    decoding (:func:`worldagent.policy.rollout.generate_batched` + the tool-call processor);
 2. scores every completion with the GRPO reward (:class:`worldagent.policy.rewards.StoryTestReward`:
@@ -70,11 +71,11 @@ RewardFunction = Callable[..., Sequence[float]]
 # --------------------------------------------------------------------------- inputs
 
 
-def prompt_rows(path: Path, max_prompts: int) -> list[dict[str, Any]]:
+def prompt_rows(path: Path, max_prompts: int, start: int = 0) -> list[dict[str, Any]]:
     """``{prompt, id, given_files}`` rows, the prompts the experience loop samples and GRPO trains on:
-    the system+user turns of the single-turn trajectories, first ``max_prompts`` in file order;
-    ``given_files`` is the files the task's sandbox starts with (JSON). Relabelled copies are left
-    out: a reward needs the story's own test."""
+    the system+user turns of the single-turn trajectories, ``max_prompts`` of them in file order from
+    the ``start``-th on, wrapping round (never one twice); ``given_files`` is the files the task's
+    sandbox starts with (JSON). Relabelled copies are left out: a reward needs the story's own test."""
     rows = []
     for row in _single_turn(path):
         prompt = []
@@ -91,11 +92,10 @@ def prompt_rows(path: Path, max_prompts: int) -> list[dict[str, Any]]:
                 "given_files": json.dumps(row.get("given_files") or [], sort_keys=True),
             }
         )
-        if len(rows) >= max_prompts:
-            break
     if not rows:
         raise TrainingError(f"{path}: no single-turn trajectories with an `id` to draw prompts from")
-    return rows
+    first = start % len(rows)
+    return (rows[first:] + rows[:first])[:max_prompts]
 
 
 def _single_turn(path: Path) -> list[dict[str, Any]]:
@@ -330,8 +330,10 @@ def run_experience(
     base_dir, sft_dir, trajectories, store = Path(base_dir), Path(sft_dir), Path(trajectories), Path(store)
     require_complete_adapter(sft_dir, "sft")
     p = params.experience
-    rows = prompt_rows(trajectories, p.max_prompts)
     previous = Path(previous_store) if previous_store is not None else store
+    # Each run draws the intents after the last run's, so weekly runs cover the training split in turn.
+    prompt_start = _runs(previous) * p.max_prompts
+    rows = prompt_rows(trajectories, p.max_prompts, start=prompt_start)
     sampler = model_hash(sft_dir, base_dir)
     run_id = run_id_for(sampler, _manifest_hash(previous), params)
     seed = params.seed + _runs(previous)
@@ -383,6 +385,7 @@ def run_experience(
         "model_hash": sampler,
         "seed": seed,
         "prompts_sampled": len(rows),
+        "prompt_start": prompt_start,
         "samples_per_prompt": p.samples_per_prompt,
         "completions": len(flat),
         "passed": passed,
