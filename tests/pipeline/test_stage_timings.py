@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchmarks.stages import run_stages, stage_command
+from benchmarks.stages import overlaid_params, run_stages, stage_command
 from worldagent.config import load_params
+from worldagent.errors import InputError
 from worldagent.pipeline import world_agent
 from worldagent.pipeline.table import Pipeline, Stage
 
@@ -82,3 +83,108 @@ def test_no_stage_starts_past_the_deadline(tmp_path: Path) -> None:
     )
     times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), tmp_path / "t.json", None, deadline_s=0)
     assert [(t.status, t.detail) for t in times] == [("skipped", "past the deadline")]
+
+
+TIMED_MODULE = """
+import argparse, pathlib, time
+parser = argparse.ArgumentParser()
+parser.add_argument("--source")
+parser.add_argument("--out")
+parser.add_argument("--params")
+args = parser.parse_args()
+if args.source:
+    pathlib.Path(args.source).read_text()
+began = time.time()
+time.sleep({sleep})
+pathlib.Path(args.out).write_text(f"{{began}} {{time.time()}}")
+"""
+
+
+def _span(path: Path) -> tuple[float, float]:
+    began, ended = (float(word) for word in path.read_text().split())
+    return began, ended
+
+
+def _pipeline(*steps: Stage) -> Pipeline:
+    return Pipeline(family="test", steps=steps, report="r.md", gate="g.json", champion="c.json", registry_family="r.f")
+
+
+def test_with_jobs_independent_stages_overlap_and_a_stage_waits_for_its_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "slow_stage.py").write_text(TIMED_MODULE.format(sleep=1.5))
+    (tmp_path / "quick_stage.py").write_text(TIMED_MODULE.format(sleep=0))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    pipeline = _pipeline(
+        Stage("train", "slow_stage", "the chain", outputs={"out": "model.txt"}),
+        Stage("evaluate", "quick_stage", "needs train", inputs={"source": "model.txt"}, outputs={"out": "e.txt"}),
+        Stage("other", "slow_stage", "independent", outputs={"out": "other.txt"}),
+    )
+
+    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), tmp_path / "t.json", jobs=2)
+
+    assert [(t.stage, t.status) for t in times] == [("train", "ran"), ("evaluate", "ran"), ("other", "ran")]
+    train, evaluate, other = (_span(tmp_path / name) for name in ("model.txt", "e.txt", "other.txt"))
+    assert other[0] < train[1] and train[0] < other[1]  # side by side
+    assert evaluate[0] >= train[1]  # only once its input was written
+    assert all(t.started_s is not None for t in times)
+
+
+def test_one_job_runs_the_stages_one_after_another(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "slow_stage.py").write_text(TIMED_MODULE.format(sleep=0.3))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    pipeline = _pipeline(
+        Stage("first", "slow_stage", "independent", outputs={"out": "1.txt"}),
+        Stage("second", "slow_stage", "independent", outputs={"out": "2.txt"}),
+    )
+
+    run_stages(pipeline, load_params(PROJECT / "params.yaml"), tmp_path / "t.json", jobs=1)
+
+    assert _span(tmp_path / "2.txt")[0] >= _span(tmp_path / "1.txt")[1]
+
+
+def test_a_stage_running_at_the_deadline_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "slow_stage.py").write_text(TIMED_MODULE.format(sleep=60))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    pipeline = _pipeline(
+        Stage("long", "slow_stage", "outlives the deadline", outputs={"out": "1.txt"}),
+        Stage("after", "slow_stage", "needs it", inputs={"source": "1.txt"}, outputs={"out": "2.txt"}),
+    )
+
+    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), tmp_path / "t.json", deadline_s=1.0)
+
+    assert [(t.stage, t.status) for t in times] == [("long", "timed out"), ("after", "skipped")]
+    assert times[0].seconds < 30 and not (tmp_path / "1.txt").exists()
+
+
+def test_an_overlay_replaces_params_values_and_the_stages_read_them(tmp_path: Path) -> None:
+    overlay = tmp_path / "gpu.yaml"
+    overlay.write_text("sft:\n  batch_size: 7\nevaluate:\n  batch_size: 67\n")
+
+    written = overlaid_params(PROJECT / "params.yaml", overlay, tmp_path / "t.params.yaml")
+
+    params, committed = load_params(written), load_params(PROJECT / "params.yaml")
+    assert (params.sft.batch_size, params.evaluate.batch_size) == (7, 67)
+    assert params.dpo == committed.dpo and params.sft.learning_rate == committed.sft.learning_rate
+
+
+def test_the_committed_gpu_overlay_keeps_each_steps_rows(tmp_path: Path) -> None:
+    params = load_params(
+        overlaid_params(PROJECT / "params.yaml", PROJECT / "configs/gpu/one-gpu.yaml", tmp_path / "p.yaml")
+    )
+    committed = load_params(PROJECT / "params.yaml")
+    for section in ("sft", "experience", "dpo", "grpo"):
+        mine, theirs = getattr(params, section), getattr(committed, section)
+        assert mine.gradient_accumulation_steps == 1, section
+        assert mine.batch_size == theirs.batch_size * theirs.gradient_accumulation_steps, section
+
+
+def test_an_overlay_naming_an_unknown_key_is_refused(tmp_path: Path) -> None:
+    overlay = tmp_path / "typo.yaml"
+    overlay.write_text("sft:\n  batch_sise: 7\n")
+    with pytest.raises(InputError, match=r"typo.yaml: `sft.batch_sise` is not a key"):
+        overlaid_params(PROJECT / "params.yaml", overlay, tmp_path / "p.yaml")
+    assert not (tmp_path / "p.yaml").exists()
