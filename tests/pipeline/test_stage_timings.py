@@ -28,7 +28,7 @@ def test_each_command_is_the_one_dvc_runs() -> None:
 
 
 STAGE_MODULE = """
-import argparse, pathlib, sys
+import argparse, pathlib, sys, time
 parser = argparse.ArgumentParser()
 parser.add_argument("--source")
 parser.add_argument("--out")
@@ -38,66 +38,23 @@ if {fail}:
     sys.exit(3)
 if args.source:
     pathlib.Path(args.source).read_text()
-pathlib.Path(args.out).write_text("done")
-"""
-
-
-def test_a_failed_stage_skips_what_needs_its_output_and_not_the_rest(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for name, fail in (("failing_stage", True), ("working_stage", False)):
-        (tmp_path / f"{name}.py").write_text(STAGE_MODULE.format(fail=fail))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
-    pipeline = Pipeline(
-        family="test",
-        steps=(
-            Stage("first", "failing_stage", "fails", outputs={"out": "first.txt"}),
-            Stage("second", "working_stage", "needs first", inputs={"source": "first.txt"}, outputs={"out": "2.txt"}),
-            Stage("third", "working_stage", "independent", outputs={"out": "third.txt"}),
-        ),
-        report="r.md",
-        gate="g.json",
-        champion="c.json",
-        registry_family="registry.family",
-    )
-    out = tmp_path / "times.json"
-
-    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), out, only=None, deadline_s=None)
-
-    assert [(t.stage, t.status) for t in times] == [("first", "failed"), ("second", "skipped"), ("third", "ran")]
-    assert times[0].detail == "exit 3" and times[1].detail == "no output from first"
-    assert (tmp_path / "third.txt").read_text() == "done" and not (tmp_path / "2.txt").exists()
-    written = json.loads(out.read_text())
-    assert [s["status"] for s in written["stages"]] == ["failed", "skipped", "ran"]
-
-
-def test_no_stage_starts_past_the_deadline(tmp_path: Path) -> None:
-    pipeline = Pipeline(
-        family="test",
-        steps=(Stage("first", "never_imported", "not run", outputs={"out": "first.txt"}),),
-        report="r.md",
-        gate="g.json",
-        champion="c.json",
-        registry_family="registry.family",
-    )
-    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), tmp_path / "t.json", None, deadline_s=0)
-    assert [(t.status, t.detail) for t in times] == [("skipped", "past the deadline")]
-
-
-TIMED_MODULE = """
-import argparse, pathlib, time
-parser = argparse.ArgumentParser()
-parser.add_argument("--source")
-parser.add_argument("--out")
-parser.add_argument("--params")
-args = parser.parse_args()
-if args.source:
-    pathlib.Path(args.source).read_text()
 began = time.time()
 time.sleep({sleep})
 pathlib.Path(args.out).write_text(f"{{began}} {{time.time()}}")
 """
+
+
+def write_stage(directory: Path, name: str, *, fail: bool = False, sleep: float = 0) -> None:
+    """A stage module ``name`` that fails or writes ``--out`` (when it began and ended) after ``sleep`` s."""
+    (directory / f"{name}.py").write_text(STAGE_MODULE.format(fail=fail, sleep=sleep))
+
+
+@pytest.fixture
+def stage_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory whose stage modules (``write_stage``) the stages import."""
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 def _span(path: Path) -> tuple[float, float]:
@@ -109,55 +66,72 @@ def _pipeline(*steps: Stage) -> Pipeline:
     return Pipeline(family="test", steps=steps, report="r.md", gate="g.json", champion="c.json", registry_family="r.f")
 
 
-def test_with_jobs_independent_stages_overlap_and_a_stage_waits_for_its_inputs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "slow_stage.py").write_text(TIMED_MODULE.format(sleep=1.5))
-    (tmp_path / "quick_stage.py").write_text(TIMED_MODULE.format(sleep=0))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
+def test_a_failed_stage_skips_what_needs_its_output_and_not_the_rest(stage_dir: Path) -> None:
+    write_stage(stage_dir, "failing_stage", fail=True)
+    write_stage(stage_dir, "working_stage")
+    pipeline = _pipeline(
+        Stage("first", "failing_stage", "fails", outputs={"out": "first.txt"}),
+        Stage("second", "working_stage", "needs first", inputs={"source": "first.txt"}, outputs={"out": "2.txt"}),
+        Stage("third", "working_stage", "independent", outputs={"out": "third.txt"}),
+    )
+    out = stage_dir / "times.json"
+
+    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), out, only=None, deadline_s=None)
+
+    assert [(t.stage, t.status) for t in times] == [("first", "failed"), ("second", "skipped"), ("third", "ran")]
+    assert times[0].detail == "exit 3" and times[1].detail == "no output from first"
+    assert (stage_dir / "third.txt").is_file() and not (stage_dir / "2.txt").exists()
+    written = json.loads(out.read_text())
+    assert [s["status"] for s in written["stages"]] == ["failed", "skipped", "ran"]
+
+
+def test_no_stage_starts_past_the_deadline(tmp_path: Path) -> None:
+    pipeline = _pipeline(Stage("first", "never_imported", "not run", outputs={"out": "first.txt"}))
+    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), tmp_path / "t.json", None, deadline_s=0)
+    assert [(t.status, t.detail) for t in times] == [("skipped", "past the deadline")]
+
+
+def test_with_jobs_independent_stages_overlap_and_a_stage_waits_for_its_inputs(stage_dir: Path) -> None:
+    write_stage(stage_dir, "slow_stage", sleep=1.5)
+    write_stage(stage_dir, "quick_stage")
     pipeline = _pipeline(
         Stage("train", "slow_stage", "the chain", outputs={"out": "model.txt"}),
         Stage("evaluate", "quick_stage", "needs train", inputs={"source": "model.txt"}, outputs={"out": "e.txt"}),
         Stage("other", "slow_stage", "independent", outputs={"out": "other.txt"}),
     )
 
-    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), tmp_path / "t.json", jobs=2)
+    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), stage_dir / "t.json", jobs=2)
 
     assert [(t.stage, t.status) for t in times] == [("train", "ran"), ("evaluate", "ran"), ("other", "ran")]
-    train, evaluate, other = (_span(tmp_path / name) for name in ("model.txt", "e.txt", "other.txt"))
+    train, evaluate, other = (_span(stage_dir / name) for name in ("model.txt", "e.txt", "other.txt"))
     assert other[0] < train[1] and train[0] < other[1]  # side by side
     assert evaluate[0] >= train[1]  # only once its input was written
     assert all(t.started_s is not None for t in times)
 
 
-def test_one_job_runs_the_stages_one_after_another(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "slow_stage.py").write_text(TIMED_MODULE.format(sleep=0.3))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
+def test_one_job_runs_the_stages_one_after_another(stage_dir: Path) -> None:
+    write_stage(stage_dir, "slow_stage", sleep=0.3)
     pipeline = _pipeline(
         Stage("first", "slow_stage", "independent", outputs={"out": "1.txt"}),
         Stage("second", "slow_stage", "independent", outputs={"out": "2.txt"}),
     )
 
-    run_stages(pipeline, load_params(PROJECT / "params.yaml"), tmp_path / "t.json", jobs=1)
+    run_stages(pipeline, load_params(PROJECT / "params.yaml"), stage_dir / "t.json", jobs=1)
 
-    assert _span(tmp_path / "2.txt")[0] >= _span(tmp_path / "1.txt")[1]
+    assert _span(stage_dir / "2.txt")[0] >= _span(stage_dir / "1.txt")[1]
 
 
-def test_a_stage_running_at_the_deadline_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "slow_stage.py").write_text(TIMED_MODULE.format(sleep=60))
-    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
-    monkeypatch.chdir(tmp_path)
+def test_a_stage_running_at_the_deadline_is_stopped(stage_dir: Path) -> None:
+    write_stage(stage_dir, "slow_stage", sleep=60)
     pipeline = _pipeline(
         Stage("long", "slow_stage", "outlives the deadline", outputs={"out": "1.txt"}),
         Stage("after", "slow_stage", "needs it", inputs={"source": "1.txt"}, outputs={"out": "2.txt"}),
     )
 
-    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), tmp_path / "t.json", deadline_s=1.0)
+    times = run_stages(pipeline, load_params(PROJECT / "params.yaml"), stage_dir / "t.json", deadline_s=1.0)
 
     assert [(t.stage, t.status) for t in times] == [("long", "timed out"), ("after", "skipped")]
-    assert times[0].seconds < 30 and not (tmp_path / "1.txt").exists()
+    assert times[0].seconds < 30 and not (stage_dir / "1.txt").exists()
 
 
 def test_an_overlay_replaces_params_values_and_the_stages_read_them(tmp_path: Path) -> None:
