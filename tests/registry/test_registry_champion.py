@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,22 @@ def test_a_reference_to_changed_or_missing_weights_is_refused(tmp_path: Path) ->
     out.write_text("{oops")
     with pytest.raises(ChampionReferenceError, match=r"champion.json:1:2: invalid JSON"):
         load_champion(out, tmp_path, "fam")
+
+
+def test_a_reference_is_read_where_sqlalchemy_is_missing(tmp_path: Path) -> None:
+    """evaluate_champion runs on a bare training image: reading the pinned file needs no database."""
+    weights = tmp_path / "v1"
+    weights.mkdir()
+    (weights / "adapter_model.safetensors").write_bytes(b"one")
+    reference = {"family": "fam", "version": 1, "artifact_path": "v1", "artifact_hash": directory_hash(weights)}
+    (tmp_path / "champion.json").write_text(json.dumps(reference), encoding="utf-8")
+    script = (
+        "import sys; sys.modules['sqlalchemy'] = None\n"  # any `import sqlalchemy` now raises ImportError
+        "from pathlib import Path\n"
+        "from worldagent.registry.champion import load_champion\n"
+        f"root = Path({str(tmp_path)!r})\n"
+        "print(load_champion(root / 'champion.json', root, 'fam').version)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worldagent.errors import InputError
 from worldagent.io import atomic_write_text, directory_hash, pretty_json, read_json
-from worldagent.registry.api import CHAMPION, Registry
+
+if TYPE_CHECKING:  # reading a reference needs no database: evaluate_champion runs where SQLAlchemy is absent
+    from worldagent.registry.api import Registry
 
 FIELDS = ("family", "version", "artifact_path", "artifact_hash")
 NO_CHAMPION: dict[str, Any] = dict.fromkeys(FIELDS)
@@ -46,6 +48,8 @@ class Champion:
 
 def champion_reference(registry: Registry, family: str) -> dict[str, Any]:
     """``{family, version, artifact_path, artifact_hash}`` of ``family``'s champion; version None without one."""
+    from worldagent.registry.api import CHAMPION
+
     version = registry.get_alias(family, CHAMPION)
     if version is None:
         return {**NO_CHAMPION, "family": family}
