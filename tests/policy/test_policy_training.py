@@ -379,3 +379,48 @@ def test_activation_checkpointing_is_for_big_models_on_an_accelerator(monkeypatc
     # An explicit setting wins over the size and the device
     assert training.wants_activation_checkpointing(True, "cpu", 1)
     assert not training.wants_activation_checkpointing(False, "cuda", 10**9)
+
+
+def test_trl_scores_only_the_labelled_positions_on_a_cpu_with_the_same_loss_and_gradients(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl.kernels import chunked_logprob
+    from trl.trainer import utils as trl_utils
+
+    # trl's own switch (the one its kernels keep), whatever an earlier training test set; restored after
+    monkeypatch.setattr(trl_utils, "_use_triton", chunked_logprob._use_triton)
+    torch.manual_seed(3)
+    config = LlamaConfig(
+        vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2
+    )
+    model = LlamaForCausalLM(config)
+    trl_utils.add_fused_lm_head(model)
+    ids = torch.randint(0, 97, (1, 12))
+    labels = ids.clone()
+    labels[:, :8] = -100  # an 8-token prompt, a 4-token answer
+    scored: list[int] = []
+    chunked = trl_utils._ChunkedLogProbFunction
+
+    class CountScoredPositions:
+        @staticmethod
+        def apply(hidden: torch.Tensor, *args: object) -> object:
+            scored.append(hidden.shape[0])
+            return chunked.apply(hidden, *args)
+
+    monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", CountScoredPositions)
+
+    def loss_and_gradients() -> tuple[torch.Tensor, list[torch.Tensor]]:
+        model.zero_grad()
+        loss = model(input_ids=ids, labels=labels, fused_lm_head=True).loss
+        loss.backward()
+        return loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+    every_position = loss_and_gradients()
+    assert training.score_labelled_positions_only()
+    assert training.score_labelled_positions_only()  # a second call changes nothing
+    labelled_only = loss_and_gradients()
+
+    assert scored == [11, 4]  # the 11 shifted positions, then the answer's 4 alone
+    torch.testing.assert_close(labelled_only, every_position)
+    torch.testing.assert_close(labelled_only[0], model(input_ids=ids, labels=labels).loss.detach())

@@ -458,16 +458,48 @@ def require_complete_adapter(adapter_dir: Path, stage: str | tuple[str, ...]) ->
     return str(info["stage"])
 
 
+def score_labelled_positions_only() -> bool:
+    """Make trl's fused LM head score only the labelled positions on a CPU too; True once it does.
+
+    trl 1.16 scores only the positions that carry a label on Triton devices, and every position
+    elsewhere (then zeroes the unlabelled ones), so that an ahead-of-time compiler sees one tile shape
+    per batch. On a CPU, eager kernels do not recompile, and the unlabelled positions are the prompt:
+    about 72% of an SFT row here (the retrieved stories and component files), each projected through
+    the 49,152-token head forward and backward for nothing. Scoring the labelled ones alone gives the
+    same loss and one SFT row takes 2.7 s instead of 4.7 (docs/profiles.md, "Where a step's time goes").
+    The switch is trl's module-level ``_use_triton`` as ``_fused_forward`` reads it (its kernels read
+    their own copy, so they still take the torch path on a CPU); a trl without it is logged and left
+    as it is, and a test fails, so an upgrade that moves it is noticed.
+    """
+    from trl.trainer import utils as trl_utils
+
+    uses_triton = getattr(trl_utils, "_use_triton", None)
+    if uses_triton is None:
+        log.warning("trl.trainer.utils has no _use_triton: trl scores every position on a CPU")
+        return False
+    if getattr(uses_triton, "scores_labelled_positions_on_cpu", False):
+        return True
+
+    def compact_scoring(device: Any) -> bool:
+        return device.type == "cpu" or uses_triton(device)
+
+    compact_scoring.scores_labelled_positions_on_cpu = True  # type: ignore[attr-defined]
+    trl_utils._use_triton = compact_scoring
+    return True
+
+
 def load_training_model(
     params: Params, base_dir: Path, parent: Path | None, device: str | None
 ) -> tuple[Any, Any, str, Any, list[Path]]:
-    """(model, tokenizer, device, dtype, parents): the base with ``parent``'s chain merged, ready to train."""
+    """(model, tokenizer, device, dtype, parents): the base with ``parent``'s chain merged, ready to train
+    (trl's loss set to score the labelled positions only, :func:`score_labelled_positions_only`)."""
     from worldagent.policy.base import load_base
     from worldagent.policy.device import configure_threads, resolve_dtype, seed_everything, select_device
     from worldagent.policy.load import merge_adapters
 
     device = device or select_device()
     configure_threads(device)
+    score_labelled_positions_only()
     dtype = resolve_dtype(params.model.dtype, device)
     seed_everything(params.seed)
     parents = adapter_chain(parent) if parent is not None else []
