@@ -5,7 +5,9 @@ the same LoRA and trainer settings; the plain script builds its SFTConfig, LoraC
 SFTTrainer inline, as a trl user would. Throughput is samples per second of the training loop
 (trl's ``train_samples_per_second``: model loading, tokenisation and saving excluded), and the
 end-to-end wall time is shown too. Runs alternate (stage, plain, stage, plain, ...) so that
-background load affects both alike; the medians are compared (target: stage ≥ 0.95 × plain).
+background load affects both alike; the medians are compared (target: stage ≥ 0.95 × plain). The
+plain script keeps trl's scoring of every position on a CPU, the stage scores the labelled ones only
+(``benchmarks.loss_positions`` isolates that difference).
 
     python -m benchmarks.sft_throughput [--rows 32] [--steps 8] [--repeats 3] [--json]
 """
@@ -48,7 +50,11 @@ def run_plain(params: Any, data: Path, work: Path) -> dict[str, float]:
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
+    from trl.kernels import chunked_logprob
+    from trl.trainer import utils as trl_utils
 
+    # trl's own scoring of every position on a CPU, which the stage's run in this process replaced
+    trl_utils._use_triton = chunked_logprob._use_triton
     started = time.perf_counter()
     torch.manual_seed(params.seed)
     tokenizer = AutoTokenizer.from_pretrained(BASE)
