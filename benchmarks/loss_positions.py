@@ -24,6 +24,14 @@ BASE = Path("models/world_agent/base")
 TRAJECTORIES = Path("data/generated/world_agent/trajectories.jsonl")
 
 
+def score_every_position() -> None:
+    """Put back trl's own scoring switch (every position on a CPU), which the stages replace."""
+    from trl.kernels import chunked_logprob
+    from trl.trainer import utils as trl_utils
+
+    trl_utils._use_triton = chunked_logprob._use_triton  # the copy trl's kernels keep: False on a CPU
+
+
 def timed_losses(trainer: Any, batches: list[dict[str, Any]]) -> tuple[float, list[float]]:
     """Seconds per row and each row's loss: forward and backward, as one training micro-batch."""
     losses = []
@@ -45,8 +53,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     import torch
-    from trl.kernels import chunked_logprob
-    from trl.trainer import utils as trl_utils
 
     from worldagent.config import load_params
     from worldagent.policy.sft import build_sft_trainer
@@ -61,10 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     trainer.model.train()
     labelled = [float((batch["labels"] != -100).float().mean()) for batch in batches]
 
-    def every_position() -> None:
-        trl_utils._use_triton = chunked_logprob._use_triton  # trl's own switch: False on a CPU
-
-    ways = {"every position (trl)": every_position, "labelled only (stages)": score_labelled_positions_only}
+    ways = {"every position (trl)": score_every_position, "labelled only (stages)": score_labelled_positions_only}
     timed_losses(trainer, batches[:1])  # the process's first step pays one-off warm-up costs
     seconds: dict[str, list[float]] = {name: [] for name in ways}
     losses: dict[str, list[float]] = {}

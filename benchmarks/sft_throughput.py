@@ -50,11 +50,10 @@ def run_plain(params: Any, data: Path, work: Path) -> dict[str, float]:
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import SFTConfig, SFTTrainer
-    from trl.kernels import chunked_logprob
-    from trl.trainer import utils as trl_utils
 
-    # trl's own scoring of every position on a CPU, which the stage's run in this process replaced
-    trl_utils._use_triton = chunked_logprob._use_triton
+    from benchmarks.loss_positions import score_every_position
+
+    score_every_position()  # as a trl user runs it: the stage's run in this process had switched it
     started = time.perf_counter()
     torch.manual_seed(params.seed)
     tokenizer = AutoTokenizer.from_pretrained(BASE)
