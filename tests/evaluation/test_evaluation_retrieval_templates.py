@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.retrieval_templates import measure, shown_example_intent
+from benchmarks.retrieval_templates import argument_coverage, measure, shown_example_intent, story_arguments
 
 
 def _row(story_id: str, intent: str, example: str | None, turns: int = 1) -> dict:
@@ -55,3 +55,33 @@ def test_prompts_shown_another_template_are_counted_and_listed(tmp_path: Path) -
     assert figures["misses"] == [
         {"id": "c#locked", "intent": "A locked box", "reference": "Checkbox", "shown": "SelectAllGroup"}
     ]
+
+
+def _answered(story_id: str, intent: str, args: str) -> dict:
+    row = _row(story_id, intent, None)
+    row["messages"][2] = {
+        "role": "assistant",
+        "content": f"story({{\n  template: Checkbox,\n  args: {{ {args} }},\n}})",
+    }
+    return row
+
+
+def test_story_arguments_keep_boolean_values_and_other_keys() -> None:
+    answer = "story({ template: T, args: { label: 'Locked', checked: true, disabled: false, max: 2 }, play })"
+    assert story_arguments(answer) == {"label", "checked=true", "disabled=false", "max"}
+    assert story_arguments("story({ template: T })") == set()
+
+
+def test_argument_coverage_counts_what_the_first_k_examples_show(tmp_path: Path) -> None:
+    training = [
+        _answered("c#plain", "A plain box", "label: 'Plain'"),
+        _answered("c#locked", "A locked ticked box", "label: 'Locked', checked: true, disabled: true"),
+    ]
+    held_out = [_answered("c#terms", "A plain ticked box", "label: 'Terms', checked: true, disabled: true")]
+    coverage = argument_coverage(
+        2, _write(tmp_path / "eval.jsonl", held_out), _write(tmp_path / "train.jsonl", training)
+    )
+    assert (coverage["arguments"], coverage["true_states"]) == (3, 2)
+    # "plain" ranks first (two words in common), "locked ticked" second
+    assert coverage["covered"] == {1: 1 / 3, 2: 1.0}
+    assert coverage["true_states_covered"] == {1: 0, 2: 2}
