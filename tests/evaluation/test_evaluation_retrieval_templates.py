@@ -57,29 +57,25 @@ def test_prompts_shown_another_template_are_counted_and_listed(tmp_path: Path) -
     ]
 
 
-def _answered(story_id: str, intent: str, args: str) -> dict:
-    row = _row(story_id, intent, None)
-    row["messages"][2] = {
-        "role": "assistant",
-        "content": f"story({{\n  template: Checkbox,\n  args: {{ {args} }},\n}})",
-    }
-    return row
-
-
 def test_story_arguments_keep_boolean_values_and_other_keys() -> None:
-    answer = "story({ template: T, args: { label: 'Locked', checked: true, disabled: false, max: 2 }, play })"
-    assert story_arguments(answer) == {"label", "checked=true", "disabled=false", "max"}
-    assert story_arguments("story({ template: T })") == set()
+    args = {"label": "Locked", "checked": True, "disabled": False, "max": 2}
+    assert story_arguments(args) == {"label", "checked=true", "disabled=false", "max"}
+    assert story_arguments(None) == set()  # args discovery could not read statically
 
 
 def test_argument_coverage_counts_what_the_first_k_examples_show(tmp_path: Path) -> None:
-    training = [
-        _answered("c#plain", "A plain box", "label: 'Plain'"),
-        _answered("c#locked", "A locked ticked box", "label: 'Locked', checked: true, disabled: true"),
+    stories = [
+        {"id": "c#plain", "args": {"label": "Plain"}},
+        {"id": "c#locked", "args": {"label": "Locked", "checked": True, "disabled": True}},
+        {"id": "c#terms", "args": {"label": "Terms", "checked": True, "disabled": True}},
     ]
-    held_out = [_answered("c#terms", "A plain ticked box", "label: 'Terms', checked: true, disabled: true")]
+    training = [_row("c#plain", "A plain box", None), _row("c#locked", "A locked ticked box", None)]
+    held_out = [_row("c#terms", "A plain ticked box", None)]
     coverage = argument_coverage(
-        2, _write(tmp_path / "eval.jsonl", held_out), _write(tmp_path / "train.jsonl", training)
+        2,
+        _write(tmp_path / "stories.jsonl", stories),
+        _write(tmp_path / "eval.jsonl", held_out),
+        _write(tmp_path / "train.jsonl", training),
     )
     assert (coverage["arguments"], coverage["true_states"]) == (3, 2)
     # "plain" ranks first (two words in common), "locked ticked" second
