@@ -91,10 +91,5 @@ class ExperienceParams(TrainerParams):
     """On-policy (or reference-vs-failure) preference pairs per prompt."""
     reference_rows: bool = True
     """Train on the reference rows too, so the adapter does not forget what SFT taught."""
-    experience_share: float = Field(default=0.25, ge=0, lt=1)
-    """The least share of the training rows that are the store's passing completions: they are
-    repeated, each as a whole copy, until they make up this much, the reference rows being the rest.
-    0: each once, which left a run's 6 passes among 166 reference rows and about 2 of them seen in
-    24 steps (docs/profiles.md, "The experience loop's own rows")."""
     min_reward_std: float = Field(default=1e-6, ge=0)
     """A prompt's reward varies (GRPO signal) when the std of its samples is above this."""

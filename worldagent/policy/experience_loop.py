@@ -12,8 +12,7 @@ One run of the ``experience`` stage:
    persists between runs: the store read is last run's, the store written is last run's plus this
    run's, deduplicated, with provenance (the sampling adapter's hash, the run id, the prompt hash);
 4. trains the ``experience`` adapter (rejection-sampling fine-tuning): a new LoRA on the merged SFT
-   model over the passing completions of the WHOLE store (this run's and earlier runs'), repeated
-   to ``experience.experience_share`` of the rows so that the trainer's steps see them, plus the
+   model over the passing completions of the WHOLE store (this run's and earlier runs') plus the
    reference rows, with trl's SFTTrainer;
 5. writes on-policy preference pairs from the whole store for DPO (pass vs fail of the same prompt;
    the reference vs a failure where nothing passes).
@@ -27,10 +26,8 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -237,29 +234,17 @@ def _runs(store: Path) -> int:
     return len(json.loads(manifest.read_text(encoding="utf-8")).get("runs") or {})
 
 
-def experience_copies(experience: int, references: int, share: float) -> int:
-    """How many copies of the ``experience`` rows make them at least ``share`` of the training rows
-    beside ``references`` reference rows (1 when either is empty or ``share`` is 0)."""
-    if not experience or not references or share <= 0:
-        return 1
-    exact = Fraction(share).limit_denominator(10**6)  # 0.9 as 9/10: no copy too many from rounding
-    return max(1, math.ceil(exact * references / ((1 - exact) * experience)))
-
-
 def training_rows(
     samples: Sequence[ExperienceSample], references: Sequence[Mapping[str, Any]], params: Params
-) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    """(``{messages}`` rows, their counts): the store's passing completions, repeated
-    (:func:`experience_copies`) to ``experience.experience_share`` of the rows, then the reference
-    rows when ``experience.reference_rows``."""
+) -> tuple[list[dict[str, Any]], int]:
+    """(``{messages}`` rows, how many came from the experience): the store's passing completions, then
+    the reference rows when ``experience.reference_rows``."""
     rejection = [
         {"messages": row["messages"]}
         for row in rejection_sft_rows(samples, max_per_prompt=params.experience.max_rows_per_prompt)
     ]
-    kept = [dict(r) for r in references] if params.experience.reference_rows else []
-    copies = experience_copies(len(rejection), len(kept), params.experience.experience_share)
-    counts = {"experience": len(rejection), "experience_copies": copies, "reference": len(kept)}
-    return [dict(row) for _ in range(copies) for row in rejection] + kept, counts
+    rows = rejection + ([dict(r) for r in references] if params.experience.reference_rows else [])
+    return rows, len(rejection)
 
 
 def train_experience_adapter(
@@ -387,7 +372,7 @@ def run_experience(
     store_stats = update_store(store, new, previous=previous)
     experience = read_store(store)
 
-    train_rows, row_counts = training_rows(experience, reference_rows(trajectories), params)
+    train_rows, from_experience = training_rows(experience, reference_rows(trajectories), params)
     training = train_experience_adapter(params, base_dir, sft_dir, train_rows, Path(out_dir), curves_path=curves_path)
 
     pairs = preference_pairs(experience, reference_answers(trajectories), max_pairs_per_prompt=p.max_pairs_per_prompt)
@@ -413,7 +398,7 @@ def run_experience(
             "prompts": len({s.prompt_hash for s in experience}),
             "passed": sum(s.passed for s in experience),
         },
-        "sft_rows": row_counts,
+        "sft_rows": {"experience": from_experience, "reference": len(train_rows) - from_experience},
         "pairs": {
             "total": len(pairs),
             "on_policy": sum(row["source"] == "on-policy" for row in pairs),
@@ -429,16 +414,13 @@ def run_experience(
         "training": training,
     }
     log.info(
-        "experience: %d prompts × %d samples, pass rate %.3f, store %d (+%d), %d SFT rows from experience"
-        " (x%d beside %d reference rows), %d pairs",
+        "experience: %d prompts × %d samples, pass rate %.3f, store %d (+%d), %d SFT rows from experience, %d pairs",
         len(rows),
         p.samples_per_prompt,
         metrics["pass_rate"],
         store_stats["total"],
         store_stats["added"],
-        row_counts["experience"],
-        row_counts["experience_copies"],
-        row_counts["reference"],
+        from_experience,
         len(pairs),
     )
     return metrics
