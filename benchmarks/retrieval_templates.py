@@ -14,7 +14,9 @@ installed package, nothing downloaded), to say whether a semantic retriever woul
 template more often.
 
 ``--examples K`` measures what K examples would show instead: for k = 1..K nearest training stories
-(the retriever the prompts use), the share of each reference story's ``args`` entries (as discovery
+(BM25 over the training intents queried with the prompt, as the nearest-story baseline retrieves;
+the generate stage's own ``ExampleIndex`` queries intent, component and export and skips sources
+over ``generate.example_max_chars``, so the prompts show a little more: docs/profiles.md), the share of each reference story's ``args`` entries (as discovery
 read them into ``stories.jsonl``) that some shown example also has (a boolean counted with its value,
 ``disabled=true``; any other argument by its key), all of them and the ``true`` states alone. A model copies arguments from its examples,
 so this bounds what a second example could teach (``generate.examples``).
