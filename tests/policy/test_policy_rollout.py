@@ -51,6 +51,10 @@ def test_the_preallocated_cache_writes_in_place_and_follows_the_rows_kept():
     assert torch.equal(keys, torch.cat([first, step], dim=2)) and torch.equal(values, -keys)
     layer.batch_select_indices(torch.tensor([0, 2]))
     assert torch.equal(layer.keys, torch.cat([first, step], dim=2)[[0, 2]]) and layer.get_seq_length() == 5
+    assert torch.equal(layer.values, -layer.keys)
+    assert layer.key_buffer.data_ptr() == buffer  # the rows kept moved down in place
+    with pytest.raises(ValueError, match="ascending order"):
+        layer.batch_select_indices(torch.tensor([1, 0]))
     with pytest.raises(ValueError, match="holds 6 positions, 7 needed"):
         layer.update(torch.randn(2, 1, 2, 2), torch.randn(2, 1, 2, 2))
 

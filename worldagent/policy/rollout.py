@@ -196,9 +196,20 @@ def preallocated_layer_class() -> type:
             return self.keys, self.values
 
         def batch_select_indices(self, indices: torch.Tensor) -> None:
-            if self.key_buffer is not None and self.value_buffer is not None:
-                self.key_buffer, self.value_buffer = self.key_buffer[indices], self.value_buffer[indices]
-                self._views()
+            """Keep the rows ``indices`` (ascending, as :func:`decode_batch` passes them), moved down
+            in place: only the rows that move are copied, and only their written positions (indexing
+            copied every row's whole capacity, ~5% of a decode's time at 34 rows)."""
+            if self.key_buffer is None or self.value_buffer is None:
+                return
+            rows = [int(row) for row in indices.tolist()]
+            if rows != sorted(set(rows)):
+                raise ValueError("batch_select_indices keeps rows in ascending order, each once")
+            for buffer in (self.key_buffer, self.value_buffer):
+                for new, old in enumerate(rows):
+                    if new != old:
+                        buffer[new, :, : self.length].copy_(buffer[old, :, : self.length])
+            self.key_buffer, self.value_buffer = self.key_buffer[: len(rows)], self.value_buffer[: len(rows)]
+            self._views()
 
         def place_row(self, row: int, rows: int, start: int, keys: torch.Tensor, values: torch.Tensor) -> None:
             """Write one row's keys and values (a batch of 1) into row ``row`` of ``rows``, from column
