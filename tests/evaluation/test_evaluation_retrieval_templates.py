@@ -6,6 +6,10 @@ import json
 from pathlib import Path
 
 from benchmarks.retrieval_templates import argument_coverage, measure, shown_example_intent, story_arguments
+from worldagent.policy.generate import ExampleIndex
+from worldagent.stories.discover import discover_stories, discovery_to_jsonl
+
+STORIES_DIR = Path(__file__).resolve().parents[2] / "data" / "stories"
 
 
 def _row(story_id: str, intent: str, example: str | None, turns: int = 1) -> dict:
@@ -63,21 +67,27 @@ def test_story_arguments_keep_boolean_values_and_other_keys() -> None:
     assert story_arguments(None) == set()  # args discovery could not read statically
 
 
-def test_argument_coverage_counts_what_the_first_k_examples_show(tmp_path: Path) -> None:
-    stories = [
-        {"id": "c#plain", "args": {"label": "Plain"}},
-        {"id": "c#locked", "args": {"label": "Locked", "checked": True, "disabled": True}},
-        {"id": "c#terms", "args": {"label": "Terms", "checked": True, "disabled": True}},
-    ]
-    training = [_row("c#plain", "A plain box", None), _row("c#locked", "A locked ticked box", None)]
-    held_out = [_row("c#terms", "A plain ticked box", None)]
-    coverage = argument_coverage(
-        2,
-        _write(tmp_path / "stories.jsonl", stories),
-        _write(tmp_path / "eval.jsonl", held_out),
-        _write(tmp_path / "train.jsonl", training),
+def test_argument_coverage_retrieves_as_the_generate_stage_does(tmp_path: Path) -> None:
+    records = discover_stories([STORIES_DIR / "checkbox"], root=STORIES_DIR).stories
+    stories_path = tmp_path / "stories.jsonl"
+    stories_path.write_text(discovery_to_jsonl(records), encoding="utf-8")
+    ticked = [r for r in records if "checked=true" in story_arguments(r.args)]
+    held, also_held = ticked[0], ticked[1]  # the second is held out too: never shown
+    eval_path = _write(
+        tmp_path / "eval.jsonl", [_row(held.id, held.intent, None), _row(also_held.id, also_held.intent, None, turns=2)]
     )
-    assert (coverage["arguments"], coverage["true_states"]) == (3, 2)
-    # "plain" ranks first (two words in common), "locked ticked" second
-    assert coverage["covered"] == {1: 1 / 3, 2: 1.0}
-    assert coverage["true_states_covered"] == {1: 0, 2: 2}
+    wanted = story_arguments(held.args)
+    every = len(records) - 2
+    coverage = argument_coverage(every, STORIES_DIR, 10**6, stories_path, eval_path)
+    assert (coverage["arguments"], coverage["true_states"]) == (len(wanted), sum(a.endswith("=true") for a in wanted))
+    training = [r for r in records if r.id not in {held.id, also_held.id}]
+    anywhere = set().union(*(story_arguments(r.args) for r in training))
+    assert coverage["covered"][every] == len(wanted & anywhere) / len(wanted)
+    covered = list(coverage["covered"].values())
+    assert covered == sorted(covered) and covered[-1] > covered[0]  # more examples never show less
+    # the generate stage's own index: its first pick is the first example a prompt shows
+    first = ExampleIndex(training, STORIES_DIR, 10**6).nearest(held, 1)[0]
+    first_args = next(story_arguments(r.args) for r in training if r.intent == first.intent)
+    assert coverage["covered"][1] == len(wanted & first_args) / len(wanted)
+    # sources over the budget are never shown, as in the prompts
+    assert argument_coverage(2, STORIES_DIR, 0, stories_path, eval_path)["covered"] == {1: 0.0, 2: 0.0}
