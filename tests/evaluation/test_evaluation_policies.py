@@ -13,7 +13,7 @@ from evaluation_helpers import ROOT
 from worldagent.config import Params
 from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.evaluate import prompts_of
-from worldagent.evaluation.policies import Policy, ReferencePolicy, StaticPolicy, decoding_policy
+from worldagent.evaluation.policies import Policy, ReferencePolicy, ReusingPolicy, StaticPolicy, decoding_policy
 from worldagent.evaluation.stages.evaluate import evaluate_stage
 from worldagent.io import directory_hash
 from worldagent.pipeline import world_agent as world_agent_table
@@ -68,6 +68,27 @@ def test_decoding_policy_constrained_answers_parse_and_unconstrained_is_plain_ba
         assert parsed.calls and not parsed.errors  # well formed by construction, even from random weights
     assert constrained.stats.prompts == 3 and constrained.stats.new_tokens > 0 and constrained.stats.batches == 2
     assert free.complete(prompts) != answers  # the processor really changed what was decoded
+
+
+def test_a_reusing_policy_decodes_only_the_prompts_it_cannot_reuse(eval_rows) -> None:
+    prompts = prompts_of(eval_rows[:3])
+
+    class Recorder(StaticPolicy):
+        stats = object()
+
+        def complete(self, asked):  # type: ignore[no-untyped-def]
+            self.asked = asked
+            return [f"fresh {len(asked)}"] * len(asked)
+
+    decoder = Recorder([])
+    policy = ReusingPolicy(decoder, ["a", "b", "c"], [True, False, True])  # type: ignore[arg-type]
+    assert isinstance(policy, Policy) and policy.stats is decoder.stats
+    assert policy.complete(prompts) == ["a", "fresh 1", "c"]
+    assert decoder.asked == [prompts[1]] and policy.reused == 2
+    with pytest.raises(ValueError, match="3 answers for 2 prompts"):
+        policy.complete(prompts[:2])
+    with pytest.raises(ValueError, match="2 answers for 3 reuse flags"):
+        ReusingPolicy(decoder, ["a", "b"], [True, True, True])  # type: ignore[arg-type]
 
 
 def test_decoding_policy_applies_the_loop_guard_when_set(eval_rows) -> None:

@@ -155,3 +155,63 @@ def test_calls_only_answers_are_calls_and_always_hold_one(steps: int):
         calls = assert_well_formed(text)
         assert calls, text
         assert parse_calls(text).text.strip() == ""  # nothing but calls
+
+
+def test_the_processor_records_which_rows_it_steered_away_from_their_greedy_choice():
+    _, tokenizer = tiny_model_and_tokenizer()
+    processor = tool_call_processor_factory(tokenizer, tool_schemas())(2)
+    vocab = processor.constraint.tokens.vocab_size
+    allowed = int(
+        processor.constraint.table(processor.constraint.automaton.start, torch.device("cpu")).allowed.nonzero()[0]
+    )
+    pad = tokenizer.pad_token_id  # never allowed
+
+    def scores(*best: int) -> torch.Tensor:
+        out = torch.zeros((len(best), vocab))
+        for row, token in enumerate(best):
+            out[row, token] = 10.0
+        return out
+
+    ids = torch.zeros((3, 2), dtype=torch.long)
+    processor(ids, scores(allowed, pad, allowed))
+    assert processor.steered == [False, True, False]
+    processor.select_rows([0, 2])  # the second row left the batch: its flag stays with it
+    ids = torch.full((2, 3), allowed)
+    processor(ids, scores(allowed, pad))
+    assert processor.steered == [False, True, True]  # the third row, now second, was steered
+
+
+@pytest.mark.parametrize(("calls_only", "steered"), [(False, False), (True, True)])
+def test_an_unsteered_greedy_answer_is_what_decoding_without_the_grammar_gives(calls_only: bool, steered: bool):
+    model, tokenizer = tiny_model_and_tokenizer()
+    config = SamplingConfig(max_new_tokens=32, no_repeat_ngram=3)
+    factory = tool_call_processor_factory(tokenizer, tool_schemas(), config.max_new_tokens, model, calls_only)
+    constrained = generate_batched(model, tokenizer, PROMPTS, config, batch_size=2, logits_processor=factory)
+    free = generate_batched(model, tokenizer, PROMPTS, config, batch_size=2)
+    # free text with no call: the grammar never steers, and the answers agree; calls only: it
+    # steers every row of an untrained model, and each steered answer differs
+    assert [group[0].steered for group in constrained] == [steered] * len(PROMPTS)
+    assert all((c[0].text == f[0].text) != c[0].steered for c, f in zip(constrained, free, strict=True))
+
+
+def test_one_stop_token_for_another_is_not_steering():
+    from types import SimpleNamespace
+
+    from worldagent.policy.constrained import ToolCallProcessor
+
+    vocab, stops = 8, [1, 5]
+    allowed = torch.ones(vocab, dtype=torch.bool)
+    allowed[[1, 3]] = False  # a stop token and a word the grammar refuses here
+    constraint = SimpleNamespace(
+        tokens=SimpleNamespace(stop_ids=stops, vocab_size=vocab),
+        automaton=SimpleNamespace(start=0),
+        budget_window=0,
+        table=lambda state, device: SimpleNamespace(allowed=allowed),
+    )
+    processor = ToolCallProcessor(constraint, prompt_width=1)  # type: ignore[arg-type]
+    scores = torch.zeros((2, vocab))
+    scores[0, 1], scores[0, 5] = 9.0, 8.0  # wants stop 1, gets stop 5: the answer ends the same
+    scores[1, 3], scores[1, 4] = 9.0, 8.0  # wants word 3, gets word 4
+    out = processor(torch.zeros((2, 1), dtype=torch.long), scores)
+    assert out.argmax(-1).tolist() == [5, 4]
+    assert processor.steered == [False, True]

@@ -56,6 +56,32 @@ class StaticPolicy:
         return list(self.outputs)
 
 
+class ReusingPolicy:
+    """``answers[i]`` where ``reuse[i]``, ``decoder``'s answers for the other prompts (in prompt order).
+
+    For a second decoding that would give some answers a first one already gave: the unconstrained
+    row reuses the constrained greedy answers the call grammar never steered (``Completion.steered``).
+    ``stats`` are the decoder's (the prompts it decoded); ``reused``: the answers taken as they were.
+    """
+
+    def __init__(self, decoder: BatchedPolicy, answers: Sequence[str], reuse: Sequence[bool]) -> None:
+        if len(answers) != len(reuse):
+            raise ValueError(f"{len(answers)} answers for {len(reuse)} reuse flags")
+        self.decoder, self.answers, self.reuse = decoder, list(answers), list(reuse)
+        self.stats = decoder.stats
+        self.reused = 0
+
+    def complete(self, prompts: list[Prompt]) -> list[str]:
+        if len(prompts) != len(self.answers):
+            raise ValueError(f"ReusingPolicy has {len(self.answers)} answers for {len(prompts)} prompts")
+        todo = [i for i, reuse in enumerate(self.reuse) if not reuse]
+        answers = list(self.answers)
+        for i, answer in zip(todo, self.decoder.complete([prompts[i] for i in todo]) if todo else [], strict=True):
+            answers[i] = answer
+        self.reused = len(prompts) - len(todo)
+        return answers
+
+
 def decoding_policy(
     model: Any,
     tokenizer: Any,

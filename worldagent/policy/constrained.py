@@ -416,6 +416,10 @@ class ToolCallProcessor:
         self.states: list[int] = []
         self.finished: list[bool] = []
         self.seen = prompt_width
+        self.rows: list[int] = []  # the batch row each row still here started as (rows leave: select_rows)
+        self.steered: list[bool] = []
+        """Per batch row: the grammar changed the highest-scoring token at some step, so a greedy
+        decoding without it would have answered differently (given the same scores before it)."""
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         constraint = self.constraint
@@ -423,6 +427,7 @@ class ToolCallProcessor:
         if not self.states:
             self.states = [constraint.automaton.start] * rows
             self.finished = [False] * rows
+            self.rows, self.steered = list(range(rows)), [False] * rows
         stops = set(constraint.tokens.stop_ids)
         if length > self.seen:  # one new token per row since the last call
             last = input_ids[:, -1].tolist()
@@ -447,12 +452,19 @@ class ToolCallProcessor:
         allowed = torch.stack(masks)
         if allowed.shape[1] < scores.shape[1]:  # the model pads its vocabulary beyond the tokenizer's
             allowed = torch.nn.functional.pad(allowed, (0, scores.shape[1] - allowed.shape[1]), value=False)
-        return scores.masked_fill(~allowed[:, : scores.shape[1]], float("-inf"))
+        constrained = scores.masked_fill(~allowed[:, : scores.shape[1]], float("-inf"))
+        chosen, wanted = constrained.argmax(dim=-1).tolist(), scores.argmax(dim=-1).tolist()
+        for row, (token, greedy) in enumerate(zip(chosen, wanted, strict=True)):
+            # one stop token for another (eos forbidden as the pad token, say) ends the answer alike
+            if token != greedy and not self.finished[row] and not (token in stops and greedy in stops):
+                self.steered[self.rows[row]] = True
+        return constrained
 
     def select_rows(self, keep: Sequence[int]) -> None:
         """Follow :func:`worldagent.policy.rollout.decode_batch` when it drops finished rows."""
         self.states = [self.states[row] for row in keep]
         self.finished = [self.finished[row] for row in keep]
+        self.rows = [self.rows[row] for row in keep]
 
     def _everything(self, scores: torch.Tensor) -> torch.Tensor:
         return torch.ones(self.constraint.tokens.vocab_size, dtype=torch.bool, device=scores.device)

@@ -84,6 +84,7 @@ class Completion:
     text: str
     token_ids: list[int]  # the new tokens up to (not including) the first stop token
     stopped: bool  # ended with a stop token (not cut by max_new_tokens)
+    steered: bool = False  # a processor with ``steered`` (the call grammar) changed a greedy choice
 
 
 @dataclass
@@ -466,9 +467,14 @@ def _generate(
             rows_encoded = [encoded[i] for i in batch]
             input_ids, attention = left_pad(rows_encoded, pad)
             width = input_ids.shape[1]
-            processors = LogitsProcessorList([logits_processor(width)] if logits_processor else [])
+            # The loop guard before the grammar: the scores that come out are the same either way
+            # (one subtracts, the other masks), and the grammar then sees what an unconstrained
+            # decoding would choose from, so its ``steered`` says where the two would part.
+            processors = LogitsProcessorList()
             if config.no_repeat_ngram:
                 processors.append(GeneratedNgramGuard(width, config.no_repeat_ngram))
+            if logits_processor:
+                processors.append(logits_processor(width))
             started = time.perf_counter()
             cuda = [device.index or 0] if device.type == "cuda" else []
             with torch.inference_mode(), torch.random.fork_rng(devices=cuda):
@@ -495,10 +501,12 @@ def _generate(
                 sum(len(row) for row in rows),
                 elapsed,
             )
+            steered = next((list(p.steered) for p in processors if getattr(p, "steered", None)), [])
             for row_number, new_ids in enumerate(rows):
                 index = batch[row_number // config.num_return_sequences]
                 kept, stopped = cut_at_stop(new_ids, stop_set)
-                results[index].append(Completion(decode_completion(tokenizer, kept, drop), kept, stopped))
+                changed = bool(steered[row_number]) if steered else False
+                results[index].append(Completion(decode_completion(tokenizer, kept, drop), kept, stopped, changed))
                 if stats is not None:
                     stats.new_tokens += len(kept) + (1 if stopped else 0)
             if stats is not None:
@@ -539,12 +547,14 @@ class BatchedPolicy:
         self.model, self.tokenizer, self.config = model, tokenizer, config
         self.batch_size, self.logits_processor = batch_size, logits_processor
         self.stats = GenerationStats()
+        self.last: list[Completion] = []  # the completions of the last ``complete``, in prompt order
 
     def complete(self, prompts: list[list[dict[str, Any]]]) -> list[str]:
         groups = generate_batched(
             self.model, self.tokenizer, prompts, self.config, self.batch_size, self.logits_processor, self.stats
         )
-        return [group[0].text for group in groups]
+        self.last = [group[0] for group in groups]
+        return [completion.text for completion in self.last]
 
 
 def constrained_policy(

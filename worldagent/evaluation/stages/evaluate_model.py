@@ -40,12 +40,12 @@ from worldagent.evaluation.model_eval import (
     unconstrained_name,
     write_model_eval,
 )
-from worldagent.evaluation.policies import Policy, ReferencePolicy, decoding_policy
+from worldagent.evaluation.policies import Policy, ReferencePolicy, ReusingPolicy, decoding_policy
 from worldagent.evaluation.self_check import SelfCheckingPolicy, row_check
 from worldagent.io import atomic_write_text, pretty_json, read_jsonl
 
 if TYPE_CHECKING:
-    from worldagent.policy.rollout import GenerationStats
+    from worldagent.policy.rollout import BatchedPolicy, GenerationStats
 
 log = logging.getLogger("worldagent.evaluation")
 
@@ -124,6 +124,7 @@ def generate_rows(
     budget = settings.budget(model_name)
     evaluated: list[EvalRow] = []
     timings: dict[str, dict[str, Any]] = {}
+    greedy: BatchedPolicy | None = None  # the constrained variant's first (greedy) decoding
     for name, constrained in decode_variants(params, model_name):
         decode = partial(
             decoding_policy,
@@ -139,8 +140,14 @@ def generate_rows(
             # the k-th retry samples with its own seed: a different, reproducible answer each time
             return decode(temperature=settings.self_check_temperature, seed=params.seed + k)
 
-        policy = with_self_check(params, model_name, decode(), retry, rows, scorer)
+        first: Policy = decode()
+        if not constrained and greedy is not None and len(greedy.last) == len(rows):
+            # where the grammar never changed the greedy choice, decoding without it answers the same
+            first = ReusingPolicy(first, [c.text for c in greedy.last], [not c.steered for c in greedy.last])
+        policy = with_self_check(params, model_name, first, retry, rows, scorer)
         row = score_policy_row(name, policy, rows, scorer)
+        if constrained:
+            greedy = first  # type: ignore[assignment]
         stats = generation_stats(policy)
         row.generation = GenerationCounts(
             prompts=stats.prompts,
@@ -159,9 +166,12 @@ def generate_rows(
             "tokens_per_second": round(stats.tokens_per_second, 2),
             "batch_size": settings.batch_size,
         }
+        if isinstance(first, ReusingPolicy):
+            timings[name]["reused_first_answers"] = first.reused
         log.info(
-            "%s: %d new tokens in %.1f s (%.1f tokens/s)",
+            "%s: %d new tokens in %.1f s (%.1f tokens/s)%s",
             *(name, stats.new_tokens, stats.seconds, stats.tokens_per_second),
+            f"; {first.reused} first answers reused" if isinstance(first, ReusingPolicy) else "",
         )
     return evaluated, timings
 
