@@ -2,6 +2,7 @@
 
     python -m benchmarks.self_check_intent                     # after `make pipeline`: seconds
     python -m benchmarks.self_check_intent --rerun experience  # one stage re-evaluated with it (~20 min)
+    python -m benchmarks.self_check_intent --feedback experience  # its missing words told back (~4 min)
 
 The evaluation answers again while an answer fails the agent's own check
 (``worldagent.evaluation.self_check``: it renders and passes the accessibility and pattern rules).
@@ -16,7 +17,11 @@ are replayed through both checks and counted next to the hidden story test: answ
 passes and the hidden test fails (what the stricter check should catch), and answers the hidden
 test passes (what it should leave alone). ``--rerun STAGE`` evaluates one trained stage as its
 evaluate stage does, the stricter check choosing which answers to retry, and prints its story pass
-rate and mean reward next to the stage's own evaluation.
+rate and mean reward next to the stage's own evaluation. ``--feedback STAGE`` takes the stage's kept
+answers that pass the own check and leave out a quoted phrase, tells the model which phrases its
+page did not show, and scores its greedy answer again, the note given two ways: appended to the
+request (one turn, the form the model was trained on) and as a second user turn after its answer (a
+repair turn, never trained).
 """
 
 from __future__ import annotations
@@ -33,8 +38,9 @@ from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, MODELS, STORIES, STORI
 from worldagent.config import Params, load_params
 from worldagent.errors import clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
-from worldagent.evaluation.evaluate import Scorer, load_eval_rows
-from worldagent.evaluation.model_eval import ModelEvalFile, read_model_eval
+from worldagent.evaluation.evaluate import Scorer, load_eval_rows, prompts_of
+from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, read_model_eval
+from worldagent.evaluation.policies import Prompt, decoding_policy
 from worldagent.evaluation.self_check import Check, row_check
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.storytest.assertions import Assertion
@@ -147,17 +153,81 @@ def rerun_stage(params: Params, stage: str, rows: Sequence[dict[str, Any]], scor
     return evaluation
 
 
+FEEDBACK = (
+    "Your last story rendered, but its page did not show every phrase the request quotes ({phrases})."
+    " Write the story again so that the page shows each of them exactly."
+)
+
+
+def feedback_prompts(prompt: Prompt, answer: str, intent: str) -> dict[str, Prompt]:
+    """The prompt again with the note that the page left out the intent's quoted phrases: ``appended``
+    to the request (one turn), or as a ``repair turn`` after ``answer``."""
+    note = FEEDBACK.format(phrases=", ".join(f'"{phrase}"' for phrase in quoted_phrases(intent)))
+    system, request = dict(prompt[0]), dict(prompt[1])
+    appended = {**request, "content": f"{request['content']}\n\n{note}"}
+    repair = [system, request, {"role": "assistant", "content": answer}, {"role": "user", "content": note}]
+    return {"appended": [system, appended], "repair turn": repair}
+
+
+def feedback_targets(row: EvalRow, rows: Sequence[dict[str, Any]], scorer: Scorer) -> list[int]:
+    """Positions of ``row``'s kept answers that pass the own check and fail the stricter one."""
+    own, stricter = row_check(scorer, rows), quoted_check(scorer, rows)
+    return [i for i, answer in enumerate(row.outputs) if own(i, answer) and not stricter(i, answer)]
+
+
+def feedback_stage(params: Params, stage: str, rows: Sequence[dict[str, Any]], scorer: Scorer, row: EvalRow) -> dict:
+    """``stage``'s greedy answers to :func:`feedback_prompts` for :func:`feedback_targets`, scored."""
+    targets = feedback_targets(row, rows, scorer)
+    own, stricter = row_check(scorer, rows), quoted_check(scorer, rows)
+    result: dict[str, Any] = {"stage": stage, "targets": len(targets)}
+    result["kept"] = {
+        "story_passed": sum(row.per_intent[i].story_passed for i in targets),
+        "reward": round(sum(row.per_intent[i].reward for i in targets), 3),
+    }
+    if not targets:
+        return result
+    model, tokenizer = evaluate_stage.default_loader(MODELS / "base", MODELS / stage, dtype=params.model.dtype)
+    settings = params.evaluate
+    policy = decoding_policy(
+        model,
+        tokenizer,
+        constrained=settings.constrained,
+        max_new_tokens=settings.max_new_tokens,
+        batch_size=settings.batch_size,
+        no_repeat_ngram=settings.no_repeat_ngram,
+    )
+    prompts = prompts_of([rows[i] for i in targets])
+    forms = [feedback_prompts(prompts[k], row.outputs[i], str(rows[i]["intent"])) for k, i in enumerate(targets)]
+    for form in forms[0]:
+        answers = policy.complete([prompt[form] for prompt in forms])
+        scored = [scorer.score(rows[i], answer) for i, answer in zip(targets, answers, strict=True)]
+        result[form] = {
+            "story_passed": sum(intent.story_passed for intent in scored),
+            "reward": round(sum(intent.reward for intent in scored), 3),
+            "own_check_passed": sum(own(i, answer) for i, answer in zip(targets, answers, strict=True)),
+            "stricter_check_passed": sum(
+                own(i, answer) and stricter(i, answer) for i, answer in zip(targets, answers, strict=True)
+            ),
+        }
+    return result
+
+
 @clean_errors
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
     parser.add_argument("--eval-dir", type=Path, default=EVAL_DIR, help="the evaluate stages' files")
     parser.add_argument("--rerun", choices=TRAINED_STAGES, help="re-evaluate this stage with the stricter check")
+    parser.add_argument("--feedback", choices=TRAINED_STAGES, help="tell this stage which quoted words it left out")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = parser.parse_args(argv)
     params = load_params(args.params)
     rows = load_eval_rows(EVAL_TRAJECTORIES, params.evaluate.max_intents)
     scorer = evaluate_stage.make_scorer(params, STORIES, STORIES_DIR)
+    if args.feedback:
+        kept = read_model_eval(args.eval_dir / f"{args.feedback}.json", args.feedback).rows[0]
+        print(json.dumps(feedback_stage(params, args.feedback, rows, scorer, kept), indent=None if args.json else 1))
+        return 0
     if args.rerun:
         committed = read_model_eval(args.eval_dir / f"{args.rerun}.json", args.rerun).rows[0]
         rerun = rerun_stage(params, args.rerun, rows, scorer).rows[0]

@@ -5,6 +5,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "data" / "generated" / "world_agent"
 STORIES = ROOT / "data" / "stories"
+COOKIES_ID = "checkbox/checkbox.stories.tsx#essentialCookiesLocked"
+
+
+def cookies_answers(eval_rows: list[dict]) -> tuple[dict, list[str]]:
+    """The locked-cookies eval row and three answers to it: its reference (passes), the reference
+    with another label (renders accessibly, fails the story test) and one that does not parse."""
+    row = next(row for row in eval_rows if row["id"] == COOKIES_ID)
+    reference = row["messages"][2]["content"]
+    mislabelled = reference.replace("label: 'Essential cookies'", "label: 'Marketing cookies'")
+    return row, [reference, mislabelled, reference.replace("export const", "export cnst", 1)]
+
+
+def scored_row(scorer, row: dict, answers: list[str], name: str = "sft"):
+    """An EvalRow of ``answers`` to ``row``, each scored by ``scorer``."""
+    from worldagent.evaluation.metrics import summarize
+    from worldagent.evaluation.model_eval import EvalRow
+
+    results = [scorer.score(row, answer) for answer in answers]
+    return EvalRow(name=name, metrics=summarize(results), per_intent=results, outputs=list(answers))
 
 
 def synthetic_report(models: dict[str, list[float]], components: tuple[str, ...] = ("avatar", "card")):

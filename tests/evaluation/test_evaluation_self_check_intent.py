@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from evaluation_helpers import STORIES
+from evaluation_helpers import COOKIES_ID, STORIES, cookies_answers, scored_row
 
-from benchmarks.self_check_intent import missing_phrases, quoted_check, quoted_phrases, replay_counts
+from benchmarks.self_check_intent import (
+    feedback_prompts,
+    feedback_targets,
+    missing_phrases,
+    quoted_check,
+    quoted_phrases,
+    replay_counts,
+)
 from worldagent.config import RewardWeights
 from worldagent.evaluation.evaluate import Scorer, prompts_of
-from worldagent.evaluation.metrics import summarize
-from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile
+from worldagent.evaluation.model_eval import ModelEvalFile
 from worldagent.evaluation.policies import StaticPolicy
 from worldagent.evaluation.self_check import SelfCheckingPolicy, row_check
 from worldagent.storytest.runner import PythonStoryRunner
-
-COOKIES_ID = "checkbox/checkbox.stories.tsx#essentialCookiesLocked"
 
 
 def test_quoted_phrases_are_the_users_own_words() -> None:
@@ -36,14 +40,11 @@ def test_a_phrase_counts_as_shown_in_text_names_or_states_and_case_matters() -> 
 
 def test_the_quoted_check_fails_a_story_that_leaves_out_the_intents_words(eval_rows, token_files) -> None:
     scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
-    rows = [row for row in eval_rows if row["id"] == COOKIES_ID]
-    assert quoted_phrases(rows[0]["intent"]) == ["Essential cookies"]
-    reference = rows[0]["messages"][2]["content"]
-    wrong = reference.replace("label: 'Essential cookies'", "label: 'Marketing cookies'")
-    plain, quoted = row_check(scorer, rows), quoted_check(scorer, rows)
+    row, (reference, wrong, broken) = cookies_answers(eval_rows)
+    assert quoted_phrases(row["intent"]) == ["Essential cookies"]
+    plain, quoted = row_check(scorer, [row]), quoted_check(scorer, [row])
     assert quoted(0, reference) and plain(0, reference)
     assert plain(0, wrong) and not quoted(0, wrong)  # renders accessibly, but not what the user asked for
-    broken = reference.replace("export const", "export cnst", 1)
     assert not quoted(0, broken)  # the story's own failures still fail it
 
 
@@ -51,9 +52,8 @@ def test_a_self_checking_policy_with_the_quoted_check_answers_again_until_the_wo
     eval_rows, token_files
 ) -> None:
     scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
-    rows = [row for row in eval_rows if row["id"] == COOKIES_ID]
-    reference = rows[0]["messages"][2]["content"]
-    wrong = reference.replace("label: 'Essential cookies'", "label: 'Marketing cookies'")
+    row, (reference, wrong, _) = cookies_answers(eval_rows)
+    rows = [row]
     first, retry = StaticPolicy([wrong]), StaticPolicy([reference])
     policy = SelfCheckingPolicy(first, lambda k: retry, quoted_check(scorer, rows), 2)
     assert policy.complete(prompts_of(rows)) == [reference]
@@ -62,15 +62,12 @@ def test_a_self_checking_policy_with_the_quoted_check_answers_again_until_the_wo
 
 def test_the_benchmark_counts_what_the_stricter_check_catches_and_what_it_leaves_alone(eval_rows, token_files) -> None:
     scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
-    row = next(row for row in eval_rows if row["id"] == COOKIES_ID)
-    reference = row["messages"][2]["content"]
-    wrong = reference.replace("label: 'Essential cookies'", "label: 'Marketing cookies'")
-    results = [scorer.score(row, answer) for answer in (reference, wrong)]
+    row, answers = cookies_answers(eval_rows)
     evaluation = ModelEvalFile(
         model="sft",
         intents=[COOKIES_ID, COOKIES_ID],
         components=["checkbox"],
-        rows=[EvalRow(name="sft", metrics=summarize(results), per_intent=results, outputs=[reference, wrong])],
+        rows=[scored_row(scorer, row, answers[:2])],  # the reference and the mislabelled one
     )
     assert replay_counts(evaluation, [row], scorer) == [
         {
@@ -83,3 +80,23 @@ def test_the_benchmark_counts_what_the_stricter_check_catches_and_what_it_leaves
             "false_alarms": 0,
         }
     ]
+
+
+def test_feedback_names_the_missing_words_in_the_request_or_in_a_repair_turn(eval_rows, token_files) -> None:
+    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
+    row, answers = cookies_answers(eval_rows)
+    wrong = answers[1]
+    kept = scored_row(scorer, row, answers)
+    # only the answer that passes the own check and leaves out the quoted words is told again
+    assert feedback_targets(kept, [row, row, row], scorer) == [1]
+
+    prompt = prompts_of([row])[0]
+    forms = feedback_prompts(prompt, wrong, row["intent"])
+    appended, repair = forms["appended"], forms["repair turn"]
+    assert appended[0] == prompt[0] and len(appended) == 2
+    assert appended[1]["content"].startswith(prompt[1]["content"])
+    assert '("Essential cookies")' in appended[1]["content"]
+    assert [message["role"] for message in repair] == ["system", "user", "assistant", "user"]
+    assert repair[:2] == prompt and repair[2]["content"] == wrong
+    assert repair[3]["content"] == appended[1]["content"][len(prompt[1]["content"]) + 2 :]
+    assert prompt == prompts_of([row])[0]  # the prompt itself is left as it was

@@ -6,17 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from evaluation_helpers import DATA, STORIES
+from evaluation_helpers import DATA, STORIES, cookies_answers, scored_row
 
 from benchmarks.training_fit import fit_params, fit_summary, measure_fit, training_rows
 from worldagent.config import Params, RewardWeights
 from worldagent.errors import InputError
 from worldagent.evaluation.evaluate import Scorer
-from worldagent.evaluation.metrics import summarize
-from worldagent.evaluation.model_eval import EvalRow
 from worldagent.storytest.runner import PythonStoryRunner
-
-COOKIES_ID = "checkbox/checkbox.stories.tsx#essentialCookiesLocked"
 
 
 def _write(path: Path, rows: list[dict]) -> Path:
@@ -43,13 +39,8 @@ def test_fit_params_answer_once_without_retries_or_an_unconstrained_row() -> Non
 
 def test_the_summary_splits_failures_and_counts_memorised_answers(eval_rows, token_files) -> None:
     scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
-    row = next(row for row in eval_rows if row["id"] == COOKIES_ID)
-    reference = row["messages"][2]["content"]
-    mislabelled = reference.replace("label: 'Essential cookies'", "label: 'Marketing cookies'")
-    broken = reference.replace("export const", "export cnst", 1)
-    answers = [reference, mislabelled, broken]
-    results = [scorer.score(row, answer) for answer in answers]
-    fitted = EvalRow(name="sft", metrics=summarize(results), per_intent=results, outputs=answers)
+    row, answers = cookies_answers(eval_rows)
+    fitted = scored_row(scorer, row, answers)
     summary = fit_summary(fitted, [row, row, row])
     assert {k: summary[k] for k in ("n", "passed", "assertion_failed", "render_or_a11y_failed")} == {
         "n": 3,

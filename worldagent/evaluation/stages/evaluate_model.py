@@ -140,14 +140,15 @@ def generate_rows(
             # the k-th retry samples with its own seed: a different, reproducible answer each time
             return decode(temperature=settings.self_check_temperature, seed=params.seed + k)
 
-        first: Policy = decode()
+        decoder = decode()
+        first: Policy = decoder
         if not constrained and greedy is not None and len(greedy.last) == len(rows):
             # where the grammar never changed the greedy choice, decoding without it answers the same
-            first = ReusingPolicy(first, [c.text for c in greedy.last], [not c.steered for c in greedy.last])
+            first = ReusingPolicy(decoder, [c.text for c in greedy.last], [not c.steered for c in greedy.last])
         policy = with_self_check(params, model_name, first, retry, rows, scorer)
         row = score_policy_row(name, policy, rows, scorer)
         if constrained:
-            greedy = first  # type: ignore[assignment]
+            greedy = decoder
         stats = generation_stats(policy)
         row.generation = GenerationCounts(
             prompts=stats.prompts,
