@@ -201,12 +201,13 @@ def feedback_stage(params: Params, stage: str, rows: Sequence[dict[str, Any]], s
     for form in forms[0]:
         answers = policy.complete([prompt[form] for prompt in forms])
         scored = [scorer.score(rows[i], answer) for i, answer in zip(targets, answers, strict=True)]
+        passed_own = [own(i, answer) for i, answer in zip(targets, answers, strict=True)]  # each story run once
         result[form] = {
             "story_passed": sum(intent.story_passed for intent in scored),
             "reward": round(sum(intent.reward for intent in scored), 3),
-            "own_check_passed": sum(own(i, answer) for i, answer in zip(targets, answers, strict=True)),
+            "own_check_passed": sum(passed_own),
             "stricter_check_passed": sum(
-                own(i, answer) and stricter(i, answer) for i, answer in zip(targets, answers, strict=True)
+                ok and stricter(i, answer) for ok, i, answer in zip(passed_own, targets, answers, strict=True)
             ),
         }
     return result
