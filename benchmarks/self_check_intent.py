@@ -40,7 +40,7 @@ from worldagent.errors import clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, load_eval_rows, prompts_of
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, read_model_eval
-from worldagent.evaluation.policies import Prompt, decoding_policy
+from worldagent.evaluation.policies import Policy, Prompt, decoding_policy
 from worldagent.evaluation.self_check import Check, row_check
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.storytest.assertions import Assertion
@@ -175,8 +175,32 @@ def feedback_targets(row: EvalRow, rows: Sequence[dict[str, Any]], scorer: Score
     return [i for i, answer in enumerate(row.outputs) if own(i, answer) and not stricter(i, answer)]
 
 
-def feedback_stage(params: Params, stage: str, rows: Sequence[dict[str, Any]], scorer: Scorer, row: EvalRow) -> dict:
-    """``stage``'s greedy answers to :func:`feedback_prompts` for :func:`feedback_targets`, scored."""
+def greedy_policy(params: Params, adapter: Path) -> Policy:
+    """The base with ``adapter``, decoding greedily as the evaluation decodes (no retries)."""
+    model, tokenizer = evaluate_stage.default_loader(MODELS / "base", adapter, dtype=params.model.dtype)
+    settings = params.evaluate
+    return decoding_policy(
+        model,
+        tokenizer,
+        constrained=settings.constrained,
+        max_new_tokens=settings.max_new_tokens,
+        batch_size=settings.batch_size,
+        no_repeat_ngram=settings.no_repeat_ngram,
+    )
+
+
+def feedback_stage(
+    params: Params,
+    stage: str,
+    rows: Sequence[dict[str, Any]],
+    scorer: Scorer,
+    row: EvalRow,
+    adapter: Path | None = None,
+    forms: Sequence[str] = ("appended", "repair turn"),
+) -> dict:
+    """``stage``'s greedy answers (or those of ``adapter``, a model trained for it) to
+    :func:`feedback_prompts` for :func:`feedback_targets`, scored; ``selected`` keeps a new answer only
+    where it passes the stricter check (what an agent that checks its page again would do)."""
     targets = feedback_targets(row, rows, scorer)
     own, stricter = row_check(scorer, rows), quoted_check(scorer, rows)
     result: dict[str, Any] = {"stage": stage, "targets": len(targets)}
@@ -186,29 +210,24 @@ def feedback_stage(params: Params, stage: str, rows: Sequence[dict[str, Any]], s
     }
     if not targets:
         return result
-    model, tokenizer = evaluate_stage.default_loader(MODELS / "base", MODELS / stage, dtype=params.model.dtype)
-    settings = params.evaluate
-    policy = decoding_policy(
-        model,
-        tokenizer,
-        constrained=settings.constrained,
-        max_new_tokens=settings.max_new_tokens,
-        batch_size=settings.batch_size,
-        no_repeat_ngram=settings.no_repeat_ngram,
-    )
+    policy = greedy_policy(params, adapter or MODELS / stage)
     prompts = prompts_of([rows[i] for i in targets])
-    forms = [feedback_prompts(prompts[k], row.outputs[i], str(rows[i]["intent"])) for k, i in enumerate(targets)]
-    for form in forms[0]:
-        answers = policy.complete([prompt[form] for prompt in forms])
+    prompted = [feedback_prompts(prompts[k], row.outputs[i], str(rows[i]["intent"])) for k, i in enumerate(targets)]
+    for form in forms:
+        answers = policy.complete([prompt[form] for prompt in prompted])
         scored = [scorer.score(rows[i], answer) for i, answer in zip(targets, answers, strict=True)]
         passed_own = [own(i, answer) for i, answer in zip(targets, answers, strict=True)]  # each story run once
+        shown = [ok and stricter(i, answer) for ok, i, answer in zip(passed_own, targets, answers, strict=True)]
+        chosen = [new if ok else row.per_intent[i] for new, ok, i in zip(scored, shown, targets, strict=True)]
         result[form] = {
             "story_passed": sum(intent.story_passed for intent in scored),
             "reward": round(sum(intent.reward for intent in scored), 3),
             "own_check_passed": sum(passed_own),
-            "stricter_check_passed": sum(
-                ok and stricter(i, answer) for ok, i, answer in zip(passed_own, targets, answers, strict=True)
-            ),
+            "stricter_check_passed": sum(shown),
+            "selected": {
+                "story_passed": sum(intent.story_passed for intent in chosen),
+                "reward": round(sum(intent.reward for intent in chosen), 3),
+            },
         }
     return result
 
