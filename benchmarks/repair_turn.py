@@ -47,11 +47,16 @@ from worldagent.evaluation.policies import Prompt
 from worldagent.evaluation.self_check import row_check
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.io import read_jsonl
-from worldagent.policy.relabel import RELABEL_SUFFIX, is_original_single_turn
+from worldagent.policy.relabel import RELABEL_SUFFIX, is_original_single_turn, is_relabelled
 
 
 def _answer(row: Mapping[str, Any]) -> str:
     return next(str(m["content"]) for m in row["messages"] if m["role"] == "assistant")
+
+
+def _story_id(row: Mapping[str, Any]) -> str:
+    """The id of the story a row was written from (a relabelled copy's original)."""
+    return str(row["id"]).split(RELABEL_SUFFIX)[0]
 
 
 def reference_row(prompt: Prompt, answer: str) -> dict[str, Any]:
@@ -70,14 +75,13 @@ def relabelled_repairs(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]
     an original's prompt with its first copy's; pairs whose wrong answer already has every quoted
     phrase of the intent (or that quote nothing) are left out."""
     originals = {str(row["id"]): row for row in rows if is_original_single_turn(row)}
-    copies = [row for row in rows if RELABEL_SUFFIX in str(row["id"])]
+    copies = [row for row in rows if is_relabelled(row)]
     first_copy: dict[str, Mapping[str, Any]] = {}
     for copy in copies:
-        first_copy.setdefault(str(copy["id"]).split(RELABEL_SUFFIX)[0], copy)
+        first_copy.setdefault(_story_id(copy), copy)
     repairs = []
     for row in [*copies, *originals.values()]:
-        story = str(row["id"]).split(RELABEL_SUFFIX)[0]
-        source = originals.get(story) if RELABEL_SUFFIX in str(row["id"]) else first_copy.get(story)
+        source = (originals if is_relabelled(row) else first_copy).get(_story_id(row))
         phrases = quoted_phrases(str(row["intent"]))
         if source is None or not phrases:
             continue
@@ -109,7 +113,7 @@ def quoting_training_rows(trajectories: Path, count: int, seed: int) -> list[dic
     ]
     rows = [row for row in rows if quoted_phrases(str(row["intent"]))]
     random.Random(seed).shuffle(rows)
-    return [{**row, "id": str(row["id"]).split(RELABEL_SUFFIX)[0]} for row in rows[:count]]
+    return [{**row, "id": _story_id(row)} for row in rows[:count]]
 
 
 def repair_params(params: Params, steps: int, max_length: int) -> Params:
