@@ -1,0 +1,234 @@
+"""The story's intent written after its args, measured: SFT on reordered rows against the committed SFT.
+
+Does a model that reaches the arguments before it copies the request write the request's quoted
+words where the template renders them?
+
+    python -m benchmarks.intent_last --out /tmp/intent-last          # datasets, SFT, its evaluation (~1 h)
+    python -m benchmarks.intent_last --out /tmp/intent-last --data-only
+
+Every training answer writes its story as ``intent: '<the request>'`` first, then ``template`` and
+``args``; a model copies the request there and, in the repair-turn measurements, 60 of 85 misses on
+training prompts had the quoted words only in that line, which is never rendered. This benchmark
+rewrites the generate stage's trajectories (the answers and the example stories the prompts show)
+with each story's ``intent`` (or ``description``) moved right after its ``args``, trains SFT on them
+with the stage's own command and params, evaluates it with ``tasks.evaluate_sft``, and pairs the
+result with the committed SFT evaluation. It is not in the pipeline, because it did not help
+(docs/profiles.md, "Levers measured and left out").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tree_sitter import Node
+
+from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, MODELS, STORIES, STORIES_DIR, TRAJECTORIES
+from benchmarks.self_check_intent import quoted_phrases
+from worldagent.errors import InputError, clean_errors
+from worldagent.evaluation.compare import bootstrap_diff
+from worldagent.io import atomic_write_text, jsonl, pretty_json, read_jsonl
+from worldagent.stories.discover import object_props, story_config
+from worldagent.stories.parse import parse_tsx
+
+# A story file inside a prompt (an example) and inside a call (the answer).
+_TSX_BLOCK = re.compile(r"(```tsx\n)(.*?)(\n```)", re.DOTALL)
+_CALL_CONTENT = re.compile(r"(content:<escape>)(.*?)(<escape>)", re.DOTALL)
+
+
+STATEMENT_KEYS = ("intent", "description")
+
+
+def _story_configs(root: Node) -> list[Node]:
+    """The object of each exported ``story({...})``, in file order."""
+    configs = []
+    for node in root.named_children:
+        declaration = node.child_by_field_name("declaration") if node.type == "export_statement" else None
+        for declarator in declaration.named_children if declaration is not None else []:
+            config = story_config(declarator.child_by_field_name("value"))
+            if config is not None:
+                configs.append(config)
+    return configs
+
+
+def intent_after_args(story_text: str, file: str) -> str:
+    """The story file with each story's ``intent`` (or ``description``) moved to right after its ``args``.
+
+    Why: a model copies the request into ``intent:`` first and then no longer writes its quoted
+    words into the arguments the template renders; with ``args`` first, those words are still to
+    be written when it gets there. Only a multi-line object whose properties each start a line is
+    reordered (the project's own format); any other story is left as it is. The result parses to
+    the same properties.
+    """
+    source = story_text.encode("utf-8")
+    lines = source.splitlines(keepends=True)
+    line_starts = [0]
+    for line in lines:
+        line_starts.append(line_starts[-1] + len(line))
+    moves: list[tuple[int, int, int]] = []  # (intent line, first line after it, insert before line)
+    for obj in _story_configs(parse_tsx(source, file).root_node):
+        props = object_props(obj)
+        statement = next((key for key in STATEMENT_KEYS if key in props), None)
+        if statement is None or "args" not in props:
+            continue
+        pairs = [child for child in obj.named_children if child.type in ("pair", "shorthand_property_identifier")]
+        keys = [next((key for key, value in props.items() if pair in (value, value.parent)), None) for pair in pairs]
+        rows = [pair.start_point[0] for pair in pairs]
+        intent, args = keys.index(statement), keys.index("args")
+        starts_lines = all(source[line_starts[pair.start_point[0]] : pair.start_byte].strip() == b"" for pair in pairs)
+        if intent > args or not starts_lines or len(set(rows)) != len(rows):
+            continue
+        intent_end = rows[intent + 1]  # the intent's lines run up to the next property's line
+        if source[pairs[intent].end_byte : line_starts[intent_end]].strip() != b",":
+            continue
+        after_args = rows[args + 1] if args + 1 < len(pairs) else None
+        if after_args is None:
+            last = pairs[-1].end_byte
+            if source[last : last + 1] != b",":
+                continue
+            after_args = pairs[-1].end_point[0] + 1
+        moves.append((rows[intent], intent_end, after_args))
+    for start, end, before in reversed(moves):
+        lines[before:before] = lines[start:end]
+        del lines[start:end]
+    return b"".join(lines).decode("utf-8")
+
+
+def _reorder_match(match: re.Match[str]) -> str:
+    return match.group(1) + intent_after_args(match.group(2), "story.stories.tsx") + match.group(3)
+
+
+def reorder_message(content: str) -> str:
+    """A chat message with every story it shows or writes reordered (other files come out unchanged)."""
+    return _CALL_CONTENT.sub(_reorder_match, _TSX_BLOCK.sub(_reorder_match, content))
+
+
+def reorder_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A trajectory row with its intent written after its args in every message."""
+    messages = [{**message, "content": reorder_message(str(message["content"]))} for message in row["messages"]]
+    return {**row, "messages": messages}
+
+
+def write_reordered(source: Path, target: Path) -> int:
+    """Rewrite a trajectories file row by row (the generate stage's JSON form); the rows written."""
+    rows = [reorder_row(row) for row in read_jsonl(source)]
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(target, jsonl(rows))
+    return len(rows)
+
+
+def _per_intent(path: Path) -> dict[str, dict[str, Any]]:
+    """Each intent's scores, its kept answer added as ``output``."""
+    row = json.loads(path.read_text(encoding="utf-8"))["rows"][0]
+    return {
+        scores["id"]: {**scores, "output": output}
+        for scores, output in zip(row["per_intent"], row["outputs"], strict=True)
+    }
+
+
+def words_outside_intent(intent: str, answer: str) -> bool | None:
+    """Whether the answer writes every phrase the intent quotes somewhere other than its story's
+    ``intent:``/``description:`` line (None: the intent quotes nothing)."""
+    phrases = quoted_phrases(intent)
+    if not phrases:
+        return None
+    body = " ".join(
+        line for line in answer.splitlines() if not line.strip().startswith(tuple(f"{key}:" for key in STATEMENT_KEYS))
+    )
+    body = " ".join(body.split())
+    return all(phrase in body for phrase in phrases)
+
+
+def paired(committed: Path, measured: Path) -> dict[str, Any]:
+    """The measured SFT against the committed one on the intents both scored (measured − committed)."""
+    before, after = _per_intent(committed), _per_intent(measured)
+    ids = sorted(set(before) & set(after))
+    if not ids:
+        raise InputError(f"{measured}: no intent in common with {committed}")
+    rewards = ([after[i]["reward"] for i in ids], [before[i]["reward"] for i in ids])
+    stories = ([float(after[i]["story_passed"]) for i in ids], [float(before[i]["story_passed"]) for i in ids])
+    outside = {
+        name: [words_outside_intent(rows[i]["intent"], rows[i]["output"]) for i in ids]
+        for name, rows in (("committed", before), ("intent_last", after))
+    }
+    return {
+        "intents": len(ids),
+        "mean_reward": {"committed": sum(rewards[1]) / len(ids), "intent_last": sum(rewards[0]) / len(ids)},
+        "stories_passed": {"committed": int(sum(stories[1])), "intent_last": int(sum(stories[0]))},
+        "reward_diff": bootstrap_diff(*rewards, seed=1234),
+        "story_diff": bootstrap_diff(*stories, seed=1234),
+        "quoting_intents": sum(flag is not None for flag in outside["committed"]),
+        "quoted_words_outside_intent_line": {
+            name: sum(bool(flag) for flag in flags) for name, flags in outside.items()
+        },
+    }
+
+
+def _run(args: Sequence[str]) -> None:
+    print("+ " + " ".join(args), flush=True)
+    subprocess.run([sys.executable, "-m", *args], check=True, env=os.environ)
+
+
+@clean_errors
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--params", type=Path, default=Path("params.yaml"), help="the parameters file")
+    parser.add_argument("--out", type=Path, required=True, help="a scratch directory for datasets, adapter and results")
+    parser.add_argument("--data-only", action="store_true", help="write the reordered datasets and stop")
+    args = parser.parse_args(argv)
+    data = args.out / "data"
+    for source in (TRAJECTORIES, EVAL_TRAJECTORIES):
+        if not source.is_file():
+            raise InputError(f"{source}: not found; run `make pipeline` (or `dvc repro generate`) first")
+        print(f"{source}: {write_reordered(source, data / source.name)} rows reordered", flush=True)
+    if args.data_only:
+        return 0
+    adapter, eval_report = args.out / "sft", args.out / "sft-eval.json"
+    common = ["--params", str(args.params), "--base", str(MODELS / "base")]
+    _run(
+        [
+            "tasks.sft",
+            *common,
+            "--trajectories",
+            str(data / TRAJECTORIES.name),
+            "--out",
+            str(adapter),
+            "--metrics",
+            str(args.out / "sft-metrics.json"),
+            "--curves",
+            str(args.out / "sft-curves.json"),
+        ]
+    )
+    _run(
+        [
+            "tasks.evaluate_sft",
+            *common,
+            "--eval-trajectories",
+            str(data / EVAL_TRAJECTORIES.name),
+            "--stories",
+            str(STORIES),
+            "--stories-dir",
+            str(STORIES_DIR),
+            "--adapter",
+            str(adapter),
+            "--out",
+            str(eval_report),
+            "--speed",
+            str(args.out / "sft-speed.json"),
+        ]
+    )
+    result = paired(EVAL_DIR / "sft.json", eval_report)
+    atomic_write_text(args.out / "result.json", pretty_json(result))
+    print(pretty_json(result), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""benchmarks.intent_last: every story an answer or a prompt shows, its intent written after its args."""
+
+from __future__ import annotations
+
+import re
+
+from evaluation_helpers import STORIES
+
+from benchmarks.intent_last import intent_after_args, reorder_row, words_outside_intent
+from worldagent.config import RewardWeights
+from worldagent.evaluation.evaluate import Scorer
+from worldagent.stories.discover import object_props, story_config
+from worldagent.stories.parse import parse_tsx
+from worldagent.storytest.runner import PythonStoryRunner
+from worldagent.tools.callformat import parse_calls
+
+TWO_STORIES = """import { story } from 'plaited/testing'
+import { Button } from './button.template.tsx'
+
+export const first = story({
+  intent: 'A "Save" button',
+  template: Button,
+  args: {
+    children: 'Save',
+  },
+  play: async ({ assert }) => {
+    assert({ given: 'a', should: 'b', actual: 1, expected: 1 })
+  },
+})
+
+export const second = story({
+  description: 'A "Send" button, args last',
+  template: Button,
+  args: { children: 'Send' },
+})
+"""
+
+
+def story_properties(source: str) -> list[list[tuple[str, str]]]:
+    """(name, value text) of each exported story's properties, in source order."""
+    tree = parse_tsx(source.encode("utf-8"), "story.stories.tsx")
+    found = []
+    for node in tree.root_node.named_children:
+        declaration = node.child_by_field_name("declaration") if node.type == "export_statement" else None
+        for declarator in declaration.named_children if declaration is not None else []:
+            config = story_config(declarator.child_by_field_name("value"))
+            if config is not None:
+                props = object_props(config).items()
+                found.append(sorted(props, key=lambda item: item[1].start_byte))
+    return [[(name, (value.text or b"").decode()) for name, value in props] for props in found]
+
+
+def names(source: str) -> list[list[str]]:
+    return [[name for name, _ in story] for story in story_properties(source)]
+
+
+def test_intent_moves_right_after_args_in_every_story_of_a_file() -> None:
+    moved = intent_after_args(TWO_STORIES, "story.stories.tsx")
+    assert names(moved) == [["template", "args", "intent", "play"], ["template", "args", "description"]]
+    assert [sorted(story) for story in story_properties(moved)] == [
+        sorted(story) for story in story_properties(TWO_STORIES)
+    ]
+
+
+def test_a_story_not_written_one_property_a_line_is_left_as_it_is() -> None:
+    one_line = (
+        "import { story } from 'plaited/testing'\n\nexport const a = story({ intent: 'x', template: B, args: {} })\n"
+    )
+    no_args = (
+        "import { story } from 'plaited/testing'\n\nexport const a = story({\n  intent: 'x',\n  template: B,\n})\n"
+    )
+    for source in (one_line, no_args):
+        assert intent_after_args(source, "story.stories.tsx") == source
+
+
+def test_reordered_reference_answers_write_args_first_and_still_pass(eval_rows, token_files) -> None:
+    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
+    moved = examples = 0
+    for row in eval_rows:
+        reordered = reorder_row(row)
+        answer = reordered["messages"][2]["content"]
+        for call in parse_calls(answer).calls:
+            if call.name == "writeStory":
+                for story in names(str(call.arguments["content"])):
+                    if "args" in story and "intent" in story:
+                        assert story.index("intent") == story.index("args") + 1, row["id"]
+        moved += answer != row["messages"][2]["content"]
+        result = scorer.score(row, answer)
+        assert result.story_passed and result.a11y_passed, (row["id"], result.errors)
+        for example in re.findall(r"```tsx\n(.*?)\n```", reordered["messages"][1]["content"], re.DOTALL):
+            for story in names(example):  # the prompt's example stories are reordered the same way
+                if "args" in story and "intent" in story:
+                    assert story.index("intent") == story.index("args") + 1, row["id"]
+                    examples += 1
+    assert moved > len(eval_rows) // 2
+    assert examples > len(eval_rows) // 2
+
+
+def test_quoted_words_count_only_outside_the_intent_line() -> None:
+    only_intent = TWO_STORIES.replace("children: 'Save'", "children: 'Keep'")
+    assert words_outside_intent('A "Save" button', TWO_STORIES) is True
+    assert words_outside_intent('A "Save" button', only_intent) is False
+    assert words_outside_intent("A button", TWO_STORIES) is None
