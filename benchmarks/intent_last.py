@@ -19,8 +19,6 @@ result with the committed SFT evaluation. It is not in the pipeline, because it 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
 import subprocess
 import sys
@@ -34,6 +32,8 @@ from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, MODELS, STORIES, STORI
 from benchmarks.self_check_intent import quoted_phrases
 from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.compare import bootstrap_diff
+from worldagent.evaluation.metrics import IntentResult
+from worldagent.evaluation.model_eval import read_model_eval
 from worldagent.io import atomic_write_text, jsonl, pretty_json, read_jsonl
 from worldagent.stories.discover import object_props, story_config
 from worldagent.stories.parse import parse_tsx
@@ -46,7 +46,7 @@ _CALL_CONTENT = re.compile(r"(content:<escape>)(.*?)(<escape>)", re.DOTALL)
 STATEMENT_KEYS = ("intent", "description")
 
 
-def _story_configs(root: Node) -> list[Node]:
+def story_configs(root: Node) -> list[Node]:
     """The object of each exported ``story({...})``, in file order."""
     configs = []
     for node in root.named_children:
@@ -73,13 +73,14 @@ def intent_after_args(story_text: str, file: str) -> str:
     for line in lines:
         line_starts.append(line_starts[-1] + len(line))
     moves: list[tuple[int, int, int]] = []  # (intent line, first line after it, insert before line)
-    for obj in _story_configs(parse_tsx(source, file).root_node):
-        props = object_props(obj)
+    for obj in story_configs(parse_tsx(source, file).root_node):
+        props = object_props(obj)  # name -> value node, in source order
         statement = next((key for key in STATEMENT_KEYS if key in props), None)
         if statement is None or "args" not in props:
             continue
-        pairs = [child for child in obj.named_children if child.type in ("pair", "shorthand_property_identifier")]
-        keys = [next((key for key, value in props.items() if pair in (value, value.parent)), None) for pair in pairs]
+        keys = list(props)
+        # a shorthand property is its own node; any other value's property is its parent pair
+        pairs = [value if value.type == "shorthand_property_identifier" else value.parent for value in props.values()]
         rows = [pair.start_point[0] for pair in pairs]
         intent, args = keys.index(statement), keys.index("args")
         starts_lines = all(source[line_starts[pair.start_point[0]] : pair.start_byte].strip() == b"" for pair in pairs)
@@ -124,13 +125,10 @@ def write_reordered(source: Path, target: Path) -> int:
     return len(rows)
 
 
-def _per_intent(path: Path) -> dict[str, dict[str, Any]]:
-    """Each intent's scores, its kept answer added as ``output``."""
-    row = json.loads(path.read_text(encoding="utf-8"))["rows"][0]
-    return {
-        scores["id"]: {**scores, "output": output}
-        for scores, output in zip(row["per_intent"], row["outputs"], strict=True)
-    }
+def _per_intent(path: Path) -> dict[str, tuple[IntentResult, str]]:
+    """Each intent's scores and kept answer from an SFT evaluation file."""
+    row = read_model_eval(path, "sft").rows[0]
+    return {scores.id: (scores, output) for scores, output in zip(row.per_intent, row.outputs, strict=True)}
 
 
 def words_outside_intent(intent: str, answer: str) -> bool | None:
@@ -152,10 +150,10 @@ def paired(committed: Path, measured: Path) -> dict[str, Any]:
     ids = sorted(set(before) & set(after))
     if not ids:
         raise InputError(f"{measured}: no intent in common with {committed}")
-    rewards = ([after[i]["reward"] for i in ids], [before[i]["reward"] for i in ids])
-    stories = ([float(after[i]["story_passed"]) for i in ids], [float(before[i]["story_passed"]) for i in ids])
+    rewards = ([after[i][0].reward for i in ids], [before[i][0].reward for i in ids])
+    stories = ([float(after[i][0].story_passed) for i in ids], [float(before[i][0].story_passed) for i in ids])
     outside = {
-        name: [words_outside_intent(rows[i]["intent"], rows[i]["output"]) for i in ids]
+        name: [words_outside_intent(rows[i][0].intent, rows[i][1]) for i in ids]
         for name, rows in (("committed", before), ("intent_last", after))
     }
     return {
@@ -173,7 +171,7 @@ def paired(committed: Path, measured: Path) -> dict[str, Any]:
 
 def _run(args: Sequence[str]) -> None:
     print("+ " + " ".join(args), flush=True)
-    subprocess.run([sys.executable, "-m", *args], check=True, env=os.environ)
+    subprocess.run([sys.executable, "-m", *args], check=True)
 
 
 @clean_errors

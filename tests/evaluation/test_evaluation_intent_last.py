@@ -6,10 +6,10 @@ import re
 
 from evaluation_helpers import STORIES
 
-from benchmarks.intent_last import intent_after_args, reorder_row, words_outside_intent
+from benchmarks.intent_last import intent_after_args, reorder_row, story_configs, words_outside_intent
 from worldagent.config import RewardWeights
 from worldagent.evaluation.evaluate import Scorer
-from worldagent.stories.discover import object_props, story_config
+from worldagent.stories.discover import object_props
 from worldagent.stories.parse import parse_tsx
 from worldagent.storytest.runner import PythonStoryRunner
 from worldagent.tools.callformat import parse_calls
@@ -38,16 +38,11 @@ export const second = story({
 
 def story_properties(source: str) -> list[list[tuple[str, str]]]:
     """(name, value text) of each exported story's properties, in source order."""
-    tree = parse_tsx(source.encode("utf-8"), "story.stories.tsx")
-    found = []
-    for node in tree.root_node.named_children:
-        declaration = node.child_by_field_name("declaration") if node.type == "export_statement" else None
-        for declarator in declaration.named_children if declaration is not None else []:
-            config = story_config(declarator.child_by_field_name("value"))
-            if config is not None:
-                props = object_props(config).items()
-                found.append(sorted(props, key=lambda item: item[1].start_byte))
-    return [[(name, (value.text or b"").decode()) for name, value in props] for props in found]
+    root = parse_tsx(source.encode("utf-8"), "story.stories.tsx").root_node
+    return [
+        [(name, (value.text or b"").decode()) for name, value in object_props(config).items()]
+        for config in story_configs(root)
+    ]
 
 
 def names(source: str) -> list[list[str]]:
