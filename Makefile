@@ -41,6 +41,7 @@ intervention: $(STAMP)  ## run the intervention-predictor DAG under Prefect (eac
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m flows.intervention
 
 repro: $(STAMP)  ## only the DVC stages (no upload/deploy side effects), without Prefect
+	$(VENV)/bin/worldagent preflight
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
 
 profile: $(STAMP)  ## switch params.yaml to profile PROFILE (tiny | smollm2), e.g. `make profile PROFILE=smollm2`

@@ -28,6 +28,7 @@ from flows._prefect_env import explain_prefect_start
 from worldagent.config import load_params
 from worldagent.errors import RunError, clean_errors
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
+from worldagent.preflight import check_precision
 from worldagent.registry.champion import read_champion_reference, refresh_champion_reference
 from worldagent.registry.db import database_url
 
@@ -201,7 +202,11 @@ def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str
 
 
 def run_pipelines(pipelines: Sequence[Pipeline], root: Path, deploy: bool) -> dict[str, dict[str, Any]]:
-    """Every family's steps at once, as far as the flow's task runner allows; results by family."""
+    """Every family's steps at once, as far as the flow's task runner allows; results by family.
+
+    A setting this machine cannot run at a useful speed (``worldagent.preflight``) stops the run first.
+    """
+    check_precision(load_params(root / "params.yaml"), root / "params.yaml")
     submitted = {pipeline.family: submit_pipeline(pipeline, root, deploy) for pipeline in pipelines}
     return {pipeline.family: collect(pipeline, root, submitted[pipeline.family]) for pipeline in pipelines}
 

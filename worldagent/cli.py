@@ -182,6 +182,15 @@ def _cmd_profile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_preflight(args: argparse.Namespace) -> int:
+    from worldagent.config import load_params
+    from worldagent.preflight import check_precision
+
+    check_precision(load_params(args.params), Path(args.params))
+    print(f"{args.params}: this machine can run these settings")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="worldagent",
@@ -237,6 +246,15 @@ def build_parser() -> argparse.ArgumentParser:
     profile.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
     profile.add_argument("--profiles", default="profiles", help="profiles folder (default: profiles)")
     profile.set_defaults(handler=_cmd_profile)
+
+    preflight = commands.add_parser(
+        "preflight",
+        help="check that this machine can run params.yaml's settings at a useful speed (make pipeline does it first)",
+        description="Stops with the fix when a setting would run many times slower here than intended "
+        "(model.dtype bfloat16 on a CPU without native bfloat16). `make repro` runs it before `dvc repro`.",
+    )
+    preflight.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
+    preflight.set_defaults(handler=_cmd_preflight)
 
     from worldagent.registry.cli import add_models_commands
 

@@ -1,0 +1,97 @@
+"""The run's preflight: bfloat16 on a CPU that only emulates it stops a run at once, with the fix;
+every setting that runs at its intended speed passes, and so does an explicit go-ahead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from flows._stages import run_pipelines
+from worldagent import preflight
+from worldagent.cli import main as cli
+from worldagent.config import load_params
+from worldagent.errors import EXIT_INPUT_ERROR
+from worldagent.pipeline.families import PIPELINES
+from worldagent.preflight import ALLOW_SLOW_BFLOAT16, PrecisionError, check_precision
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_params(directory: Path, dtype: str) -> Path:
+    """The project's params.yaml with ``model.dtype`` set, whatever profile it holds."""
+    raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
+    raw["model"]["dtype"] = dtype
+    path = directory / "params.yaml"
+    path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def emulated() -> bool:
+    return False
+
+
+def native() -> bool:
+    return True
+
+
+def test_bfloat16_on_a_cpu_without_it_is_refused_naming_the_file_the_key_and_the_fix(tmp_path: Path) -> None:
+    path = write_params(tmp_path, "bfloat16")
+    with pytest.raises(PrecisionError) as raised:
+        check_precision(load_params(path), path, device="cpu", native_bfloat16=emulated, environ={})
+    message = str(raised.value)
+    assert str(path) in message and "model.dtype" in message
+    assert "model.dtype: auto" in message and ALLOW_SLOW_BFLOAT16 in message
+
+
+@pytest.mark.parametrize(
+    ("dtype", "device", "is_native", "environ"),
+    [
+        ("bfloat16", "cpu", native, {}),  # AVX-512 / AMX: oneDNN multiplies bfloat16
+        ("bfloat16", "cuda", emulated, {}),  # a GPU: the CPU's instructions do not matter
+        ("auto", "cpu", emulated, {}),  # auto is float32 on a CPU
+        ("float32", "cpu", emulated, {}),
+        ("bfloat16", "cpu", emulated, {ALLOW_SLOW_BFLOAT16: "1"}),  # the user said go ahead
+    ],
+)
+def test_settings_that_run_at_their_intended_speed_pass(
+    tmp_path: Path, dtype: str, device: str, is_native, environ: dict[str, str]
+) -> None:
+    path = write_params(tmp_path, dtype)
+    check_precision(load_params(path), path, device=device, native_bfloat16=is_native, environ=environ)
+
+
+def test_the_cpu_check_is_torchs_own_routing_of_bfloat16_products() -> None:
+    assert preflight.cpu_multiplies_bfloat16() is bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+
+
+def test_the_command_line_check_exits_2_with_the_fix_and_0_when_the_settings_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
+    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
+    monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
+    slow = write_params(tmp_path, "bfloat16")
+    assert cli(["preflight", "--params", str(slow)]) == EXIT_INPUT_ERROR
+    assert "model.dtype is bfloat16" in capsys.readouterr().err
+    fine = write_params(tmp_path, "auto")
+    assert cli(["preflight", "--params", str(fine)]) == 0
+
+
+def test_a_flow_stops_before_submitting_any_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
+    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
+    monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
+    write_params(tmp_path, "bfloat16")
+    submitted: list[str] = []
+    monkeypatch.setattr("flows._stages.submit_pipeline", lambda pipeline, *_: submitted.append(pipeline.family))
+    with pytest.raises(PrecisionError):
+        run_pipelines(PIPELINES, tmp_path, deploy=False)
+    assert submitted == []
+
+
+def test_no_stage_depends_on_the_preflight() -> None:
+    # A check that changes must never make DVC rerun a stage (worldagent/preflight.py's promise).
+    assert "worldagent/preflight.py" not in (ROOT / "dvc.yaml").read_text(encoding="utf-8")
