@@ -76,6 +76,10 @@ def test_the_command_line_check_exits_2_with_the_fix_and_0_when_the_settings_run
     slow = write_params(tmp_path, "bfloat16")
     assert cli(["preflight", "--params", str(slow)]) == EXIT_INPUT_ERROR
     assert "model.dtype is bfloat16" in capsys.readouterr().err
+    # The specialists' trainer service trains in model.dtype too: it refuses before it serves.
+    monkeypatch.setattr("uvicorn.run", lambda *_, **__: pytest.fail("the trainer service started"))
+    assert cli(["trainer", "serve", "--params", str(slow), "--data-dir", str(tmp_path)]) == EXIT_INPUT_ERROR
+    assert "model.dtype is bfloat16" in capsys.readouterr().err
     fine = write_params(tmp_path, "auto")
     assert cli(["preflight", "--params", str(fine)]) == 0
 

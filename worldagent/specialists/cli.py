@@ -32,11 +32,13 @@ def _print(value: Any) -> None:
 def cmd_trainer_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from worldagent.preflight import check_precision
     from worldagent.specialists.trainer import TrainerConfig, create_trainer_app
 
     params = _params(args.params)
     spec = params.specialists.trainer
     params_path = Path(args.params or "params.yaml").resolve()
+    check_precision(params, params_path)  # it trains in model.dtype: refuse a 13x slower one before serving
     config = TrainerConfig(
         data_dirs=[Path(d) for d in (args.data_dir or ["data"])],
         params_path=params_path if params_path.is_file() else None,
