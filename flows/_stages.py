@@ -245,6 +245,8 @@ def flow_main(description: str, pipeline_flow: Any, argv: list[str] | None = Non
     args = parser.parse_args(argv)
     # DVC resolves paths against the working directory, and so do Dask workers started from here.
     os.chdir(args.root)
+    # Before Prefect's server starts: a setting that cannot run here is one line, not a failed flow run.
+    check_precision(load_params(Path("params.yaml")), Path("params.yaml"))
     configured = pipeline_flow.with_options(task_runner=task_runner(Path(".")))
     result = configured(root=".", deploy=not args.no_deploy)
     print(json.dumps(result, indent=2, default=str))

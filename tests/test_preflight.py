@@ -9,7 +9,7 @@ import pytest
 import torch
 import yaml
 
-from flows._stages import run_pipelines
+from flows._stages import flow_main, run_pipelines
 from worldagent import preflight
 from worldagent.cli import main as cli
 from worldagent.config import load_params
@@ -99,3 +99,20 @@ def test_a_flow_stops_before_submitting_any_stage(tmp_path: Path, monkeypatch: p
 def test_no_stage_depends_on_the_preflight() -> None:
     # A check that changes must never make DVC rerun a stage (worldagent/preflight.py's promise).
     assert "worldagent/preflight.py" not in (ROOT / "dvc.yaml").read_text(encoding="utf-8")
+
+
+def test_a_flow_command_refuses_before_prefect_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
+    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
+    monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
+    monkeypatch.chdir(tmp_path)  # flow_main changes directory to --root; the test's own is restored
+    write_params(tmp_path, "bfloat16")
+
+    class NeverStarted:
+        def with_options(self, **_: object) -> NeverStarted:
+            pytest.fail("the flow was configured, so Prefect would start")
+
+    assert flow_main("a flow", NeverStarted(), ["--root", str(tmp_path)]) == EXIT_INPUT_ERROR
+    assert "model.dtype is bfloat16" in capsys.readouterr().err
