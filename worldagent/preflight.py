@@ -59,7 +59,7 @@ def check_precision(
         f"{params_path}: model.dtype is bfloat16, but this CPU ({torch.backends.cpu.get_cpu_capability()}) "
         "has no native bfloat16 matrix products, so every training and decoding step would take torch's "
         "generic fallback, about 13 times slower than float32 (the smollm2 profile's SFT: ~15 h instead "
-        "of ~75 min on two cores). Set `model.dtype: auto` in params.yaml (float32 on this CPU, bfloat16 "
+        "of ~1 h on two cores). Set `model.dtype: auto` in params.yaml (float32 on this CPU, bfloat16 "
         f"on a GPU), or run anyway with {ALLOW_SLOW_BFLOAT16}=1. Results in float32 differ from a "
         "bfloat16 run's, as results from another machine do."
     )
