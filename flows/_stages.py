@@ -201,12 +201,23 @@ def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str
     return {"recomputed": recomputed, "champion": champion, "gate": decision, **effects}
 
 
-def run_pipelines(pipelines: Sequence[Pipeline], root: Path, deploy: bool) -> dict[str, dict[str, Any]]:
-    """Every family's steps at once, as far as the flow's task runner allows; results by family.
+def preflight(pipelines: Sequence[Pipeline], root: Path) -> None:
+    """Stop before any stage when one of them would run many times slower here than intended
+    (``worldagent.preflight``): only a family whose stages read ``model.dtype`` is held to it."""
+    reads_dtype = any(
+        key in ("model", "model.dtype")
+        for pipeline in pipelines
+        for step in pipeline.steps
+        if isinstance(step, Stage)
+        for key in step.params
+    )
+    if reads_dtype:
+        check_precision(load_params(root / "params.yaml"), root / "params.yaml")
 
-    A setting this machine cannot run at a useful speed (``worldagent.preflight``) stops the run first.
-    """
-    check_precision(load_params(root / "params.yaml"), root / "params.yaml")
+
+def run_pipelines(pipelines: Sequence[Pipeline], root: Path, deploy: bool) -> dict[str, dict[str, Any]]:
+    """Every family's steps at once, as far as the flow's task runner allows; results by family."""
+    preflight(pipelines, root)
     submitted = {pipeline.family: submit_pipeline(pipeline, root, deploy) for pipeline in pipelines}
     return {pipeline.family: collect(pipeline, root, submitted[pipeline.family]) for pipeline in pipelines}
 
@@ -237,8 +248,11 @@ def family_flow(pipeline: Pipeline) -> Any:
 
 @clean_errors
 @explain_prefect_start
-def flow_main(description: str, pipeline_flow: Any, argv: list[str] | None = None) -> int:
-    """``python -m flows.<name>``: run the flow once, on the task runner params.yaml names, and print its result."""
+def flow_main(
+    description: str, pipeline_flow: Any, pipelines: Sequence[Pipeline], argv: list[str] | None = None
+) -> int:
+    """``python -m flows.<name>``: run the flow of ``pipelines`` once, on the task runner params.yaml
+    names, and print its result."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--root", default=".", help="project root; the flow runs from there (default: .)")
     parser.add_argument("--no-deploy", action="store_true", help="stop after the gate")
@@ -246,7 +260,7 @@ def flow_main(description: str, pipeline_flow: Any, argv: list[str] | None = Non
     # DVC resolves paths against the working directory, and so do Dask workers started from here.
     os.chdir(args.root)
     # Before Prefect's server starts: a setting that cannot run here is one line, not a failed flow run.
-    check_precision(load_params(Path("params.yaml")), Path("params.yaml"))
+    preflight(pipelines, Path("."))
     configured = pipeline_flow.with_options(task_runner=task_runner(Path(".")))
     result = configured(root=".", deploy=not args.no_deploy)
     print(json.dumps(result, indent=2, default=str))

@@ -23,7 +23,7 @@ def all_families_pipeline(root: str = ".", deploy: bool = True) -> dict[str, Any
 
 
 def main(argv: list[str] | None = None) -> int:
-    return flow_main("Run every model family's pipeline under Prefect.", all_families_pipeline, argv)
+    return flow_main("Run every model family's pipeline under Prefect.", all_families_pipeline, PIPELINES, argv)
 
 
 if __name__ == "__main__":

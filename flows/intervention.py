@@ -18,7 +18,7 @@ intervention_pipeline = family_flow(PIPELINE)
 
 
 def main(argv: list[str] | None = None) -> int:
-    return flow_main("Run the intervention-predictor pipeline under Prefect.", intervention_pipeline, argv)
+    return flow_main("Run the intervention-predictor pipeline under Prefect.", intervention_pipeline, [PIPELINE], argv)
 
 
 if __name__ == "__main__":

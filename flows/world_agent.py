@@ -18,7 +18,7 @@ world_agent_pipeline = family_flow(PIPELINE)
 
 
 def main(argv: list[str] | None = None) -> int:
-    return flow_main("Run the world-agent pipeline under Prefect.", world_agent_pipeline, argv)
+    return flow_main("Run the world-agent pipeline under Prefect.", world_agent_pipeline, [PIPELINE], argv)
 
 
 if __name__ == "__main__":

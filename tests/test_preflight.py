@@ -10,11 +10,14 @@ import torch
 import yaml
 
 from flows._stages import flow_main, run_pipelines
+from flows._stages import preflight as flows_preflight
 from worldagent import preflight
 from worldagent.cli import main as cli
 from worldagent.config import load_params
 from worldagent.errors import EXIT_INPUT_ERROR
 from worldagent.pipeline.families import PIPELINES
+from worldagent.pipeline.intervention import PIPELINE as INTERVENTION
+from worldagent.pipeline.world_agent import PIPELINE as WORLD_AGENT
 from worldagent.preflight import ALLOW_SLOW_BFLOAT16, PrecisionError, check_precision
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -114,5 +117,17 @@ def test_a_flow_command_refuses_before_prefect_starts(
         def with_options(self, **_: object) -> NeverStarted:
             pytest.fail("the flow was configured, so Prefect would start")
 
-    assert flow_main("a flow", NeverStarted(), ["--root", str(tmp_path)]) == EXIT_INPUT_ERROR
+    assert flow_main("a flow", NeverStarted(), PIPELINES, ["--root", str(tmp_path)]) == EXIT_INPUT_ERROR
     assert "model.dtype is bfloat16" in capsys.readouterr().err
+
+
+def test_only_a_family_whose_stages_read_model_dtype_is_held_to_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
+    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
+    monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
+    write_params(tmp_path, "bfloat16")
+    flows_preflight([INTERVENTION], tmp_path)  # the intervention predictor never reads model.dtype
+    with pytest.raises(PrecisionError):
+        flows_preflight([WORLD_AGENT], tmp_path)
