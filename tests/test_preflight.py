@@ -40,6 +40,14 @@ def native() -> bool:
     return True
 
 
+@pytest.fixture
+def emulating_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stages would run on a CPU that only emulates bfloat16, and nobody said go ahead."""
+    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
+    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
+    monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
+
+
 def test_bfloat16_on_a_cpu_without_it_is_refused_naming_the_file_the_key_and_the_fix(tmp_path: Path) -> None:
     path = write_params(tmp_path, "bfloat16")
     with pytest.raises(PrecisionError) as raised:
@@ -70,12 +78,10 @@ def test_the_cpu_check_is_torchs_own_routing_of_bfloat16_products() -> None:
     assert preflight.cpu_multiplies_bfloat16() is bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
+@pytest.mark.usefixtures("emulating_cpu")
 def test_the_command_line_check_exits_2_with_the_fix_and_0_when_the_settings_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
-    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
-    monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
     slow = write_params(tmp_path, "bfloat16")
     assert cli(["preflight", "--params", str(slow)]) == EXIT_INPUT_ERROR
     assert "model.dtype is bfloat16" in capsys.readouterr().err
@@ -87,10 +93,8 @@ def test_the_command_line_check_exits_2_with_the_fix_and_0_when_the_settings_run
     assert cli(["preflight", "--params", str(fine)]) == 0
 
 
+@pytest.mark.usefixtures("emulating_cpu")
 def test_a_flow_stops_before_submitting_any_stage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
-    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
-    monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
     write_params(tmp_path, "bfloat16")
     submitted: list[str] = []
     monkeypatch.setattr("flows._stages.submit_pipeline", lambda pipeline, *_: submitted.append(pipeline.family))
@@ -104,12 +108,10 @@ def test_no_stage_depends_on_the_preflight() -> None:
     assert "worldagent/preflight.py" not in (ROOT / "dvc.yaml").read_text(encoding="utf-8")
 
 
+@pytest.mark.usefixtures("emulating_cpu")
 def test_a_flow_command_refuses_before_prefect_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
-    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
-    monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
     monkeypatch.chdir(tmp_path)  # flow_main changes directory to --root; the test's own is restored
     write_params(tmp_path, "bfloat16")
 
@@ -121,12 +123,8 @@ def test_a_flow_command_refuses_before_prefect_starts(
     assert "model.dtype is bfloat16" in capsys.readouterr().err
 
 
-def test_only_a_family_whose_stages_read_model_dtype_is_held_to_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
-    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
-    monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
+@pytest.mark.usefixtures("emulating_cpu")
+def test_only_a_family_whose_stages_read_model_dtype_is_held_to_it(tmp_path: Path) -> None:
     write_params(tmp_path, "bfloat16")
     flows_preflight([INTERVENTION], tmp_path)  # the intervention predictor never reads model.dtype
     with pytest.raises(PrecisionError):
