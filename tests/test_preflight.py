@@ -6,12 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import torch
 import yaml
 
 from flows._stages import flow_main, run_pipelines
 from flows._stages import preflight as flows_preflight
-from worldagent import preflight
 from worldagent.cli import main as cli
 from worldagent.config import load_params
 from worldagent.errors import EXIT_INPUT_ERROR
@@ -43,7 +41,7 @@ def native() -> bool:
 @pytest.fixture
 def emulating_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stages would run on a CPU that only emulates bfloat16, and nobody said go ahead."""
-    monkeypatch.setattr(preflight, "cpu_multiplies_bfloat16", emulated)
+    monkeypatch.setattr("worldagent.policy.device.cpu_multiplies_bfloat16", emulated)
     monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
     monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
 
@@ -54,7 +52,7 @@ def test_bfloat16_on_a_cpu_without_it_is_refused_naming_the_file_the_key_and_the
         check_precision(load_params(path), path, device="cpu", native_bfloat16=emulated, environ={})
     message = str(raised.value)
     assert str(path) in message and "model.dtype" in message
-    assert "model.dtype: auto" in message and ALLOW_SLOW_BFLOAT16 in message
+    assert "model.dtype: prefer-bfloat16" in message and ALLOW_SLOW_BFLOAT16 in message
 
 
 @pytest.mark.parametrize(
@@ -63,6 +61,7 @@ def test_bfloat16_on_a_cpu_without_it_is_refused_naming_the_file_the_key_and_the
         ("bfloat16", "cpu", native, {}),  # AVX-512 / AMX: oneDNN multiplies bfloat16
         ("bfloat16", "cuda", emulated, {}),  # a GPU: the CPU's instructions do not matter
         ("auto", "cpu", emulated, {}),  # auto is float32 on a CPU
+        ("prefer-bfloat16", "cpu", emulated, {}),  # float32 on this CPU
         ("float32", "cpu", emulated, {}),
         ("bfloat16", "cpu", emulated, {ALLOW_SLOW_BFLOAT16: "1"}),  # the user said go ahead
     ],
@@ -72,10 +71,6 @@ def test_settings_that_run_at_their_intended_speed_pass(
 ) -> None:
     path = write_params(tmp_path, dtype)
     check_precision(load_params(path), path, device=device, native_bfloat16=is_native, environ=environ)
-
-
-def test_the_cpu_check_is_torchs_own_routing_of_bfloat16_products() -> None:
-    assert preflight.cpu_multiplies_bfloat16() is bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 @pytest.mark.usefixtures("emulating_cpu")

@@ -27,15 +27,6 @@ class PrecisionError(InputError):
     """params.yaml asks for a precision this machine can only emulate, many times slower."""
 
 
-def cpu_multiplies_bfloat16() -> bool:
-    """Whether torch sends this CPU's bfloat16 matrix products to oneDNN (native BF16 or AVX-512)
-    rather than its generic fallback loop."""
-    import torch
-
-    check = getattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", None)
-    return bool(check()) if check is not None else False
-
-
 def check_precision(
     params: Params,
     params_path: Path,
@@ -45,13 +36,13 @@ def check_precision(
 ) -> None:
     """Refuse ``model.dtype: bfloat16`` on a CPU without native bfloat16 (unless the environment
     says to go ahead); every other setting and device passes. ``device`` defaults to the one the
-    stages would pick, ``native_bfloat16`` to :func:`cpu_multiplies_bfloat16`."""
-    from worldagent.policy.device import select_device
+    stages would pick, ``native_bfloat16`` to :func:`worldagent.policy.device.cpu_multiplies_bfloat16`."""
+    from worldagent.policy import device as devices
 
     environ = os.environ if environ is None else environ
     if params.model.dtype != "bfloat16" or environ.get(ALLOW_SLOW_BFLOAT16) == "1":
         return
-    if (device or select_device()) != "cpu" or (native_bfloat16 or cpu_multiplies_bfloat16)():
+    if (device or devices.select_device()) != "cpu" or (native_bfloat16 or devices.cpu_multiplies_bfloat16)():
         return
     import torch
 
@@ -59,7 +50,7 @@ def check_precision(
         f"{params_path}: model.dtype is bfloat16, but this CPU ({torch.backends.cpu.get_cpu_capability()}) "
         "has no native bfloat16 matrix products, so every training and decoding step would take torch's "
         "generic fallback, about 13 times slower than float32 (the smollm2 profile's SFT: ~15 h instead "
-        "of ~1 h on two cores). Set `model.dtype: auto` in params.yaml (float32 on this CPU, bfloat16 "
-        f"on a GPU), or run anyway with {ALLOW_SLOW_BFLOAT16}=1. Results in float32 differ from a "
+        "of ~1 h on two cores). Set `model.dtype: prefer-bfloat16` in params.yaml (float32 on this CPU, "
+        f"bfloat16 where the hardware multiplies it natively), or run anyway with {ALLOW_SLOW_BFLOAT16}=1. Results in float32 differ from a "
         "bfloat16 run's, as results from another machine do."
     )

@@ -80,6 +80,7 @@ def test_sft_learns_and_writes_a_loadable_adapter(work: Path, sft_run: dict) -> 
 
     out = work / "models" / "sft"
     assert sft_run["global_step"] == 8
+    assert sft_run["precision"] == "float32 on cpu"  # the tiny profile's auto on a CPU
     assert sft_run["loss_last"] < sft_run["loss_first"] - 0.2, sft_run  # a tiny overfit: the loss drops
     for name in ("adapter_model.safetensors", "adapter_config.json", "stage.json", "tokenizer.json"):
         assert (out / name).is_file(), name

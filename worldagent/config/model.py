@@ -47,7 +47,8 @@ class MarkerRowsParams(Section):
 class ModelParams(Section):
     base: str = "builtin:tiny"  # or a hub id (google/functiongemma-270m-it) or a local path
     revision: str | None = None  # hub revision to pin
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"  # auto: bf16 on CUDA, else fp32
+    # auto: bf16 on CUDA, else fp32; prefer-bfloat16: also bf16 on a CPU that multiplies it natively
+    dtype: Literal["auto", "prefer-bfloat16", "float32", "bfloat16", "float16"] = "auto"
     tiny: TinyModelParams = TinyModelParams()
     pretrain: PretrainParams = PretrainParams()
     marker_rows: MarkerRowsParams = MarkerRowsParams()

@@ -237,13 +237,16 @@ def _opt(value: Any, digits: int = 3) -> str:
 def _training_section(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """What each trained stage did: steps, loss, throughput; the experience loop's samples; GRPO's
     reward signal per step, or why it did not train."""
-    lines = ["| stage | steps | loss first → last | train tokens/s | wall s |", "|---|---:|---:|---:|---:|"]
+    lines = [
+        "| stage | steps | loss first → last | train tokens/s | wall s | precision |",
+        "|---|---:|---:|---:|---:|---|",
+    ]
     for stage, m in training.items():
         run = m.get("training", m) if stage == "experience" else m
         tokens = run.get("train_tokens_per_second")
         lines.append(
             f"| {stage} | {_opt(run.get('global_step'))} | {_opt(run.get('loss_first'))} → {_opt(run.get('loss_last'))}"
-            f" | {_opt(tokens, 1)} | {_opt(run.get('wall_s'), 0)} |"
+            f" | {_opt(tokens, 1)} | {_opt(run.get('wall_s'), 0)} | {_opt(run.get('precision'))} |"
         )
     lines.append("")
     experience = training.get("experience")
