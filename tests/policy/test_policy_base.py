@@ -13,7 +13,6 @@ import yaml
 
 from worldagent.config import ModelParams, Params, PretrainParams, TinyModelParams
 from worldagent.policy import base as base_module
-from worldagent.policy import device as device_module
 from worldagent.policy.base import (
     BaseModelUnavailable,
     build_base,
@@ -134,20 +133,6 @@ def test_device_and_precision_helpers() -> None:
     assert trainer_precision("cpu", torch.float32) == {"bf16": False, "fp16": False, "use_cpu": True}
     assert trainer_precision("cuda", torch.bfloat16) == {"bf16": True, "fp16": False, "use_cpu": False}
     assert trainer_precision("cuda", torch.float16) == {"bf16": False, "fp16": True, "use_cpu": False}
-
-
-@pytest.mark.parametrize(("native", "expected"), [(True, torch.bfloat16), (False, torch.float32)])
-def test_prefer_bfloat16_follows_whether_the_cpu_multiplies_it_natively(
-    monkeypatch: pytest.MonkeyPatch, native: bool, expected: torch.dtype
-) -> None:
-    monkeypatch.setattr(device_module, "cpu_multiplies_bfloat16", lambda: native)
-    assert resolve_dtype("prefer-bfloat16", "cpu") is expected
-    assert resolve_dtype("auto", "cpu") is torch.float32  # auto stays float32 on any CPU
-    assert resolve_dtype("prefer-bfloat16", "mps") is torch.float32
-
-
-def test_the_cpu_check_is_torchs_own_routing_of_bfloat16_products() -> None:
-    assert device_module.cpu_multiplies_bfloat16() is bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 # ----------------------------------------------------------------------------- training texts
