@@ -10,10 +10,11 @@ the package first.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from typing import ParamSpec, TypeVar
 
 from worldagent.errors import RunError
@@ -86,3 +87,35 @@ def explain_prefect_start(main: Callable[P, R]) -> Callable[P, R]:
             raise PrefectStartError(message) from error
 
     return wrapper
+
+
+@contextlib.contextmanager
+def one_server_for_local_workers(local_workers: bool) -> Iterator[str | None]:
+    """Run what is inside against one temporary Prefect server that local worker processes share.
+
+    Without ``PREFECT_API_URL``, every process that runs a Prefect task starts its own temporary
+    server: a local Dask cluster's workers are processes, so a flow on it started one server per
+    worker besides its own, each migrating the same SQLite database at once (minutes on a busy small
+    machine, where the flow looked hung). Here the flow's process starts the one server Prefect would
+    have started for it, and points Prefect's settings at it; the Dask task runner sends those
+    settings with every task, so the workers use it too. Yields the server's API URL (None when
+    nothing was started: no local workers, or a server already named by ``PREFECT_API_URL``).
+    """
+    if not local_workers or os.environ.get("PREFECT_API_URL"):
+        yield None
+        return
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    server = SubprocessASGIServer()  # the instance Prefect's own client would start in this process
+    server.start(timeout=startup_timeout_s())
+    try:
+        with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
+            yield server.api_url
+            # Send the last logs and events while the server still answers (as Prefect's test harness does).
+            APILogWorker.drain_all(timeout=30)
+            EventsWorker.drain_all(timeout=30)
+    finally:
+        server.stop()

@@ -24,7 +24,7 @@ from prefect.cache_policies import NONE
 from prefect.context import get_run_context
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from flows._prefect_env import explain_prefect_start
+from flows._prefect_env import explain_prefect_start, one_server_for_local_workers
 from worldagent.config import load_params
 from worldagent.errors import RunError, clean_errors
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
@@ -235,6 +235,15 @@ def task_runner(root: Path) -> Any:
     return DaskTaskRunner(cluster_kwargs=cluster)
 
 
+def run_flow(pipeline_flow: Any, root: Path, deploy: bool) -> Any:
+    """``pipeline_flow(root, deploy)`` on the task runner params.yaml names; a local Dask cluster's
+    workers share the flow's temporary Prefect server (``one_server_for_local_workers``)."""
+    settings = load_params(root / "params.yaml").orchestrate
+    local_workers = settings.task_runner == "dask" and not settings.dask_address
+    with one_server_for_local_workers(local_workers):
+        return pipeline_flow.with_options(task_runner=task_runner(root))(root=str(root), deploy=deploy)
+
+
 def family_flow(pipeline: Pipeline) -> Any:
     """The Prefect flow of one family: ``flow(root=".", deploy=True)``."""
 
@@ -261,7 +270,6 @@ def flow_main(
     os.chdir(args.root)
     # Before Prefect's server starts: a setting that cannot run here is one line, not a failed flow run.
     preflight(pipelines, Path("."))
-    configured = pipeline_flow.with_options(task_runner=task_runner(Path(".")))
-    result = configured(root=".", deploy=not args.no_deploy)
+    result = run_flow(pipeline_flow, Path("."), deploy=not args.no_deploy)
     print(json.dumps(result, indent=2, default=str))
     return 0

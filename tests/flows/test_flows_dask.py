@@ -1,4 +1,5 @@
-"""Independent stages run at once on a real local Dask cluster, each through DVC, in table order."""
+"""Independent stages run at once on a real local Dask cluster, each through DVC, in table order,
+with the flow and its worker processes on one temporary Prefect server."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 from prefect import flow
-from prefect.testing.utilities import prefect_test_harness
 
-from flows._stages import run_pipelines, task_runner
-from tests.harness import dvc, run
+from flows._stages import run_pipelines
+from tests.harness import PROJECT, dvc, flow_result, python, run
 from worldagent.pipeline.table import Pipeline, Stage
 
 pytestmark = pytest.mark.slow
@@ -52,8 +52,23 @@ def toy_pipeline(family: str, stages: list[Stage]) -> Pipeline:
     )
 
 
+# As `python -m flows.*` runs a flow (flows/_stages.py: run_flow), with no Prefect server named.
+RUN_TOY_FLOW = f"""\
+import json, os, sys
+os.environ.pop("PREFECT_API_URL", None)
+sys.path.insert(0, {str(PROJECT)!r})
+from pathlib import Path
+import flows  # Prefect's settings, as `python -m flows.*` sets them before Prefect is imported
+from flows._stages import run_flow
+from tests.flows.test_flows_dask import toy_flow
+
+if __name__ == "__main__":  # Dask's worker processes import this module again
+    print(json.dumps(run_flow(toy_flow, Path("."), deploy=False), indent=2, default=str))
+"""
+
+
 @flow(name="toy")
-def toy_flow(root: str) -> dict:
+def toy_flow(root: str, deploy: bool) -> dict:
     first = toy_pipeline("first", [Stage("a", "x", "sleeps", outputs={"out": "a.json"})])
     second = toy_pipeline(
         "second",
@@ -62,21 +77,23 @@ def toy_flow(root: str) -> dict:
             Stage("c", "x", "reads both", inputs={"a": "a.json", "b": "b.json"}, outputs={"out": "gate.json"}),
         ],
     )
-    return run_pipelines([first, second], Path(root), deploy=False)
+    return run_pipelines([first, second], Path(root), deploy=deploy)
 
 
-def test_independent_stages_overlap_on_dask_and_dependent_ones_wait(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)  # as `python -m flows.*` does: DVC and the workers run from the project root
+def test_independent_stages_overlap_on_dask_and_dependent_ones_wait(tmp_path: Path) -> None:
     run(tmp_path, "git", "init", "-q")
     dvc(tmp_path, "init", "-q")
     (tmp_path / "dvc.yaml").write_text(yaml.safe_dump(DVC_YAML))
     (tmp_path / "rendezvous.py").write_text(RENDEZVOUS)
     params = "registry:\n  url: sqlite:///registry.db\norchestrate:\n  task_runner: dask\n  dask_workers: 2\n"
     (tmp_path / "params.yaml").write_text(params)
-    with prefect_test_harness(server_startup_timeout=600):
-        result = toy_flow.with_options(task_runner=task_runner(Path(".")))(".")
+    (tmp_path / "run_toy_flow.py").write_text(RUN_TOY_FLOW)
+    done = python(tmp_path, "run_toy_flow.py")  # from the project root, as `python -m flows.*` runs
+    result = flow_result(done.stdout)
+    # Each worker process would start a server of its own (migrating one SQLite file at once) unless
+    # pointed at the flow's.
+    servers = (done.stdout + done.stderr).count("Starting temporary server on")
+    assert servers == 1, f"{servers} temporary Prefect servers started:\n{done.stderr[-3000:]}"
     met = {n: json.loads((tmp_path / f"{n}.json").read_text())["met"] for n in "ab"}
     assert met == {"a": True, "b": True}, f"a and b did not run at the same time: {met}"
     ends = [(tmp_path / f"{n}.json").stat().st_mtime for n in "ab"]

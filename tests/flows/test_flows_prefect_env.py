@@ -16,6 +16,7 @@ from flows._prefect_env import (
     PrefectStartError,
     configure_prefect_start,
     explain_prefect_start,
+    one_server_for_local_workers,
     start_failure_message,
 )
 from worldagent.errors import RunError
@@ -68,6 +69,16 @@ def test_other_errors_pass_through_unchanged() -> None:
 
     with pytest.raises(RuntimeError, match="something else"):
         main()
+
+
+def test_no_server_is_started_without_local_workers_or_when_one_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The flow's own client starts its temporary server (or uses PREFECT_API_URL's) as Prefect always does.
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with one_server_for_local_workers(local_workers=False) as url:
+        assert url is None
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
+    with one_server_for_local_workers(local_workers=True) as url:
+        assert url is None
 
 
 FLOW = textwrap.dedent(
