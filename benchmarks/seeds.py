@@ -1,0 +1,181 @@
+"""How far one training stage's held-out figures move with the seed alone.
+
+    python -m benchmarks.seeds --stage grpo --seeds 7 99            # after `make pipeline` (~35 min each here)
+    python -m benchmarks.seeds --stage sft --seeds 7 --threads 2 --jobs 1
+    python -m benchmarks.seeds --stage grpo --seeds 7 99 --compare-only   # the table again, nothing rerun
+
+Each seed trains the stage again from the committed run's inputs (the same upstream models and data,
+through the stage's own command as dvc.yaml runs it), with params.yaml's ``seed`` changed and nothing
+else, into ``--work`` (never the DVC outputs), then evaluates it with the stage's evaluation command
+(its self-check retries sample with that seed too; the unconstrained second row is left out). The
+table pairs every seed's evaluation with the committed row of the same stage and of the stage before
+it, with the report's paired bootstrap, so a step's effect can be read against what a seed alone moves.
+docs/profiles.md ("Seeds") records the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from benchmarks.paths import EVAL_DIR
+from worldagent.config import Params, load_params
+from worldagent.errors import InputError, RunError, clean_errors
+from worldagent.evaluation.compare import STEP_CHAIN, TRAINED_STAGES, bootstrap_diff
+from worldagent.evaluation.model_eval import EvalRow, read_model_eval
+from worldagent.pipeline.table import Pipeline, Stage, interpolate
+from worldagent.pipeline.world_agent import PIPELINE
+from worldagent.policy.device import THREADS_ENV
+
+
+def seed_params(raw: Mapping[str, Any], seed: int) -> dict[str, Any]:
+    """params.yaml's contents with ``seed`` set and no unconstrained evaluation row."""
+    changed = dict(raw, seed=seed)
+    changed["evaluate"] = dict(raw.get("evaluate") or {}, unconstrained_models=[])
+    return changed
+
+
+def stage_command(stage: Stage, params: Params, params_path: Path, moved: Mapping[str, Path]) -> list[str]:
+    """``python -m <entry> --params P --<arg> <path> ...`` as dvc.yaml runs it, with the paths in
+    ``moved`` (table path → scratch path) replaced."""
+    command = [sys.executable, "-m", stage.entry, "--params", str(params_path)]
+    for argument, path in stage.arguments.items():
+        value = interpolate(path, params)
+        command += [f"--{argument.replace('_', '-')}", str(moved.get(value, value))]
+    return command
+
+
+def seed_commands(
+    pipeline: Pipeline, stage_name: str, params: Params, params_path: Path, work: Path
+) -> list[list[str]]:
+    """The stage's command and then its evaluation's, every file they write under ``work``: the
+    evaluation reads the adapter trained there, never the committed one."""
+    stage, evaluation = pipeline.stage(stage_name), pipeline.stage(f"evaluate_{stage_name}")
+    moved = {interpolate(path, params): work / scratch_name(argument, path) for argument, path in written(stage)}
+    evaluation_moved = {
+        interpolate(path, params): work / f"eval-{scratch_name(argument, path)}"
+        for argument, path in written(evaluation)
+    }
+    return [
+        stage_command(stage, params, params_path, moved),
+        stage_command(evaluation, params, params_path, {**moved, **evaluation_moved}),
+    ]
+
+
+def written(stage: Stage) -> list[tuple[str, str]]:
+    """(argument, table path) of every file or folder ``stage`` writes."""
+    plots = {argument: plot.path for argument, plot in stage.plots.items()}
+    return list({**stage.outputs, **stage.reports, **stage.metrics, **plots}.items())
+
+
+def scratch_name(argument: str, path: str) -> str:
+    """A written path's name in a seed's folder: its argument, with the table path's suffix."""
+    return f"{argument}{Path(path).suffix}"
+
+
+def evaluation_output(pipeline: Pipeline, stage_name: str, work: Path) -> Path:
+    """Where :func:`seed_commands` has the stage's evaluation write its model's file."""
+    argument, path = next(iter(pipeline.stage(f"evaluate_{stage_name}").outputs.items()))
+    return work / f"eval-{scratch_name(argument, path)}"
+
+
+def previous_stage(stage: str) -> str:
+    """The model the report's step table compares ``stage`` with."""
+    return STEP_CHAIN[STEP_CHAIN.index(stage) - 1]
+
+
+def rewards_by_intent(row: EvalRow) -> dict[str, float]:
+    return {result.id: result.reward for result in row.per_intent}
+
+
+def seed_table(
+    rows: Mapping[str, EvalRow], committed: str, previous: str, samples: int = 1000, seed: int = 1234
+) -> list[str]:
+    """Markdown: each model's passes and mean reward; every other seed against the ``committed`` row
+    and the ``previous`` stage's; then the seeds' per-intent mean against ``previous``. Paired over
+    the intents every model answered, with the report's bootstrap."""
+    rewards = {name: rewards_by_intent(row) for name, row in rows.items()}
+    ids = sorted(set.intersection(*(set(r) for r in rewards.values())))
+    if not ids:
+        raise InputError("the evaluations share no intent")
+
+    def difference(label: str, a: Sequence[float], b: Sequence[float]) -> str:
+        diff = bootstrap_diff(a, b, samples=samples, seed=seed)
+        return f"| {label} | {diff['mean']:+.3f} [{diff['low']:+.3f}, {diff['high']:+.3f}] |"
+
+    lines = ["| model | stories passed | mean reward |", "|---|---:|---:|"]
+    for name, row in rows.items():
+        passed = sum(result.story_passed for result in row.per_intent if result.id in ids)
+        lines.append(f"| {name} | {passed} of {len(ids)} | {sum(rewards[name][i] for i in ids) / len(ids):.3f} |")
+    lines += ["", "| difference | mean reward, 95% paired bootstrap CI |", "|---|---|"]
+    seeds = [name for name in rows if name != previous]
+    for name in [name for name in seeds if name != committed]:
+        for other in (committed, previous):
+            lines.append(
+                difference(f"{name} − {other}", [rewards[name][i] for i in ids], [rewards[other][i] for i in ids])
+            )
+    pooled = [sum(rewards[name][i] for name in seeds) / len(seeds) for i in ids]
+    lines.append(
+        difference(f"mean of the {len(seeds)} seeds − {previous}", pooled, [rewards[previous][i] for i in ids])
+    )
+    return lines
+
+
+def run_seed(commands: Sequence[Sequence[str]], log: Path, threads: int) -> None:
+    """The commands one after the other, their output in ``log``; a failure names the log."""
+    environment = dict(os.environ, **{THREADS_ENV: str(threads)})
+    with log.open("w", encoding="utf-8") as out:
+        for command in commands:
+            print(f"{command[2]} started (output: {log})", flush=True)
+            done = subprocess.run(list(command), stdout=out, stderr=subprocess.STDOUT, env=environment, check=False)
+            if done.returncode != 0:
+                raise RunError(f"{' '.join(command[:3])} exited with {done.returncode}: see {log}")
+
+
+@clean_errors
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--params", type=Path, default=Path("params.yaml"), help="parameters file (default: params.yaml)"
+    )
+    parser.add_argument("--stage", choices=TRAINED_STAGES, default="grpo", help="the stage trained again")
+    parser.add_argument("--seeds", type=int, nargs="+", required=True, help="seeds other than params.yaml's")
+    parser.add_argument("--work", type=Path, default=Path("tmp/seeds"), help="scratch folder (default: tmp/seeds)")
+    parser.add_argument("--jobs", type=int, default=2, help="seeds run at once (default 2)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads per seed (default 1)")
+    parser.add_argument("--compare-only", action="store_true", help="read the seeds' evaluations; run nothing")
+    args = parser.parse_args(argv)
+    params = load_params(args.params)
+    raw = yaml.safe_load(args.params.read_text(encoding="utf-8"))
+    works = {seed: args.work / args.stage / f"seed-{seed}" for seed in args.seeds}
+    if not args.compare_only:
+        jobs = []
+        for seed, work in works.items():
+            work.mkdir(parents=True, exist_ok=True)
+            params_path = work / "params.yaml"
+            params_path.write_text(yaml.safe_dump(seed_params(raw, seed), sort_keys=False), encoding="utf-8")
+            jobs.append((seed_commands(PIPELINE, args.stage, params, params_path, work), work / "run.log"))
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            for finished in [pool.submit(run_seed, commands, log, args.threads) for commands, log in jobs]:
+                finished.result()
+    previous, committed = previous_stage(args.stage), f"{args.stage} seed {params.seed} (committed)"
+    rows = {
+        previous: read_model_eval(EVAL_DIR / f"{previous}.json", previous).rows[0],
+        committed: read_model_eval(EVAL_DIR / f"{args.stage}.json", args.stage).rows[0],
+    }
+    for seed, work in works.items():
+        rows[f"{args.stage} seed {seed}"] = read_model_eval(evaluation_output(PIPELINE, args.stage, work)).rows[0]
+    print("\n".join(seed_table(rows, committed, previous)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
