@@ -99,15 +99,18 @@ def one_server_for_local_workers(local_workers: bool) -> Iterator[str | None]:
     machine, where the flow looked hung). Here the flow's process starts the one server Prefect would
     have started for it, and points Prefect's settings at it; the Dask task runner sends those
     settings with every task, so the workers use it too. Yields the server's API URL (None when
-    nothing was started: no local workers, or a server already named by ``PREFECT_API_URL``).
+    nothing was started: no local workers, or a server already named by ``PREFECT_API_URL`` in the
+    environment or the active Prefect profile).
     """
-    if not local_workers or os.environ.get("PREFECT_API_URL"):
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    # The environment, or a Prefect profile (`prefect config set PREFECT_API_URL=...`), names a server.
+    if not local_workers or os.environ.get("PREFECT_API_URL") or PREFECT_API_URL.value():
         yield None
         return
     from prefect.events.worker import EventsWorker
     from prefect.logging.handlers import APILogWorker
     from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import PREFECT_API_URL, temporary_settings
 
     server = SubprocessASGIServer()  # the instance Prefect's own client would start in this process
     server.start(timeout=startup_timeout_s())

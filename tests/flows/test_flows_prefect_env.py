@@ -79,6 +79,12 @@ def test_no_server_is_started_without_local_workers_or_when_one_is_named(monkeyp
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:4200/api")
     with one_server_for_local_workers(local_workers=True) as url:
         assert url is None
+    monkeypatch.delenv("PREFECT_API_URL")
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    profile = temporary_settings(updates={PREFECT_API_URL: "http://127.0.0.1:4200/api"})  # as a Prefect profile sets it
+    with profile, one_server_for_local_workers(local_workers=True) as url:
+        assert url is None
 
 
 FLOW = textwrap.dedent(
