@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 import yaml
 
 from benchmarks.paths import EVAL_DIR
+from benchmarks.stages import stage_command as dvc_command
 from worldagent.config import Params, load_params
 from worldagent.errors import InputError, RunError, clean_errors
 from worldagent.evaluation.compare import STEP_CHAIN, TRAINED_STAGES, bootstrap_diff
@@ -44,13 +44,10 @@ def seed_params(raw: Mapping[str, Any], seed: int) -> dict[str, Any]:
 
 
 def stage_command(stage: Stage, params: Params, params_path: Path, moved: Mapping[str, Path]) -> list[str]:
-    """``python -m <entry> --params P --<arg> <path> ...`` as dvc.yaml runs it, with the paths in
-    ``moved`` (table path → scratch path) replaced."""
-    command = [sys.executable, "-m", stage.entry, "--params", str(params_path)]
-    for argument, path in stage.arguments.items():
-        value = interpolate(path, params)
-        command += [f"--{argument.replace('_', '-')}", str(moved.get(value, value))]
-    return command
+    """The command dvc.yaml runs for ``stage``, reading ``params_path``, with the paths in ``moved``
+    (table path → scratch path) replaced."""
+    python, flag, entry, *words = dvc_command(stage, params)
+    return [python, flag, entry, "--params", str(params_path), *(str(moved.get(word, word)) for word in words)]
 
 
 def seed_commands(
