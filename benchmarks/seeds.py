@@ -1,8 +1,9 @@
-"""How far one training stage's held-out figures move with the seed alone.
+"""How far one training stage's held-out figures move with the seed alone, or with one change of params.
 
     python -m benchmarks.seeds --stage grpo --seeds 7 99            # after `make pipeline` (~35 min each here)
     python -m benchmarks.seeds --stage sft --seeds 7 --threads 2 --jobs 1
     python -m benchmarks.seeds --stage grpo --seeds 7 99 --compare-only   # the table again, nothing rerun
+    python -m benchmarks.seeds --stage sft --seeds 1234 --set lora.top_layers=null --threads 2 --jobs 1
 
 Each seed trains the stage again from the committed run's inputs (the same upstream models and data,
 through the stage's own command as dvc.yaml runs it), with params.yaml's ``seed`` changed and nothing
@@ -10,13 +11,17 @@ else, into ``--work`` (never the DVC outputs), then evaluates it with the stage'
 (its self-check retries sample with that seed too; the unconstrained second row is left out). The
 table pairs every seed's evaluation with the committed row of the same stage and of the stage before
 it, with the report's paired bootstrap, so a step's effect can be read against what a seed alone moves.
-docs/profiles.md ("Seeds") records the figures.
+``--set KEY=VALUE`` (a dotted params.yaml key, a YAML value; repeatable) changes params too: a lever
+measured at the committed seed, then at other seeds, against what the seed alone moves.
+docs/profiles.md ("Seeds", "Levers measured and left out") records the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import os
+import re
 import subprocess
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,12 +40,45 @@ from worldagent.pipeline.table import Pipeline, Stage, interpolate
 from worldagent.pipeline.world_agent import PIPELINE
 from worldagent.policy.device import THREADS_ENV
 
+Override = tuple[tuple[str, ...], Any]  # a dotted params.yaml key, split, and its new value
 
-def seed_params(raw: Mapping[str, Any], seed: int) -> dict[str, Any]:
-    """params.yaml's contents with ``seed`` set and no unconstrained evaluation row."""
-    changed = dict(raw, seed=seed)
-    changed["evaluate"] = dict(raw.get("evaluate") or {}, unconstrained_models=[])
+
+def parse_override(text: str) -> Override:
+    """``KEY=VALUE`` from ``--set``: a dotted params.yaml key and a YAML value (``null``, ``64``, ``[a, b]``)."""
+    key, equals, value = text.partition("=")
+    parts = tuple(key.strip().split("."))
+    if not equals or not all(parts):
+        raise InputError(f"--set {text!r}: expected KEY=VALUE with a dotted params key, e.g. lora.top_layers=null")
+    try:
+        return parts, yaml.safe_load(value)
+    except yaml.YAMLError as error:
+        raise InputError(f"--set {text!r}: the value is not YAML: {error}") from None
+
+
+def seed_params(raw: Mapping[str, Any], seed: int, overrides: Sequence[Override] = ()) -> dict[str, Any]:
+    """params.yaml's contents with ``seed`` and each override set, and no unconstrained evaluation row.
+    An override's sections must exist; its key is validated with the rest when the stage loads them."""
+    changed = copy.deepcopy(dict(raw))
+    for parts, value in overrides:
+        section = changed
+        for depth, part in enumerate(parts[:-1], start=1):
+            if not isinstance(section.get(part), dict):
+                raise InputError(f"--set {'.'.join(parts)}: params has no section {'.'.join(parts[:depth])!r}")
+            section = section[part]
+        section[parts[-1]] = value
+    changed["seed"] = seed
+    changed["evaluate"] = dict(changed.get("evaluate") or {}, unconstrained_models=[])
     return changed
+
+
+def variant_name(stage: str, seed: int, overrides: Sequence[str]) -> str:
+    """A trained variant's row label: the stage, its seed and the ``--set`` texts."""
+    return ", ".join([f"{stage} seed {seed}", *overrides])
+
+
+def variant_folder(seed: int, overrides: Sequence[str]) -> str:
+    """A variant's scratch folder name: ``seed-N``, then the ``--set`` texts in safe characters."""
+    return "-".join([f"seed-{seed}", *(re.sub(r"[^A-Za-z0-9._=-]", "_", text) for text in overrides)])
 
 
 def stage_command(stage: Stage, params: Params, params_path: Path, moved: Mapping[str, Path]) -> list[str]:
@@ -94,11 +132,16 @@ def rewards_by_intent(row: EvalRow) -> dict[str, float]:
 
 
 def seed_table(
-    rows: Mapping[str, EvalRow], committed: str, previous: str, samples: int = 1000, seed: int = 1234
+    rows: Mapping[str, EvalRow],
+    committed: str,
+    previous: str,
+    samples: int = 1000,
+    seed: int = 1234,
+    pooled: bool = True,
 ) -> list[str]:
     """Markdown: each model's passes and mean reward; every other seed against the ``committed`` row
-    and the ``previous`` stage's; then the seeds' per-intent mean against ``previous``. Paired over
-    the intents every model answered, with the report's bootstrap."""
+    and the ``previous`` stage's; then, when ``pooled`` (only seeds differ), the seeds' per-intent
+    mean against ``previous``. Paired over the intents every model answered, with the report's bootstrap."""
     rewards = {name: rewards_by_intent(row) for name, row in rows.items()}
     ids = sorted(set.intersection(*(set(r) for r in rewards.values())))
     if not ids:
@@ -119,10 +162,11 @@ def seed_table(
             lines.append(
                 difference(f"{name} − {other}", [rewards[name][i] for i in ids], [rewards[other][i] for i in ids])
             )
-    pooled = [sum(rewards[name][i] for name in seeds) / len(seeds) for i in ids]
-    lines.append(
-        difference(f"mean of the {len(seeds)} seeds − {previous}", pooled, [rewards[previous][i] for i in ids])
-    )
+    if pooled:
+        mean = [sum(rewards[name][i] for name in seeds) / len(seeds) for i in ids]
+        lines.append(
+            difference(f"mean of the {len(seeds)} seeds − {previous}", mean, [rewards[previous][i] for i in ids])
+        )
     return lines
 
 
@@ -144,7 +188,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--params", type=Path, default=Path("params.yaml"), help="parameters file (default: params.yaml)"
     )
     parser.add_argument("--stage", choices=TRAINED_STAGES, default="grpo", help="the stage trained again")
-    parser.add_argument("--seeds", type=int, nargs="+", required=True, help="seeds other than params.yaml's")
+    parser.add_argument(
+        "--seeds", type=int, nargs="+", required=True, help="seeds other than params.yaml's (its own with --set)"
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="also change a params key (dotted, a YAML value), e.g. lora.top_layers=null; repeatable",
+    )
     parser.add_argument("--work", type=Path, default=Path("tmp/seeds"), help="scratch folder (default: tmp/seeds)")
     parser.add_argument("--jobs", type=int, default=2, help="seeds run at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per seed (default 1)")
@@ -152,14 +206,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     params = load_params(args.params)
     raw = yaml.safe_load(args.params.read_text(encoding="utf-8"))
-    works = {seed: args.work / args.stage / f"seed-{seed}" for seed in args.seeds}
+    overrides = [parse_override(text) for text in args.overrides]
+    works = {seed: args.work / args.stage / variant_folder(seed, args.overrides) for seed in args.seeds}
     if not args.compare_only:
         jobs = []
         for seed, work in works.items():
             work.mkdir(parents=True, exist_ok=True)
             params_path = work / "params.yaml"
-            params_path.write_text(yaml.safe_dump(seed_params(raw, seed), sort_keys=False), encoding="utf-8")
-            jobs.append((seed_commands(PIPELINE, args.stage, params, params_path, work), work / "run.log"))
+            changed = seed_params(raw, seed, overrides)
+            params_path.write_text(yaml.safe_dump(changed, sort_keys=False), encoding="utf-8")
+            variant = load_params(params_path)  # a mistyped --set key fails here, before hours of training
+            jobs.append((seed_commands(PIPELINE, args.stage, variant, params_path, work), work / "run.log"))
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             for finished in [pool.submit(run_seed, commands, log, args.threads) for commands, log in jobs]:
                 finished.result()
@@ -169,8 +226,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         committed: read_model_eval(EVAL_DIR / f"{args.stage}.json", args.stage).rows[0],
     }
     for seed, work in works.items():
-        rows[f"{args.stage} seed {seed}"] = read_model_eval(evaluation_output(PIPELINE, args.stage, work)).rows[0]
-    print("\n".join(seed_table(rows, committed, previous)))
+        name = variant_name(args.stage, seed, args.overrides)
+        rows[name] = read_model_eval(evaluation_output(PIPELINE, args.stage, work)).rows[0]
+    print("\n".join(seed_table(rows, committed, previous, pooled=not args.overrides)))
     return 0
 
 
