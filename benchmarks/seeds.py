@@ -39,33 +39,29 @@ from worldagent.evaluation.model_eval import EvalRow, read_model_eval
 from worldagent.pipeline.table import Pipeline, Stage, interpolate
 from worldagent.pipeline.world_agent import PIPELINE
 from worldagent.policy.device import THREADS_ENV
+from worldagent.profiles import assign
 
-Override = tuple[tuple[str, ...], Any]  # a dotted params.yaml key, split, and its new value
+Override = tuple[str, Any]  # a dotted params.yaml key and its new value
 
 
 def parse_override(text: str) -> Override:
     """``KEY=VALUE`` from ``--set``: a dotted params.yaml key and a YAML value (``null``, ``64``, ``[a, b]``)."""
     key, equals, value = text.partition("=")
-    parts = tuple(key.strip().split("."))
-    if not equals or not all(parts):
+    key = key.strip()
+    if not equals or not all(key.split(".")):
         raise InputError(f"--set {text!r}: expected KEY=VALUE with a dotted params key, e.g. lora.top_layers=null")
     try:
-        return parts, yaml.safe_load(value)
+        return key, yaml.safe_load(value)
     except yaml.YAMLError as error:
         raise InputError(f"--set {text!r}: the value is not YAML: {error}") from None
 
 
 def seed_params(raw: Mapping[str, Any], seed: int, overrides: Sequence[Override] = ()) -> dict[str, Any]:
-    """params.yaml's contents with ``seed`` and each override set, and no unconstrained evaluation row.
-    An override's sections must exist; its key is validated with the rest when the stage loads them."""
+    """params.yaml's contents with ``seed`` and each override set (a key params.yaml has, as a profile
+    sets it), and no unconstrained evaluation row."""
     changed = copy.deepcopy(dict(raw))
-    for parts, value in overrides:
-        section = changed
-        for depth, part in enumerate(parts[:-1], start=1):
-            if not isinstance(section.get(part), dict):
-                raise InputError(f"--set {'.'.join(parts)}: params has no section {'.'.join(parts[:depth])!r}")
-            section = section[part]
-        section[parts[-1]] = value
+    for key, value in overrides:
+        assign(changed, key, value, Path("--set"))
     changed["seed"] = seed
     changed["evaluate"] = dict(changed.get("evaluate") or {}, unconstrained_models=[])
     return changed
@@ -215,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             params_path = work / "params.yaml"
             changed = seed_params(raw, seed, overrides)
             params_path.write_text(yaml.safe_dump(changed, sort_keys=False), encoding="utf-8")
-            variant = load_params(params_path)  # a mistyped --set key fails here, before hours of training
+            variant = load_params(params_path)  # a bad --set value fails here, before hours of training
             jobs.append((seed_commands(PIPELINE, args.stage, variant, params_path, work), work / "run.log"))
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             for finished in [pool.submit(run_seed, commands, log, args.threads) for commands, log in jobs]:

@@ -66,7 +66,8 @@ def leaf_keys(tree: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, 
             yield dotted, value
 
 
-def _assign(params: Any, dotted: str, value: Any, where: Path) -> None:
+def assign(params: Any, dotted: str, value: Any, where: Path) -> None:
+    """Set ``dotted`` in the params mapping; the key must already exist (a typo is an error naming it)."""
     node = params
     *parents, last = dotted.split(".")
     for part in parents:
@@ -87,7 +88,7 @@ def apply_profile(params_text: str, profile: Mapping[str, Any], where: Path = PA
     yaml = _yaml()
     params = yaml.load(params_text)
     for dotted, value in leaf_keys(profile):
-        _assign(params, dotted, value, where)
+        assign(params, dotted, value, where)
     buffer = io.StringIO()
     yaml.dump(params, buffer)
     text = buffer.getvalue()

@@ -72,7 +72,7 @@ def test_a_malformed_set_is_refused_with_what_was_expected(text: str, message: s
 
 
 def test_a_set_into_a_missing_section_names_it() -> None:
-    with pytest.raises(InputError, match="no section 'lorra'"):
+    with pytest.raises(InputError, match="`lorra.r` is not a key"):
         seed_params({"seed": 1, "lora": {}}, 1, [parse_override("lorra.r=8")])
 
 
