@@ -261,14 +261,24 @@ def test_the_training_section_shows_grpo_reward_signal_per_step() -> None:
         "global_step": 2,
         "steps": [
             {"step": 1, "reward": 0.25, "reward_std": 0.2, "frac_reward_zero_std": 0.5, "loss": 0.01},
-            {"step": 2, "reward": 0.4, "reward_std": 0.3, "frac_reward_zero_std": 0.25, "loss": -0.02},
+            {
+                "step": 2,
+                "reward": 0.4,
+                "reward_std": 0.3,
+                "frac_reward_zero_std": 0.25,
+                "completions/clipped_ratio": 0.75,
+                "completions/mean_length": 379.25,
+                "loss": -0.02,
+            },
         ],
     }
     grpo["precision"] = "bfloat16 on cpu"
     text = "\n".join(_training_section({"grpo": grpo}))
     assert "| grpo | 2 | – → – | – | – | bfloat16 on cpu |" in text  # which precision made the figures
     assert "**GRPO** trained on 3 prompts; the probe (4 samples per prompt) found reward variance on 0.375 of 8" in text
-    assert "| 1 | 0.250 | 0.200 | 0.500 | 0.0100 |" in text and "| 2 | 0.400 | 0.300 | 0.250 | -0.0200 |" in text
+    # a step logged without trl's completion figures shows dashes, not zeros
+    assert "| 1 | 0.250 | 0.200 | 0.500 | – | – | 0.0100 |" in text
+    assert "| 2 | 0.400 | 0.300 | 0.250 | 0.750 | 379 | -0.0200 |" in text
     assert "sampled again" not in text  # a metrics file from before the re-sampling: no such sentence
 
     grpo["trained_prompts"] = {

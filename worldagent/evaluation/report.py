@@ -274,16 +274,20 @@ def _training_section(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
         if grpo.get("skipped"):
             lines.append(f"- **GRPO did not train:** {grpo.get('reason', 'no reason recorded')} ({probed}).")
         else:
-            lines.append(f"- **GRPO** trained on {grpo.get('prompts')} prompts; {probed}. Per step:")
+            lines.append(
+                f"- **GRPO** trained on {grpo.get('prompts')} prompts; {probed}. Per step (clipped: the share of"
+                " completions that `grpo.max_completion_length` cut before they ended; a cut call scores 0):"
+            )
             lines += [
                 "",
-                "| step | reward mean | reward std | frac_reward_zero_std | loss |",
-                "|---:|---:|---:|---:|---:|",
+                "| step | reward mean | reward std | frac_reward_zero_std | clipped | mean length | loss |",
+                "|---:|---:|---:|---:|---:|---:|---:|",
             ]
             for row in grpo.get("steps") or []:
                 lines.append(
                     f"| {row.get('step')} | {_opt(row.get('reward'))} | {_opt(row.get('reward_std'))}"
-                    f" | {_opt(row.get('frac_reward_zero_std'))} | {_opt(row.get('loss'), 4)} |"
+                    f" | {_opt(row.get('frac_reward_zero_std'))} | {_opt(row.get('completions/clipped_ratio'))}"
+                    f" | {_opt(row.get('completions/mean_length'), 0)} | {_opt(row.get('loss'), 4)} |"
                 )
             trained = grpo.get("trained_prompts")
             if trained:
