@@ -8,7 +8,10 @@
 Each seed trains the stage again from the committed run's inputs (the same upstream models and data,
 through the stage's own command as dvc.yaml runs it), with params.yaml's ``seed`` changed and nothing
 else, into ``--work`` (never the DVC outputs), then evaluates it with the stage's evaluation command
-(its self-check retries sample with that seed too; the unconstrained second row is left out). The
+(its self-check retries sample with that seed too; the unconstrained second row is left out). A
+persistent output (the experience store) starts as the committed run found it: the store without the
+samples of the run named in the stage's committed metrics (``run_id``), so a seed of the experience
+loop samples the same intents and trains on as many runs' experience as the committed one did. The
 table pairs every seed's evaluation with the committed row of the same stage and of the stage before
 it, with the report's paired bootstrap, so a step's effect can be read against what a seed alone moves.
 ``--set KEY=VALUE`` (a dotted params.yaml key, a YAML value; repeatable) changes params too: a lever
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import re
 import subprocess
@@ -39,6 +43,7 @@ from worldagent.evaluation.model_eval import EvalRow, read_model_eval
 from worldagent.pipeline.table import Pipeline, Stage, interpolate
 from worldagent.pipeline.world_agent import PIPELINE
 from worldagent.policy.device import THREADS_ENV
+from worldagent.policy.experience import read_store, write_store
 from worldagent.profiles import assign
 
 Override = tuple[str, Any]  # a dotted params.yaml key and its new value
@@ -99,6 +104,38 @@ def seed_commands(
         stage_command(stage, params, params_path, moved),
         stage_command(evaluation, params, params_path, {**moved, **evaluation_moved}),
     ]
+
+
+def persisted(stage: Stage, params: Params, work: Path) -> dict[Path, Path]:
+    """Committed path → scratch path of each output DVC keeps in place before ``stage`` runs (its
+    ``persist``), where :func:`seed_commands` has the stage read and write it."""
+    return {
+        Path(interpolate(stage.outputs[argument], params)): work / scratch_name(argument, stage.outputs[argument])
+        for argument in stage.persist
+    }
+
+
+def committed_run_id(metrics: Path) -> str:
+    """The ``run_id`` the stage's committed metrics name: the run whose samples the committed store added."""
+    try:
+        run_id = json.loads(metrics.read_text(encoding="utf-8")).get("run_id")
+    except (OSError, json.JSONDecodeError) as error:
+        raise InputError(
+            f"{metrics}: cannot read the committed run's id ({error}); run `make pipeline` first"
+        ) from None
+    if not isinstance(run_id, str) or not run_id:
+        raise InputError(f"{metrics}: no run_id, so the store the committed run read cannot be rebuilt")
+    return run_id
+
+
+def store_before_run(store: Path, run_id: str, scratch: Path) -> dict[str, Any]:
+    """Write at ``scratch`` the experience store as run ``run_id`` found it: ``store`` without the
+    samples that run added (a sample keeps the id of the run that first drew it, so the earlier runs'
+    samples are as they were). Returns the manifest; the committed store is left alone."""
+    samples = read_store(store)
+    if not any(sample.run_id == run_id for sample in samples):
+        raise InputError(f"{store}: no sample of run {run_id}; the store is not the committed run's")
+    return write_store(scratch, [sample for sample in samples if sample.run_id != run_id])
 
 
 def written(stage: Stage) -> list[tuple[str, str]]:
@@ -212,6 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             changed = seed_params(raw, seed, overrides)
             params_path.write_text(yaml.safe_dump(changed, sort_keys=False), encoding="utf-8")
             variant = load_params(params_path)  # a bad --set value fails here, before hours of training
+            stage = PIPELINE.stage(args.stage)
+            for committed_path, scratch in persisted(stage, variant, work).items():
+                metrics = Path(interpolate(next(iter(stage.metrics.values())), variant))
+                store_before_run(committed_path, committed_run_id(metrics), scratch)
             jobs.append((seed_commands(PIPELINE, args.stage, variant, params_path, work), work / "run.log"))
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             for finished in [pool.submit(run_seed, commands, log, args.threads) for commands, log in jobs]:

@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 
 from benchmarks.seeds import (
+    committed_run_id,
     evaluation_output,
     main,
     parse_override,
+    persisted,
     seed_commands,
     seed_params,
     seed_table,
+    store_before_run,
     variant_folder,
     variant_name,
 )
@@ -22,6 +25,7 @@ from worldagent.errors import InputError
 from worldagent.evaluation.metrics import IntentResult, summarize
 from worldagent.evaluation.model_eval import EvalRow
 from worldagent.pipeline.table import Pipeline, Plot, Stage
+from worldagent.policy.experience import ExperienceSample, merge_samples, read_store, write_store
 
 STAGES = (
     Stage(
@@ -182,3 +186,64 @@ def test_evaluations_of_other_intents_are_refused() -> None:
     rows = {"dpo": _row("dpo", [0.3]), "grpo seed 1234 (committed)": other, "grpo seed 7": _row("grpo", [0.3])}
     with pytest.raises(InputError, match="share no intent"):
         seed_table(rows, "grpo seed 1234 (committed)", "dpo")
+
+
+EXPERIENCE = (
+    Stage(
+        "experience",
+        "tasks.experience",
+        "samples and trains",
+        inputs={"sft": "models/sft"},
+        outputs={"store": "data/experience", "out": "models/experience"},
+        persist=("store",),
+        metrics={"metrics": "reports/training/experience-metrics.json"},
+    ),
+    Stage(
+        "evaluate_experience",
+        "tasks.evaluate_experience",
+        "evaluates",
+        inputs={"adapter": "models/experience"},
+        outputs={"out": "reports/eval/experience.json"},
+    ),
+)
+
+
+def test_a_persistent_store_is_read_and_written_in_the_seed_folder(tmp_path: Path) -> None:
+    pipeline = Pipeline("world-agent", EXPERIENCE, "report.md", "gate.json", "champion.json", "world_agent.family")
+    params = Params.model_validate({})
+    train, _ = seed_commands(pipeline, "experience", params, tmp_path / "params.yaml", tmp_path)
+    assert persisted(pipeline.stage("experience"), params, tmp_path) == {
+        Path("data/experience"): Path(_arguments(train)["--store"])
+    }
+
+
+def _sample(intent: str, completion: str, run: str) -> ExperienceSample:
+    prompt = [{"role": "user", "content": intent}]
+    return ExperienceSample(intent, prompt, completion, 1.0, True, "model", run)
+
+
+def test_the_seed_store_is_the_committed_store_without_the_committed_run_s_samples(tmp_path: Path) -> None:
+    earlier = [_sample("a", "first", "run-1"), _sample("b", "second", "run-1")]
+    write_store(tmp_path / "before", earlier)
+    # the committed run drew an earlier completion again (the store keeps run-1's) and two new ones
+    drawn = [_sample("a", "first", "run-2"), _sample("c", "third", "run-2"), _sample("d", "fourth", "run-2")]
+    write_store(tmp_path / "committed", merge_samples(earlier, drawn)[0])
+    manifest = store_before_run(tmp_path / "committed", "run-2", tmp_path / "seed")
+    assert manifest["runs"] == {"run-1": 2}
+    assert {sample.completion for sample in read_store(tmp_path / "seed")} == {"first", "second"}
+    for name in ("manifest.json", *manifest["sha256"]):  # byte for byte the store that run read
+        assert (tmp_path / "seed" / name).read_bytes() == (tmp_path / "before" / name).read_bytes()
+    assert len(read_store(tmp_path / "committed")) == 4  # left alone
+    with pytest.raises(InputError, match="no sample of run run-3"):
+        store_before_run(tmp_path / "committed", "run-3", tmp_path / "other")
+
+
+def test_the_committed_run_id_comes_from_the_stage_metrics_or_a_clear_error(tmp_path: Path) -> None:
+    metrics = tmp_path / "experience-metrics.json"
+    metrics.write_text('{"run_id": "run-39390c831427", "passed": 20}', encoding="utf-8")
+    assert committed_run_id(metrics) == "run-39390c831427"
+    metrics.write_text('{"passed": 20}', encoding="utf-8")
+    with pytest.raises(InputError, match="no run_id"):
+        committed_run_id(metrics)
+    with pytest.raises(InputError, match="make pipeline"):
+        committed_run_id(tmp_path / "missing.json")
