@@ -242,14 +242,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     overrides = [parse_override(text) for text in args.overrides]
     works = {seed: args.work / args.stage / variant_folder(seed, args.overrides) for seed in args.seeds}
     if not args.compare_only:
-        jobs = []
+        jobs, stage = [], PIPELINE.stage(args.stage)
         for seed, work in works.items():
             work.mkdir(parents=True, exist_ok=True)
             params_path = work / "params.yaml"
             changed = seed_params(raw, seed, overrides)
             params_path.write_text(yaml.safe_dump(changed, sort_keys=False), encoding="utf-8")
             variant = load_params(params_path)  # a bad --set value fails here, before hours of training
-            stage = PIPELINE.stage(args.stage)
             for committed_path, scratch in persisted(stage, variant, work).items():
                 metrics = Path(interpolate(next(iter(stage.metrics.values())), variant))
                 store_before_run(committed_path, committed_run_id(metrics), scratch)
