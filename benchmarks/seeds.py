@@ -4,6 +4,7 @@
     python -m benchmarks.seeds --stage sft --seeds 7 --threads 2 --jobs 1
     python -m benchmarks.seeds --stage grpo --seeds 7 99 --compare-only   # the table again, nothing rerun
     python -m benchmarks.seeds --stage sft --seeds 1234 --set lora.top_layers=null --threads 2 --jobs 1
+    python -m benchmarks.seeds --stage experience --seeds 1234 --weeks 4 --threads 2 --jobs 1
 
 Each seed trains the stage again from the committed run's inputs (the same upstream models and data,
 through the stage's own command as dvc.yaml runs it), with params.yaml's ``seed`` changed and nothing
@@ -16,6 +17,9 @@ table pairs every seed's evaluation with the committed row of the same stage and
 it, with the report's paired bootstrap, so a step's effect can be read against what a seed alone moves.
 ``--set KEY=VALUE`` (a dotted params.yaml key, a YAML value; repeatable) changes params too: a lever
 measured at the committed seed, then at other seeds, against what the seed alone moves.
+``--weeks N`` runs a stage with a persistent store (the experience loop) N times in a row on it before
+the evaluation, as N weekly runs would: the first is the committed run's week again, each next one
+samples the next intents into the same store, and the evaluation reads the last week's adapter.
 docs/profiles.md ("Seeds", "Levers measured and left out") records the figures.
 """
 
@@ -72,14 +76,15 @@ def seed_params(raw: Mapping[str, Any], seed: int, overrides: Sequence[Override]
     return changed
 
 
-def variant_name(stage: str, seed: int, overrides: Sequence[str]) -> str:
-    """A trained variant's row label: the stage, its seed and the ``--set`` texts."""
-    return ", ".join([f"{stage} seed {seed}", *overrides])
+def variant_name(stage: str, seed: int, overrides: Sequence[str], weeks: int = 1) -> str:
+    """A trained variant's row label: the stage, its seed, the ``--set`` texts and its weeks (past one)."""
+    return ", ".join([f"{stage} seed {seed}", *overrides, *([f"{weeks} weeks"] if weeks > 1 else [])])
 
 
-def variant_folder(seed: int, overrides: Sequence[str]) -> str:
-    """A variant's scratch folder name: ``seed-N``, then the ``--set`` texts in safe characters."""
-    return "-".join([f"seed-{seed}", *(re.sub(r"[^A-Za-z0-9._=-]", "_", text) for text in overrides)])
+def variant_folder(seed: int, overrides: Sequence[str], weeks: int = 1) -> str:
+    """A variant's scratch folder name: ``seed-N``, the ``--set`` texts in safe characters, ``weeks-N``."""
+    safe = [re.sub(r"[^A-Za-z0-9._=-]", "_", text) for text in overrides]
+    return "-".join([f"seed-{seed}", *safe, *([f"weeks-{weeks}"] if weeks > 1 else [])])
 
 
 def stage_command(stage: Stage, params: Params, params_path: Path, moved: Mapping[str, Path]) -> list[str]:
@@ -90,18 +95,26 @@ def stage_command(stage: Stage, params: Params, params_path: Path, moved: Mappin
 
 
 def seed_commands(
-    pipeline: Pipeline, stage_name: str, params: Params, params_path: Path, work: Path
+    pipeline: Pipeline, stage_name: str, params: Params, params_path: Path, work: Path, weeks: int = 1
 ) -> list[list[str]]:
-    """The stage's command and then its evaluation's, every file they write under ``work``: the
-    evaluation reads the adapter trained there, never the committed one."""
+    """The stage's command (``weeks`` times: each run reads and grows the same persistent store, as
+    weekly runs do) and then its evaluation's, every file they write under ``work``: the evaluation
+    reads the adapter trained there, never the committed one."""
     stage, evaluation = pipeline.stage(stage_name), pipeline.stage(f"evaluate_{stage_name}")
+    if weeks < 1:
+        raise InputError(f"--weeks {weeks}: a stage runs at least one week")
+    if weeks > 1 and not stage.persist:
+        raise InputError(
+            f"--weeks {weeks}: {stage_name} keeps no store between runs, so its weeks would be one run"
+            " repeated; only a stage with a persistent store (experience) runs more than one"
+        )
     moved = {interpolate(path, params): work / scratch_name(argument, path) for argument, path in written(stage)}
     evaluation_moved = {
         interpolate(path, params): work / f"eval-{scratch_name(argument, path)}"
         for argument, path in written(evaluation)
     }
     return [
-        stage_command(stage, params, params_path, moved),
+        *[stage_command(stage, params, params_path, moved) for _ in range(weeks)],
         stage_command(evaluation, params, params_path, {**moved, **evaluation_moved}),
     ]
 
@@ -232,6 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="also change a params key (dotted, a YAML value), e.g. lora.top_layers=null; repeatable",
     )
+    parser.add_argument(
+        "--weeks",
+        type=int,
+        default=1,
+        help="weekly runs of a stage with a persistent store (experience) before its evaluation (default 1)",
+    )
     parser.add_argument("--work", type=Path, default=Path("tmp/seeds"), help="scratch folder (default: tmp/seeds)")
     parser.add_argument("--jobs", type=int, default=2, help="seeds run at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per seed (default 1)")
@@ -240,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     params = load_params(args.params)
     raw = yaml.safe_load(args.params.read_text(encoding="utf-8"))
     overrides = [parse_override(text) for text in args.overrides]
-    works = {seed: args.work / args.stage / variant_folder(seed, args.overrides) for seed in args.seeds}
+    works = {seed: args.work / args.stage / variant_folder(seed, args.overrides, args.weeks) for seed in args.seeds}
     if not args.compare_only:
         jobs, stage = [], PIPELINE.stage(args.stage)
         for seed, work in works.items():
@@ -249,10 +268,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             changed = seed_params(raw, seed, overrides)
             params_path.write_text(yaml.safe_dump(changed, sort_keys=False), encoding="utf-8")
             variant = load_params(params_path)  # a bad --set value fails here, before hours of training
+            commands = seed_commands(PIPELINE, args.stage, variant, params_path, work, args.weeks)
             for committed_path, scratch in persisted(stage, variant, work).items():
                 metrics = Path(interpolate(next(iter(stage.metrics.values())), variant))
                 store_before_run(committed_path, committed_run_id(metrics), scratch)
-            jobs.append((seed_commands(PIPELINE, args.stage, variant, params_path, work), work / "run.log"))
+            jobs.append((commands, work / "run.log"))
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             for finished in [pool.submit(run_seed, commands, log, args.threads) for commands, log in jobs]:
                 finished.result()
@@ -262,9 +282,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         committed: read_model_eval(EVAL_DIR / f"{args.stage}.json", args.stage).rows[0],
     }
     for seed, work in works.items():
-        name = variant_name(args.stage, seed, args.overrides)
+        name = variant_name(args.stage, seed, args.overrides, args.weeks)
         rows[name] = read_model_eval(evaluation_output(PIPELINE, args.stage, work)).rows[0]
-    print("\n".join(seed_table(rows, committed, previous, pooled=not args.overrides)))
+    print("\n".join(seed_table(rows, committed, previous, pooled=not args.overrides and args.weeks == 1)))
     return 0
 
 

@@ -217,6 +217,35 @@ def test_a_persistent_store_is_read_and_written_in_the_seed_folder(tmp_path: Pat
     }
 
 
+def test_weeks_run_the_stage_again_on_the_same_store_before_one_evaluation(tmp_path: Path) -> None:
+    pipeline = Pipeline("world-agent", EXPERIENCE, "report.md", "gate.json", "champion.json", "world_agent.family")
+    params = Params.model_validate({})
+    *weeks, evaluate = seed_commands(pipeline, "experience", params, tmp_path / "params.yaml", tmp_path, weeks=3)
+    assert [command[2] for command in weeks] == ["tasks.experience"] * 3 and evaluate[2] == "tasks.evaluate_experience"
+    assert weeks[0] == weeks[1] == weeks[2]  # each week reads and grows the one scratch store
+    assert _arguments(evaluate)["--adapter"] == _arguments(weeks[-1])["--out"]  # the last week's adapter
+
+
+@pytest.mark.parametrize(
+    ("stage", "weeks", "message"),
+    [("grpo", 2, "grpo keeps no store"), ("grpo", 0, "at least one week"), ("experience", 0, "at least one week")],
+)
+def test_weeks_need_a_stage_that_keeps_a_store_and_at_least_one_week(
+    tmp_path: Path, stage: str, weeks: int, message: str
+) -> None:
+    pipeline = Pipeline("world-agent", STAGES + EXPERIENCE, "report.md", "gate.json", "champion.json", "f")
+    with pytest.raises(InputError, match=f"--weeks {weeks}: .*{message}"):
+        seed_commands(pipeline, stage, Params.model_validate({}), tmp_path / "params.yaml", tmp_path, weeks=weeks)
+
+
+def test_weeks_are_named_and_filed_apart_from_one_week() -> None:
+    assert variant_name("experience", 1234, [], weeks=4) == "experience seed 1234, 4 weeks"
+    assert variant_folder(1234, ["experience.learning_rate=0.0002"], weeks=4) == (
+        "seed-1234-experience.learning_rate=0.0002-weeks-4"
+    )
+    assert variant_folder(1234, [], weeks=1) == variant_folder(1234, [])
+
+
 def _sample(intent: str, completion: str, run: str) -> ExperienceSample:
     prompt = [{"role": "user", "content": intent}]
     return ExperienceSample(intent, prompt, completion, 1.0, True, "model", run)
