@@ -1,4 +1,4 @@
-"""Does nudging the decoder toward the intent's own words lift the held-out pass rate? Greedy first answers.
+"""Does nudging the decoder toward the intent's own words lift the held-out pass rate?
 
     python -m benchmarks.intent_copy                               # sft adapter, held-out intents (~5 min a setting)
     python -m benchmarks.intent_copy --setting 0:0 --setting 1:4 --adapter DIR --out-dir tmp/intent-copy
@@ -81,6 +81,9 @@ class Setting:
     @property
     def name(self) -> str:
         return f"copy {self.start:g}:{self.cont:g}"
+
+
+DEFAULT_SETTINGS = (Setting(0, 0), Setting(1, 4), Setting(2, 8))
 
 
 def parse_setting(text: str) -> Setting:
@@ -231,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=parse_setting,
         action="append",
         help="START:CONTINUE biases, repeatable; the first is the one the others are paired with"
-        " (default: 0:0, 1:4 and 2:8)",
+        f" (default: {', '.join(setting.name.removeprefix('copy ') for setting in DEFAULT_SETTINGS)})",
     )
     parser.add_argument(
         "--self-check",
@@ -241,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--out-dir", type=Path, help="also write each setting's answers and scores here")
     args = parser.parse_args(argv)
-    settings = args.setting or [Setting(0, 0), Setting(1, 4), Setting(2, 8)]
+    settings = args.setting or list(DEFAULT_SETTINGS)
     params = load_params(args.params)
     rows = select_eval_rows(
         read_jsonl(args.trajectories, "the eval trajectories", hint="run the generate stage first"),
