@@ -15,6 +15,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows._prefect_env import explain_prefect_start, one_server_for_local_workers
 from worldagent.config import load_params
 from worldagent.errors import RunError, clean_errors
+from worldagent.pipeline.costs import PeakMemoryWatch, StepCost, append_ledger, cost_table
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
 from worldagent.preflight import check_precision
 from worldagent.registry.champion import read_champion_reference, refresh_champion_reference
@@ -35,6 +37,8 @@ from worldagent.registry.db import database_url
 log = logging.getLogger("flows")
 ALERT_EVENT = "worldagent.deploy.alert"
 SEQUENTIAL = ThreadPoolTaskRunner(max_workers=1)
+# One JSON line per family and flow run: what each stage cost on which machine (worldagent.pipeline.costs).
+COSTS_LEDGER = Path("logs/flow-runs.jsonl")
 
 
 def dvc_repro(stage: str, root: Path, lock_wait_s: float = 900.0) -> list[str]:
@@ -114,8 +118,15 @@ def _resolve(entry: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), function)
 
 
-def run_stage(name: str, root: Path) -> list[str]:
-    return dvc_repro(name, root)
+def run_stage(name: str, root: Path) -> dict[str, Any]:
+    """``dvc_repro(name)``: ``{"ran": the stages DVC ran, "cost": its StepCost as a dict}``."""
+    started = time.monotonic()
+    with PeakMemoryWatch() as watch:
+        ran = dvc_repro(name, root)
+    cost = StepCost(
+        step=name, ran=name in ran, seconds=round(time.monotonic() - started, 1), peak_rss_bytes=watch.peak_bytes
+    )
+    return {"ran": ran, "cost": cost.to_dict()}
 
 
 def run_side_effect(entry: str, root: Path, is_deploy: bool) -> dict[str, Any]:
@@ -181,24 +192,38 @@ def submit_pipeline(pipeline: Pipeline, root: Path, deploy: bool) -> dict[str, A
 
 
 def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str, Any]:
-    """``{recomputed, champion, gate, <side effects>}`` of a submitted pipeline, once it finished."""
+    """``{recomputed, champion, gate, costs, <side effects>}`` of a submitted pipeline, once it
+    finished; what each stage cost is logged, kept as a Prefect artifact and appended to the ledger."""
     recomputed: list[str] = []
+    costs: list[StepCost] = []
     effects: dict[str, Any] = {}
     for step in pipeline.steps:
         if step.name not in futures:
             continue
         result = futures[step.name].result()
         if isinstance(step, Stage):
-            recomputed += [name for name in result if name not in recomputed]
+            recomputed += [name for name in result["ran"] if name not in recomputed]
+            costs.append(StepCost(**result["cost"]))
         else:
             effects[step.name] = result
-    get_run_logger().info("%s: stages recomputed: %s", pipeline.family, ", ".join(recomputed) or "none")
+    logger = get_run_logger()
+    logger.info("%s: stages recomputed: %s", pipeline.family, ", ".join(recomputed) or "none")
+    table = cost_table(costs)
+    logger.info("%s: what each stage cost (ledger: %s):\n%s", pipeline.family, COSTS_LEDGER, table)
+    create_markdown_artifact(markdown=table, key=f"{pipeline.family}-costs", description="wall time and peak memory")
+    append_ledger(root / COSTS_LEDGER, pipeline.family, datetime.now(UTC), costs)
     report = root / pipeline.report
     if report.exists():
         create_markdown_artifact(markdown=report.read_text(encoding="utf-8"), key=f"{pipeline.family}-report")
     decision = json.loads((root / pipeline.gate).read_text(encoding="utf-8"))
     champion = futures["pin_champion"].result()
-    return {"recomputed": recomputed, "champion": champion, "gate": decision, **effects}
+    return {
+        "recomputed": recomputed,
+        "champion": champion,
+        "gate": decision,
+        "costs": [cost.to_dict() for cost in costs],
+        **effects,
+    }
 
 
 def preflight(pipelines: Sequence[Pipeline], root: Path) -> None:

@@ -99,4 +99,11 @@ def test_independent_stages_overlap_on_dask_and_dependent_ones_wait(tmp_path: Pa
     ends = [(tmp_path / f"{n}.json").stat().st_mtime for n in "ab"]
     assert (tmp_path / "gate.json").stat().st_mtime >= max(ends)
     assert result["first"]["recomputed"] == ["a"] and result["second"]["recomputed"] == ["b", "c"]
+    # what each stage cost travels back from the worker processes, and each family's run is one ledger line
+    assert [[cost["step"] for cost in result[family]["costs"] if cost["ran"]] for family in ("first", "second")] == [
+        ["a"],
+        ["b", "c"],
+    ]
+    ledger = [json.loads(line) for line in (tmp_path / "logs/flow-runs.jsonl").read_text().splitlines()]
+    assert sorted(record["family"] for record in ledger) == ["first", "second"]
     assert "up to date" in dvc(tmp_path, "status")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness import TINY, TINY_COMPONENTS, copy_project, dvc, flow_result, python
+from worldagent.pipeline.world_agent import PIPELINE
 
 pytestmark = pytest.mark.slow
 WORLD_AGENT = "gate"  # the world-agent DAG's last stage (the intervention stages have their own test)
@@ -70,8 +71,16 @@ def test_the_prefect_flow_pins_the_new_champion_then_recomputes_nothing(project:
         # A champion the DAG has not compared against yet: only what reads the reference reruns.
         assert first["champion"]["version"] == deployed["champion"]
         assert first["recomputed"] == ["evaluate_champion", "evaluate", "compare", "gate"]
+    costs = {cost["step"]: cost for cost in first["costs"]}
+    assert list(costs) == [stage.name for stage in PIPELINE.stages]  # every stage, in table order
+    assert [step for step, cost in costs.items() if cost["ran"]] == first["recomputed"]
+    for step in first["recomputed"]:  # each a python process of its own, most of them with torch loaded
+        assert costs[step]["seconds"] > 0 and costs[step]["peak_rss_bytes"] > 20 * 1024**2, costs[step]
     second = flow(project)
     assert second["recomputed"] == []  # a no-op run is a no-op
+    assert not any(cost["ran"] for cost in second["costs"])
+    ledger = [json.loads(line) for line in (project / "logs/flow-runs.jsonl").read_text().splitlines()]
+    assert [record["steps"] for record in ledger[-2:]] == [first["costs"], second["costs"]]
     expected_actions = {"unchanged"} if second["gate"]["passed"] else {"rejected", "unchanged"}
     assert second["deploy"]["action"] in expected_actions  # nothing is published twice
     assert "up to date" in dvc(project, "status", WORLD_AGENT)

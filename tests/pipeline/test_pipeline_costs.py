@@ -1,0 +1,78 @@
+"""worldagent.pipeline.costs: the peak memory of the processes a step starts, the table, the ledger."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from worldagent.pipeline.costs import GIB, PeakMemoryWatch, StepCost, append_ledger, cost_table
+
+MIB = 1024**2
+# Touches every page of 300 MiB, lets it go, then sleeps: the peak is reached well before the end,
+# so only a high-water mark (not the resident set at the last sample) still shows it.
+ALLOCATE_THEN_FREE = "import time; b = b'x' * (300 << 20); del b; time.sleep(1.5)"
+
+
+def child(code: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def test_the_watch_keeps_the_peak_of_a_process_started_inside_it_after_it_freed_the_memory() -> None:
+    with PeakMemoryWatch(interval_s=0.1) as watch:
+        child(ALLOCATE_THEN_FREE).wait(timeout=60)
+    assert watch.peak_bytes is not None
+    assert 300 * MIB <= watch.peak_bytes < 2 * GIB
+
+
+def test_a_process_running_before_the_watch_started_is_not_the_steps() -> None:
+    earlier = child(ALLOCATE_THEN_FREE.replace("1.5", "5"))
+    try:
+        with PeakMemoryWatch(interval_s=0.1) as watch:
+            child("import time; time.sleep(0.5)").wait(timeout=60)
+    finally:
+        earlier.kill()
+        earlier.wait()
+    assert watch.peak_bytes is not None and watch.peak_bytes < 300 * MIB  # the sleeper only
+
+
+def test_a_step_that_starts_no_process_has_no_peak() -> None:
+    with PeakMemoryWatch(interval_s=0.1) as watch:
+        pass
+    assert watch.peak_bytes is None
+
+
+def test_the_interval_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="interval_s"):
+        PeakMemoryWatch(interval_s=0)
+
+
+COSTS = [
+    StepCost(step="sft", ran=True, seconds=3300.0, peak_rss_bytes=int(7.3 * GIB)),
+    StepCost(step="evaluate_sft", ran=True, seconds=341.5, peak_rss_bytes=int(3.5 * GIB)),
+    StepCost(step="compare", ran=False, seconds=2.4, peak_rss_bytes=None),
+]
+
+
+def test_the_table_has_a_row_per_step_and_the_total_and_largest_peak() -> None:
+    table = cost_table(COSTS)
+    assert "| sft | yes | 55 min 00 s | 7.30 GiB |" in table
+    assert "| evaluate_sft | yes | 5 min 42 s | 3.50 GiB |" in table
+    assert "| compare | up to date | 2.4 s | – |" in table
+    assert "Total 60 min 44 s" in table and "peaked at 7.30 GiB" in table
+
+
+def test_each_run_appends_one_line_to_the_ledger(tmp_path: Path) -> None:
+    ledger = tmp_path / "logs" / "flow-runs.jsonl"
+    when = datetime(2026, 11, 29, 4, 0, tzinfo=UTC)
+    append_ledger(ledger, "world-agent", when, COSTS)
+    append_ledger(ledger, "intervention", when, COSTS[:1])
+    records = [json.loads(line) for line in ledger.read_text().splitlines()]
+    assert [record["family"] for record in records] == ["world-agent", "intervention"]
+    assert records[0]["finished"] == "2026-11-29T04:00:00+00:00"
+    assert records[0]["steps"] == [cost.to_dict() for cost in COSTS]
+    assert records[0]["host"]["logical_cpus"] >= 1 and records[0]["host"]["memory_bytes"] > 0

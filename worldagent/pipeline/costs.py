@@ -1,0 +1,163 @@
+"""What each step of a flow run cost: its wall time and the peak memory of the processes it started.
+
+The flows run every file-to-file stage through DVC, whose stage command is a child process of the
+task that asked for it. :class:`PeakMemoryWatch` watches the processes that appear under the
+current one while a step runs and keeps the largest peak resident set of any of them (Linux's
+``VmHWM``, the kernel's own high-water mark, so a peak between two samples is not lost while the
+process lives; elsewhere the largest resident set sampled). Processes already running when the
+watch starts (a temporary Prefect server the flow started) are not the step's and are left out.
+
+Costs describe a run on one machine, not an artifact, so they never go into a DVC output (whose
+bytes must not depend on the host): the flows return them with their result, log a table, and
+append one line per run to a ledger (:func:`append_ledger`) that weekly runs add to.
+
+The watch attributes every new process to the step: true when one step runs at a time in the
+process (the sequential runner, or a local Dask worker with one thread); a task runner that runs
+several steps in one process at once mixes their processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import threading
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+SAMPLE_INTERVAL_S = 0.5  # a stage process lives minutes; half a second finds every one of them
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class StepCost:
+    """One step of a flow run: ``ran`` is False when DVC found it up to date (nothing computed)."""
+
+    step: str
+    ran: bool
+    seconds: float
+    peak_rss_bytes: int | None  # the largest process the step started; None: it started none
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def process_peak_bytes(process: psutil.Process) -> int:
+    """The peak resident set of ``process`` so far: ``VmHWM`` where the kernel keeps it, else its
+    resident set now."""
+    try:
+        with open(f"/proc/{process.pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024  # reported in kB
+    except OSError:
+        pass
+    return int(process.memory_info().rss)
+
+
+class PeakMemoryWatch:
+    """``with PeakMemoryWatch() as watch: ...``, then ``watch.peak_bytes``: the largest peak resident
+    set of a process that appeared under this one inside the block (None when none appeared)."""
+
+    def __init__(self, interval_s: float = SAMPLE_INTERVAL_S) -> None:
+        if interval_s <= 0:
+            raise ValueError("interval_s must be above 0")
+        self.interval_s = interval_s
+        self.peak_bytes: int | None = None
+        self._me = psutil.Process()
+        self._before: set[int] = set()
+        self._peaks: dict[tuple[int, float], int] = {}  # (pid, start time): a reused pid is another process
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> PeakMemoryWatch:
+        self._before = {child.pid for child in self._children()}
+        self._thread = threading.Thread(target=self._run, name="peak-memory-watch", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self.sample()
+        self.peak_bytes = max(self._peaks.values(), default=None)
+
+    def _children(self) -> list[psutil.Process]:
+        try:
+            return self._me.children(recursive=True)
+        except psutil.Error:
+            return []
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def sample(self) -> None:
+        """Read the peak of every process that appeared under this one since the watch started."""
+        for child in self._children():
+            if child.pid in self._before:
+                continue
+            try:
+                key = (child.pid, child.create_time())
+                self._peaks[key] = max(self._peaks.get(key, 0), process_peak_bytes(child))
+            except psutil.Error:  # it ended between the listing and the read
+                continue
+
+
+def host_summary() -> dict[str, Any]:
+    """Which machine a run's costs belong to: its CPU, cores, memory and torch threads."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as info:
+            names = [line.split(":", 1)[1].strip() for line in info if line.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "logical_cpus": os.cpu_count(),
+        "memory_bytes": int(psutil.virtual_memory().total),
+        "torch_threads": os.environ.get("WORLDAGENT_TORCH_THREADS"),
+    }
+
+
+def _gib(value: int | None) -> str:
+    return "–" if value is None else f"{value / GIB:.2f} GiB"
+
+
+def _duration(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s" if minutes else f"{seconds:.1f} s"
+
+
+def cost_table(costs: Sequence[StepCost]) -> str:
+    """A markdown table of ``costs``, then the run's total time and its largest peak."""
+    lines = ["| step | ran | wall time | peak memory |", "|---|---|---:|---:|"]
+    lines += [
+        f"| {cost.step} | {'yes' if cost.ran else 'up to date'} | {_duration(cost.seconds)} | {_gib(cost.peak_rss_bytes)} |"
+        for cost in costs
+    ]
+    total = sum(cost.seconds for cost in costs)
+    peak = max((cost.peak_rss_bytes for cost in costs if cost.peak_rss_bytes is not None), default=None)
+    lines.append(f"\nTotal {_duration(total)} (steps one after another); the largest process peaked at {_gib(peak)}.")
+    return "\n".join(lines)
+
+
+def append_ledger(path: Path, family: str, finished: datetime, costs: Sequence[StepCost]) -> dict[str, Any]:
+    """Append one JSON line for this run of ``family`` to ``path`` (created with its folder); the record."""
+    record = {
+        "family": family,
+        "finished": finished.astimezone(UTC).isoformat(timespec="seconds"),
+        "host": host_summary(),
+        "steps": [cost.to_dict() for cost in costs],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as ledger:  # a record is one line, written in one call
+        ledger.write(json.dumps(record, sort_keys=True) + "\n")
+    return record
