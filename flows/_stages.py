@@ -28,7 +28,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows._prefect_env import explain_prefect_start, one_server_for_local_workers
 from worldagent.config import load_params
 from worldagent.errors import RunError, clean_errors
-from worldagent.pipeline.costs import PeakMemoryWatch, StepCost, append_ledger, cost_table
+from worldagent.pipeline.costs import DEFAULT_LEDGER, PeakMemoryWatch, StepCost, append_ledger, cost_table
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
 from worldagent.preflight import check_precision
 from worldagent.registry.champion import read_champion_reference, refresh_champion_reference
@@ -37,8 +37,6 @@ from worldagent.registry.db import database_url
 log = logging.getLogger("flows")
 ALERT_EVENT = "worldagent.deploy.alert"
 SEQUENTIAL = ThreadPoolTaskRunner(max_workers=1)
-# One JSON line per family and flow run: what each stage cost on which machine (worldagent.pipeline.costs).
-COSTS_LEDGER = Path("logs/flow-runs.jsonl")
 
 
 def dvc_repro(stage: str, root: Path, lock_wait_s: float = 900.0) -> list[str]:
@@ -209,9 +207,9 @@ def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str
     logger = get_run_logger()
     logger.info("%s: stages recomputed: %s", pipeline.family, ", ".join(recomputed) or "none")
     table = cost_table(costs)
-    logger.info("%s: what each stage cost (ledger: %s):\n%s", pipeline.family, COSTS_LEDGER, table)
+    logger.info("%s: what each stage cost (ledger: %s):\n%s", pipeline.family, DEFAULT_LEDGER, table)
     create_markdown_artifact(markdown=table, key=f"{pipeline.family}-costs", description="wall time and peak memory")
-    append_ledger(root / COSTS_LEDGER, pipeline.family, datetime.now(UTC), costs)
+    append_ledger(root / DEFAULT_LEDGER, pipeline.family, datetime.now(UTC), costs)
     report = root / pipeline.report
     if report.exists():
         create_markdown_artifact(markdown=report.read_text(encoding="utf-8"), key=f"{pipeline.family}-report")

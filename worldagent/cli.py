@@ -191,6 +191,25 @@ def _cmd_preflight(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_costs(args: argparse.Namespace) -> int:
+    from worldagent.pipeline.costs import StepCost, cost_table, read_ledger, run_summary
+
+    if args.runs < 1:
+        raise InputError(f"--runs {args.runs}: list at least 1 run")
+    records = read_ledger(Path(args.ledger), args.family)
+    if not records:
+        raise InputError(f"{args.ledger}: no run of family {args.family!r} recorded")
+    if args.json:
+        print(json.dumps(records[-args.runs :], indent=1))
+        return 0
+    for record in records[-args.runs :]:
+        print(run_summary(record))
+    last = records[-1]
+    print(f"\nThe last run ({last['family']}, {last['finished']}):\n")
+    print(cost_table([StepCost(**step) for step in last["steps"]]))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="worldagent",
@@ -255,6 +274,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     preflight.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
     preflight.set_defaults(handler=_cmd_preflight)
+
+    from worldagent.pipeline.costs import DEFAULT_LEDGER
+
+    costs = commands.add_parser(
+        "costs",
+        help="what the last flow runs cost: wall time and peak memory of each stage (from the flows' ledger)",
+        description="Every `make pipeline` (any flow) appends one line per family to the ledger; this lists "
+        "the last runs, then the last one's table of stages: whether DVC ran each, its wall time and the "
+        "peak resident memory of its largest process.",
+    )
+    costs.add_argument("--ledger", default=str(DEFAULT_LEDGER), help=f"the ledger (default: {DEFAULT_LEDGER})")
+    costs.add_argument("--family", help="only this family's runs (world-agent, intervention, ...)")
+    costs.add_argument("--runs", type=int, default=5, help="how many of the last runs to list (default: 5)")
+    costs.add_argument("--json", action="store_true", help="the last runs' records as JSON")
+    costs.set_defaults(handler=_cmd_costs)
 
     from worldagent.registry.cli import add_models_commands
 

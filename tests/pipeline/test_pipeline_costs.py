@@ -10,7 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from worldagent.pipeline.costs import GIB, PeakMemoryWatch, StepCost, append_ledger, cost_table
+from worldagent.cli import main
+from worldagent.errors import InputError
+from worldagent.pipeline.costs import (
+    GIB,
+    PeakMemoryWatch,
+    StepCost,
+    append_ledger,
+    cost_table,
+    read_ledger,
+    run_summary,
+)
 
 MIB = 1024**2
 # Touches every page of 300 MiB, lets it go, then sleeps: the peak is reached well before the end,
@@ -76,3 +86,46 @@ def test_each_run_appends_one_line_to_the_ledger(tmp_path: Path) -> None:
     assert records[0]["finished"] == "2026-11-29T04:00:00+00:00"
     assert records[0]["steps"] == [cost.to_dict() for cost in COSTS]
     assert records[0]["host"]["logical_cpus"] >= 1 and records[0]["host"]["memory_bytes"] > 0
+
+
+def test_the_ledger_reads_back_oldest_first_and_by_family(tmp_path: Path) -> None:
+    ledger = tmp_path / "flow-runs.jsonl"
+    for hour, family in enumerate(["world-agent", "intervention", "world-agent"]):
+        append_ledger(ledger, family, datetime(2026, 11, 29, hour, tzinfo=UTC), COSTS)
+    assert [r["finished"][11:13] for r in read_ledger(ledger)] == ["00", "01", "02"]
+    assert [r["finished"][11:13] for r in read_ledger(ledger, "world-agent")] == ["00", "02"]
+    summary = run_summary(read_ledger(ledger)[0])
+    assert "world-agent: 2 of 3 stages ran, 60 min 44 s, largest process 7.30 GiB" in summary
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['{"family": "world-agent"', '{"family": "x", "finished": "t", "host": {}, "steps": []}', '{"steps": [{"x": 1}]}'],
+)
+def test_a_line_that_is_not_a_record_is_named_by_its_line(tmp_path: Path, line: str) -> None:
+    ledger = tmp_path / "flow-runs.jsonl"
+    append_ledger(ledger, "world-agent", datetime(2026, 11, 29, tzinfo=UTC), COSTS)
+    with ledger.open("a") as out:
+        out.write(line + "\n")
+    with pytest.raises(InputError, match=r"flow-runs\.jsonl:2: not a flow-run record"):
+        read_ledger(ledger)
+
+
+def test_no_ledger_yet_says_what_writes_it(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no flow run recorded yet.*make pipeline"):
+        read_ledger(tmp_path / "flow-runs.jsonl")
+
+
+def test_the_costs_command_lists_the_last_runs_then_the_last_ones_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = tmp_path / "flow-runs.jsonl"
+    append_ledger(ledger, "world-agent", datetime(2026, 11, 22, tzinfo=UTC), COSTS)
+    append_ledger(ledger, "world-agent", datetime(2026, 11, 29, tzinfo=UTC), COSTS[1:])
+    assert main(["costs", "--ledger", str(ledger), "--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "2026-11-22" not in out and out.startswith("2026-11-29T00:00:00+00:00  world-agent: 1 of 2 stages ran")
+    assert "| evaluate_sft | yes | 5 min 42 s | 3.50 GiB |" in out and "| sft |" not in out
+    assert main(["costs", "--ledger", str(ledger), "--runs", "0"]) == 2
+    assert main(["costs", "--ledger", str(ledger), "--family", "intervention"]) == 2
+    assert "no run of family 'intervention'" in capsys.readouterr().err

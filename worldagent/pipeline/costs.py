@@ -30,8 +30,12 @@ from typing import Any
 
 import psutil
 
+from worldagent.errors import InputError
+
 SAMPLE_INTERVAL_S = 0.5  # a stage process lives minutes; half a second finds every one of them
 GIB = 1024**3
+# Where the flows append one JSON line per family and run, relative to the project root.
+DEFAULT_LEDGER = Path("logs/flow-runs.jsonl")
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,38 @@ def cost_table(costs: Sequence[StepCost]) -> str:
     peak = max((cost.peak_rss_bytes for cost in costs if cost.peak_rss_bytes is not None), default=None)
     lines.append(f"\nTotal {_duration(total)} (steps one after another); the largest process peaked at {_gib(peak)}.")
     return "\n".join(lines)
+
+
+def run_summary(record: dict[str, Any]) -> str:
+    """One line for a ledger record: when, which family, what ran, how long and how much memory."""
+    costs = [StepCost(**step) for step in record["steps"]]
+    ran = [cost.step for cost in costs if cost.ran]
+    peak = max((cost.peak_rss_bytes for cost in costs if cost.peak_rss_bytes is not None), default=None)
+    return (
+        f"{record['finished']}  {record['family']}: {len(ran)} of {len(costs)} stages ran, "
+        f"{_duration(sum(cost.seconds for cost in costs))}, largest process {_gib(peak)} ({record['host']['cpu']}, "
+        f"{record['host']['logical_cpus']} cores)"
+    )
+
+
+def read_ledger(path: Path, family: str | None = None) -> list[dict[str, Any]]:
+    """The ledger's records, oldest first (only ``family``'s when given); a line that is not a record
+    is an :class:`InputError` naming its line."""
+    if not path.is_file():
+        raise InputError(f"{path}: no flow run recorded yet (`make pipeline` or `python -m flows.<family>` writes it)")
+    records = []
+    with path.open(encoding="utf-8") as ledger:
+        for number, line in enumerate(ledger, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                run_summary(record)  # reads every field a record must have
+            except (ValueError, TypeError, KeyError) as error:
+                raise InputError(f"{path}:{number}: not a flow-run record ({type(error).__name__}: {error})") from None
+            if family is None or record["family"] == family:
+                records.append(record)
+    return records
 
 
 def append_ledger(path: Path, family: str, finished: datetime, costs: Sequence[StepCost]) -> dict[str, Any]:
