@@ -5,7 +5,9 @@ task that asked for it. :class:`PeakMemoryWatch` watches the processes that appe
 current one while a step runs and keeps the largest peak resident set of any of them (Linux's
 ``VmHWM``, the kernel's own high-water mark, so a peak between two samples is not lost while the
 process lives; elsewhere the largest resident set sampled). Processes already running when the
-watch starts (a temporary Prefect server the flow started) are not the step's and are left out.
+watch starts (a temporary Prefect server the flow started) are not the step's and are left out. A
+process is found by sampling, so one that lives less than :data:`SAMPLE_INTERVAL_S` can be missed:
+a stage that took a second shows no peak (`–`), which is not a number anyone needs.
 
 Costs describe a run on one machine, not an artifact, so they never go into a DVC output (whose
 bytes must not depend on the host): the flows return them with their result, log a table, and
@@ -32,7 +34,7 @@ import psutil
 
 from worldagent.errors import InputError
 
-SAMPLE_INTERVAL_S = 0.5  # a stage process lives minutes; half a second finds every one of them
+SAMPLE_INTERVAL_S = 0.2  # a process that ends sooner can be missed: a stage DVC ran in a second or two
 GIB = 1024**3
 # Where the flows append one JSON line per family and run, relative to the project root.
 DEFAULT_LEDGER = Path("logs/flow-runs.jsonl")
