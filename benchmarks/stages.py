@@ -26,7 +26,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -36,6 +35,7 @@ from pydantic import BaseModel
 from worldagent.config import load_params
 from worldagent.errors import InputError, clean_errors
 from worldagent.io import atomic_write_text
+from worldagent.pipeline.costs import SamplingThread
 from worldagent.pipeline.dvcfile import command
 from worldagent.pipeline.families import PIPELINES
 from worldagent.pipeline.table import Pipeline, Stage, interpolate
@@ -62,43 +62,31 @@ def stage_command(stage: Stage, params: BaseModel) -> list[str]:
     return [sys.executable, *words]
 
 
-class GpuMemory:
+class GpuMemory(SamplingThread):
     """Each process's largest GPU memory in use (MiB, nvidia-smi's compute apps, sampled each
     ``interval_s``) while the block runs; nothing without nvidia-smi."""
 
     def __init__(self, interval_s: float = 1.0) -> None:
-        self.interval_s = interval_s
+        super().__init__(interval_s)
         self.peak: dict[int, int] = {}
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
-    def _sample(self) -> None:
-        while not self._stop.is_set():
-            try:
-                output = subprocess.run(
-                    ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
-                    capture_output=True,
-                    text=True,
-                    timeout=10,
-                    check=True,
-                ).stdout
-                for line in output.splitlines():
-                    pid, used = (int(word) for word in line.split(","))
-                    self.peak[pid] = max(self.peak.get(pid, 0), used)
-            except (OSError, subprocess.SubprocessError, ValueError):
-                return
-            self._stop.wait(self.interval_s)
+    def enabled(self) -> bool:
+        return shutil.which("nvidia-smi") is not None
 
-    def __enter__(self) -> GpuMemory:
-        if shutil.which("nvidia-smi"):
-            self._thread = threading.Thread(target=self._sample, daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+    def sample(self) -> None:
+        try:
+            output = subprocess.run(
+                ["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            ).stdout
+            for line in output.splitlines():
+                pid, used = (int(word) for word in line.split(","))
+                self.peak[pid] = max(self.peak.get(pid, 0), used)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            self.stop_sampling()  # nvidia-smi that fails once keeps failing: no figures rather than noise
 
 
 def _paths(stage: Stage, params: BaseModel) -> list[str]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from benchmarks.stages import overlaid_params, run_stages, stage_command
+from benchmarks.stages import GpuMemory, overlaid_params, run_stages, stage_command
 from worldagent.config import load_params
 from worldagent.errors import InputError
 from worldagent.pipeline import world_agent
@@ -162,3 +163,39 @@ def test_an_overlay_naming_an_unknown_key_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"typo.yaml: `sft.batch_sise` is not a key"):
         overlaid_params(PROJECT / "params.yaml", overlay, tmp_path / "p.yaml")
     assert not (tmp_path / "p.yaml").exists()
+
+
+def fake_nvidia_smi(folder: Path, body: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = folder / "nvidia-smi"
+    script.write_text(f"#!/bin/sh\n{body}\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+
+
+def test_gpu_memory_keeps_each_processs_largest_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # each call reports 100 MiB more for process 7 than the last (a counter file), 50 for process 9
+    counter = tmp_path / "calls"
+    counter.write_text("0")
+    body = f'n=$(cat {counter}); n=$((n+1)); echo $n > {counter}; echo "7, $((n*100))"; echo "9, 50"'
+    fake_nvidia_smi(tmp_path, body, monkeypatch)
+    with GpuMemory(interval_s=0.05) as gpu:
+        while int(counter.read_text() or 0) < 3:  # empty while the script rewrites it
+            time.sleep(0.01)
+    calls = int(counter.read_text())
+    assert gpu.peak == {7: calls * 100, 9: 50}  # the last sample, taken as the block ended, included
+
+
+def test_gpu_memory_stops_sampling_when_nvidia_smi_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    counter = tmp_path / "calls"
+    counter.write_text("0")
+    fake_nvidia_smi(tmp_path, f"n=$(cat {counter}); echo $((n+1)) > {counter}; exit 9", monkeypatch)
+    with GpuMemory(interval_s=0.05) as gpu:
+        time.sleep(0.5)
+    assert gpu.peak == {} and int(counter.read_text()) == 2  # one failed sample, then the one at the end
+
+
+def test_without_nvidia_smi_gpu_memory_samples_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with GpuMemory(interval_s=0.05) as gpu:
+        time.sleep(0.2)
+    assert gpu.peak == {}

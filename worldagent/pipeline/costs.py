@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import psutil
 
@@ -66,32 +66,60 @@ def process_peak_bytes(process: psutil.Process) -> int:
     return int(process.memory_info().rss)
 
 
-class PeakMemoryWatch:
-    """``with PeakMemoryWatch() as watch: ...``, then ``watch.peak_bytes``: the largest peak resident
-    set of a process that appeared under this one inside the block (None when none appeared)."""
+class SamplingThread:
+    """Calls :meth:`sample` every ``interval_s`` on a thread of its own while the ``with`` block runs,
+    and once more as it ends; a subclass says what a sample reads, and whether it can (``enabled``)."""
 
-    def __init__(self, interval_s: float = SAMPLE_INTERVAL_S) -> None:
+    def __init__(self, interval_s: float) -> None:
         if interval_s <= 0:
             raise ValueError("interval_s must be above 0")
         self.interval_s = interval_s
-        self.peak_bytes: int | None = None
-        self._me = psutil.Process()
-        self._before: set[int] = set()
-        self._peaks: dict[tuple[int, float], int] = {}  # (pid, start time): a reused pid is another process
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> PeakMemoryWatch:
-        self._before = {child.pid for child in self._children()}
-        self._thread = threading.Thread(target=self._run, name="peak-memory-watch", daemon=True)
-        self._thread.start()
+    def enabled(self) -> bool:
+        return True
+
+    def sample(self) -> None:
+        raise NotImplementedError
+
+    def stop_sampling(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def __enter__(self) -> Self:
+        if self.enabled():
+            self._thread = threading.Thread(target=self._run, name=type(self).__name__, daemon=True)
+            self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
-        self.sample()
+            self.sample()
+
+
+class PeakMemoryWatch(SamplingThread):
+    """``with PeakMemoryWatch() as watch: ...``, then ``watch.peak_bytes``: the largest peak resident
+    set of a process that appeared under this one inside the block (None when none appeared)."""
+
+    def __init__(self, interval_s: float = SAMPLE_INTERVAL_S) -> None:
+        super().__init__(interval_s)
+        self.peak_bytes: int | None = None
+        self._me = psutil.Process()
+        self._before: set[int] = set()
+        self._peaks: dict[tuple[int, float], int] = {}  # (pid, start time): a reused pid is another process
+
+    def __enter__(self) -> Self:
+        self._before = {child.pid for child in self._children()}
+        return super().__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
         self.peak_bytes = max(self._peaks.values(), default=None)
 
     def _children(self) -> list[psutil.Process]:
@@ -99,10 +127,6 @@ class PeakMemoryWatch:
             return self._me.children(recursive=True)
         except psutil.Error:
             return []
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.sample()
 
     def sample(self) -> None:
         """Read the peak of every process that appeared under this one since the watch started."""
