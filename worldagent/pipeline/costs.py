@@ -157,6 +157,11 @@ def host_summary() -> dict[str, Any]:
     }
 
 
+def largest_peak(costs: Sequence[StepCost]) -> int | None:
+    """The largest peak of ``costs`` (None when no step has one)."""
+    return max((cost.peak_rss_bytes for cost in costs if cost.peak_rss_bytes is not None), default=None)
+
+
 def _gib(value: int | None) -> str:
     return "–" if value is None else f"{value / GIB:.2f} GiB"
 
@@ -174,7 +179,7 @@ def cost_table(costs: Sequence[StepCost]) -> str:
         for cost in costs
     ]
     total = sum(cost.seconds for cost in costs)
-    peak = max((cost.peak_rss_bytes for cost in costs if cost.peak_rss_bytes is not None), default=None)
+    peak = largest_peak(costs)
     lines.append(f"\nTotal {_duration(total)} (steps one after another); the largest process peaked at {_gib(peak)}.")
     return "\n".join(lines)
 
@@ -183,7 +188,7 @@ def run_summary(record: dict[str, Any]) -> str:
     """One line for a ledger record: when, which family, what ran, how long and how much memory."""
     costs = [StepCost(**step) for step in record["steps"]]
     ran = [cost.step for cost in costs if cost.ran]
-    peak = max((cost.peak_rss_bytes for cost in costs if cost.peak_rss_bytes is not None), default=None)
+    peak = largest_peak(costs)
     return (
         f"{record['finished']}  {record['family']}: {len(ran)} of {len(costs)} stages ran, "
         f"{_duration(sum(cost.seconds for cost in costs))}, largest process {_gib(peak)} ({record['host']['cpu']}, "
