@@ -20,6 +20,7 @@ from worldagent.policy.generate import (
     GeneratedDataset,
     GenerateError,
     generate_datasets,
+    generate_for_story,
     split_components,
     split_stories,
     write_dataset,
@@ -78,6 +79,20 @@ def test_every_reference_story_passes_its_own_story_test(dataset: GeneratedDatas
         result = row["storyResult"]
         assert result["passed"] and result["a11yPassed"] and result["errors"] == []
         assert row["reward"] == (1.0 if result["totalAssertions"] else 0.8)
+
+
+def test_every_eval_story_states_the_names_its_hidden_test_asserts(dataset: GeneratedDataset) -> None:
+    assert dataset.manifest["eval_stories"] and dataset.manifest["eval_unstated_names"] == {}
+
+
+def test_an_eval_intent_that_hides_an_asserted_name_is_named_in_the_manifest() -> None:
+    records = {r.id: r for r in discover_stories([STORIES], root=STORIES).stories}
+    record = records["text-input/text-input.stories.tsx#siteSearch"]
+    vague = record.model_copy(update={"intent": 'Create a site search form with a "Search" submit button'})
+    args = (STORIES, "eval", GenerateParams(), RewardWeights(), PythonStoryRunner(), tool_schemas())
+    assert generate_for_story(record, *args).unstated == {}
+    assert generate_for_story(vague, *args).unstated == {"Search the documentation": ["the", "documentation"]}
+    assert generate_for_story(vague, STORIES, "train", *args[2:]).unstated == {}  # training rows are not audited
 
 
 def test_eval_intents_are_unseen_but_their_components_are_not(dataset: GeneratedDataset) -> None:

@@ -26,6 +26,7 @@ from worldagent.errors import InputError
 from worldagent.io import atomic_write_text, jsonl, pretty_json, sha256_bytes
 from worldagent.policy.degrade import Solution, degradations
 from worldagent.policy.environment import AgentEnvironment, Episode, episode_sandbox
+from worldagent.policy.heldout import unstated_names
 from worldagent.policy.prompts import ExampleStory, prompt_messages
 from worldagent.policy.relabel import RELABEL_SUFFIX, label_mappings, label_pool, relabel
 from worldagent.policy.retrieval import BM25Index, StoryDocument
@@ -206,6 +207,8 @@ class StoryData:
     dropped: Counter[str] = field(default_factory=Counter)
     not_applicable: Counter[str] = field(default_factory=Counter)
     reference_failure: str | None = None
+    # An eval story's asserted names with words its task never gives (worldagent.policy.heldout).
+    unstated: dict[str, list[str]] = field(default_factory=dict)
     relabelled: Counter[str] = field(default_factory=Counter)  # relabelled copies "kept" and "failed"
 
 
@@ -280,6 +283,8 @@ def generate_for_story(
         data.reference_failure = (
             f"{record.id}: reference scores {reference_reward:.3f}: {episode.violations + result['errors']}"
         )
+    if split == "eval" and not labels:
+        data.unstated = unstated_names(expected, record.intent, solution.given.values())
     directory = str(PurePosixPath(record.file).parent)
     existing = {path: module_signatures(text, path) for path, text in solution.given.items()}
     # Tokens matter to the agent that writes styles; an existing component's styles already use them.
@@ -409,6 +414,7 @@ def generate_datasets(
     dropped: Counter[str] = Counter()
     not_applicable: Counter[str] = Counter()
     failures: list[str] = []
+    unstated: dict[str, dict[str, list[str]]] = {}
     ordered = sorted(records, key=lambda r: r.id)
     examples = ExampleIndex([r for r in ordered if r.id not in held_out], stories_root, params.example_max_chars)
     pool = label_pool(r.intent for r in ordered if r.id not in held_out)
@@ -421,6 +427,13 @@ def generate_datasets(
         outputs[EVAL_PREFERENCES if split == "eval" else TRAIN_PREFERENCES].extend(data.preferences)
         dropped.update(data.dropped)
         not_applicable.update(data.not_applicable)
+        if data.unstated:
+            unstated[record.id] = data.unstated
+            log.warning(
+                "eval story %s asserts names its intent and given files never state (passed only by luck): %s",
+                record.id,
+                "; ".join(f"{name!r} ({', '.join(words)})" for name, words in data.unstated.items()),
+            )
         if data.reference_failure:
             failures.append(data.reference_failure)
             log.warning("reference story does not pass its own test: %s", data.reference_failure)
@@ -449,6 +462,7 @@ def generate_datasets(
         "pairs_dropped_by_verification": dict(sorted(dropped.items())),
         "degradations_not_applicable": dict(sorted(not_applicable.items())),
         "reference_failures": failures,
+        "eval_unstated_names": unstated,
         "sha256": {name: sha256_bytes(content.encode("utf-8")) for name, content in files.items()},
     }
     return GeneratedDataset(files=files, manifest=manifest)

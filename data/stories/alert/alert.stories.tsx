@@ -81,7 +81,7 @@ export const paymentDeclinedError = story({
 })
 
 export const dismissibleCookieNotice = story({
-  intent: 'Create a dismissible info message about updated cookie settings with a labelled close button',
+  intent: 'Create a dismissible info message about updated cookie settings with a close button labelled "Dismiss cookie notice"',
   template: Alert,
   args: {
     variant: 'info',

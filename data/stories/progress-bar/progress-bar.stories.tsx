@@ -65,7 +65,7 @@ export const completedInstall = story({
 })
 
 export const onboardingSteps = story({
-  description: 'Create an onboarding progress bar on step 3 of 4 with aria-valuetext "Step 3 of 4"',
+  description: 'Create an "Account setup" onboarding progress bar on step 3 of 4 with aria-valuetext "Step 3 of 4"',
   template: ProgressBar,
   args: { id: 'onboarding', label: 'Account setup', value: 3, min: 0, max: 4, valueText: 'Step 3 of 4' },
 })

@@ -117,7 +117,7 @@ export const unavailableOption = story({
 })
 
 export const paymentMethodError = story({
-  intent: 'Create a required "Payment method" radio group showing the error "Select a payment method"',
+  intent: 'Create a required "Payment method" radio group of Credit card, PayPal and Invoice showing the error "Select a payment method"',
   template: RadioGroup,
   args: {
     name: 'payment',

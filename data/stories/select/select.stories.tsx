@@ -87,7 +87,7 @@ export const countrySelect = story({
 })
 
 export const preselectedLanguage = story({
-  intent: 'Create a "Language" select where English is preselected, with help text about the interface language',
+  intent: 'Create a "Language" select of English, Español and Français where English is preselected, with help text about the interface language',
   template: Select,
   args: {
     id: 'language',
@@ -165,7 +165,7 @@ export const groupedCarModels = story({
 })
 
 export const cardExpiryMonth = story({
-  intent: 'An "Expiry month" dropdown with the placeholder "MM", all twelve months as two-digit numbers and the hint "As printed on your card"',
+  intent: 'An "Expiry month" dropdown with the placeholder "MM", all twelve months as two-digit numbers from 01 to 12 and the hint "As printed on your card"',
   template: Select,
   args: {
     id: 'expiry-month',

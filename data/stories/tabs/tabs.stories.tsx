@@ -99,7 +99,7 @@ export const pricingTabsAnnualSelected = story({
 })
 
 export const tabsWithDisabledTab = story({
-  description: 'Create product detail tabs where the "Reviews" tab is disabled because there are no reviews yet',
+  description: 'Create "Product details" tabs Overview, Specifications and Reviews, with Overview open and the "Reviews" tab disabled because there are no reviews yet',
   template: Tabs,
   args: {
     id: 'product',

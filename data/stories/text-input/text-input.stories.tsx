@@ -105,7 +105,7 @@ export const requiredFullName = story({
 })
 
 export const siteSearch = story({
-  intent: 'Create a site search form with a visually hidden label, a search input and a "Search" submit button',
+  intent: 'Create a site search form with the visually hidden label "Search the documentation", a search input and a "Search" submit button',
   template: SearchField,
   args: { id: 'site-search', label: 'Search the documentation', placeholder: 'Search docs' },
 })
