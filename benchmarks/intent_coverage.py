@@ -4,9 +4,10 @@
     python -m benchmarks.intent_coverage --json
 
 A story test asserts every accessible name in the reference story's accessibility tree. An intent
-*determines* its test when each asserted name appears in the intent or in a file the task gives
-(case-insensitive, whitespace collapsed); otherwise a model passes only by guessing the name the
-reference happened to use ("Dismiss cookie notice" for "a labelled close button"). Printed: how
+*determines* its test when every word of each asserted name is a word of the intent or of a file the
+task gives (the held-out rule, :mod:`worldagent.policy.heldout`, which generate applies to every eval
+story); otherwise a model passes only by guessing the name the reference happened to use ("Dismiss
+cookie notice" for "a labelled close button"). Printed: how
 many held-out intents determine their test, the names the others leave open, and each evaluated
 model's story pass rate and mean reward on both groups. The share of determined intents bounds the
 pass rate a model that never guesses can reach.
@@ -16,8 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,26 +26,11 @@ from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.evaluate import load_eval_rows
 from worldagent.evaluation.metrics import EvalReport, summarize
 from worldagent.io import read_jsonl
+from worldagent.policy.heldout import unstated_names
 from worldagent.storytest.runner import reference_assertions
 
 EVAL_SUMMARY = Path("reports/world_agent/eval.json")
 EVAL_INTENTS = Path("reports/world_agent/eval_intents.jsonl")
-_SPACE = re.compile(r"\s+")
-
-
-def _folded(text: str) -> str:
-    return _SPACE.sub(" ", text).strip().casefold()
-
-
-def undetermined_names(intent: str, given_sources: Sequence[str], names: Iterable[str]) -> list[str]:
-    """The asserted ``names`` that neither the intent nor a given file contains, in order, once each."""
-    known = [_folded(intent), *(_folded(source) for source in given_sources)]
-    missing: list[str] = []
-    for name in names:
-        folded = _folded(name)
-        if folded and name not in missing and not any(folded in text for text in known):
-            missing.append(name)
-    return missing
 
 
 def open_names(eval_trajectories: Path, stories: Path, stories_dir: Path) -> dict[str, list[str]]:
@@ -56,7 +41,7 @@ def open_names(eval_trajectories: Path, stories: Path, stories_dir: Path) -> dic
         record = records[row["id"]]
         assertions = reference_assertions(stories_dir / record["file"], record["export"], stories_dir)
         given = [str(file["content"]) for file in row.get("given_files") or []]
-        result[row["id"]] = undetermined_names(row["intent"], given, (a.name for a in assertions))
+        result[row["id"]] = list(unstated_names(assertions, row["intent"], given))
     return result
 
 

@@ -7,24 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.intent_coverage import group_scores, main, open_names, undetermined_names
+from benchmarks.intent_coverage import group_scores, main, open_names
 from worldagent.evaluation.eval_files import eval_summary, intent_rows
 from worldagent.evaluation.metrics import EvalReport, IntentResult, ModelEval, summarize
 from worldagent.storytest.runner import reference_assertions
 
 STORIES_DIR = Path(__file__).resolve().parents[2] / "data" / "stories"
 STORY = ("badge/badge.stories.tsx", "deploymentStatuses")
-
-
-def test_a_name_is_determined_by_the_intent_or_a_given_file_whatever_its_case_and_spacing() -> None:
-    names = ["Save  draft", "Loading", "Dismiss cookie notice", "Loading"]
-    assert undetermined_names('A "save draft" button', ["aria-label='Loading'"], names) == ["Dismiss cookie notice"]
-    assert undetermined_names("a labelled close button", [], names) == [
-        "Save  draft",
-        "Loading",
-        "Dismiss cookie notice",
-    ]
-    assert undetermined_names("anything", [], ["", "  "]) == []  # an unnamed node asserts no name
 
 
 def _result(intent_id: str, passed: bool, reward: float) -> IntentResult:

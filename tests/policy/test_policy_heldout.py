@@ -46,3 +46,16 @@ def test_unstated_names_maps_each_name_once_and_skips_unnamed_nodes() -> None:
     ]
     assert unstated_names(assertions, 'tabs where the "Reviews" tab is disabled') == {"Overview": ["overview"]}
     assert unstated_names(assertions, "tabs Overview and Reviews, Reviews disabled") == {}
+
+
+def test_a_description_is_checked_like_a_name_but_its_counted_figures_are_not() -> None:
+    hint = Assertion(
+        role="switch", name="Auto-save", states={"checked": "true", "description": "Saved every 30 seconds"}
+    )
+    assert unstated_names([hint], 'an "Auto-save" switch with help text') == {
+        "Saved every 30 seconds": ["saved", "every", "seconds"]
+    }
+    assert unstated_names([hint], 'an "Auto-save" switch, "Saved every 30 seconds"') == {}
+    counter = Assertion(role="textbox", name="Terms", states={"description": "28 of 2000 characters used"})
+    assert unstated_names([counter], '"Terms", 2000 characters', ["of characters used"]) == {}
+    assert unstated_names([counter], '"Terms"') == {"28 of 2000 characters used": ["of", "characters", "used"]}

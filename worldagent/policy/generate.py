@@ -207,7 +207,7 @@ class StoryData:
     dropped: Counter[str] = field(default_factory=Counter)
     not_applicable: Counter[str] = field(default_factory=Counter)
     reference_failure: str | None = None
-    # An eval story's asserted names with words its task never gives (worldagent.policy.heldout).
+    # An eval story's asserted names and descriptions with words its task never gives (policy.heldout).
     unstated: dict[str, list[str]] = field(default_factory=dict)
     relabelled: Counter[str] = field(default_factory=Counter)  # relabelled copies "kept" and "failed"
 
@@ -430,7 +430,7 @@ def generate_datasets(
         if data.unstated:
             unstated[record.id] = data.unstated
             log.warning(
-                "eval story %s asserts names its intent and given files never state (passed only by luck): %s",
+                "eval story %s asserts text its intent and given files never state (passed only by luck): %s",
                 record.id,
                 "; ".join(f"{name!r} ({', '.join(words)})" for name, words in data.unstated.items()),
             )

@@ -1,4 +1,4 @@
-"""The held-out rule: a hidden test may only assert names its task gives the agent.
+"""The held-out rule: a hidden test may only assert names and descriptions its task gives the agent.
 
 A held-out story is scored by assertions derived from its reference render (role, accessible name,
 states). An agent can write a name only if the intent states it or the component it is told to use
@@ -18,12 +18,15 @@ from collections.abc import Iterable, Sequence
 
 from worldagent.storytest.assertions import Assertion
 
-__all__ = ["name_words", "range_words", "unstated_names", "unstated_words"]
+__all__ = ["TEXT_STATES", "asserted_texts", "name_words", "range_words", "unstated_names", "unstated_words"]
 
 # Letter runs split at a lower-to-upper case change (``LoadingExporting``), and digit runs.
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
 _CAMEL = re.compile(r"[^\W\d_][^\W\d_A-Z]*")
 _RANGE = re.compile(r"\b(\d+)\s*(?:to|-|–)\s*(\d+)\b")
+# States whose value is text the agent writes (an accessible description, a progress bar's value
+# text), checked like names; the others are booleans or numbers the intent says in words.
+TEXT_STATES: tuple[str, ...] = ("description", "valuetext")
 MAX_RANGE = 1000  # a longer range is a figure ("1 to 5000 characters"), not a list of choices
 
 
@@ -60,13 +63,22 @@ def unstated_words(name: str, intent: str, given: Iterable[str] = ()) -> list[st
     return [word for word in name_words(name) if not _derivable(word, vocabulary)]
 
 
+def asserted_texts(assertion: Assertion) -> list[str]:
+    """The text an assertion compares: the accessible name and the text-valued states."""
+    return [text for text in (assertion.name, *(assertion.states.get(key, "") for key in TEXT_STATES)) if text]
+
+
 def unstated_names(assertions: Sequence[Assertion], intent: str, given: Iterable[str] = ()) -> dict[str, list[str]]:
-    """Each asserted name with words the task does not give, mapped to those words (none: ``{}``)."""
+    """Each asserted name or description with words the task does not give, mapped to those words
+    (none: ``{}``)."""
     texts = list(given)
     unstated: dict[str, list[str]] = {}
     for assertion in assertions:
-        if assertion.name and assertion.name not in unstated:
-            words = unstated_words(assertion.name, intent, texts)
-            if words:
-                unstated[assertion.name] = words
+        for text in asserted_texts(assertion):
+            if text not in unstated:
+                words = unstated_words(text, intent, texts)
+                if text != assertion.name:  # a template's counter (`28 of 2000 characters used`) is computed
+                    words = [word for word in words if not word.isdigit()]
+                if words:
+                    unstated[text] = words
     return unstated

@@ -90,7 +90,7 @@ export const renameFileDialog = story({
 })
 
 export const savingDialog = story({
-  intent: 'Create an "Edit billing address" dialog in a saving state where the Save button is busy and disabled',
+  intent: 'Create an "Edit billing address" dialog in a saving state, described by "Your changes are being saved.", where the Save button is busy and disabled',
   template: () => (
     <Dialog id='billing-dialog' title='Edit billing address' description='Your changes are being saved.'>
       <p role='status' {...styles.body}>

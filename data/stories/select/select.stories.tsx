@@ -87,7 +87,7 @@ export const countrySelect = story({
 })
 
 export const preselectedLanguage = story({
-  intent: 'Create a "Language" select of English, Español and Français where English is preselected, with help text about the interface language',
+  intent: 'Create a "Language" select of English, Español and Français where English is preselected, with the help text "Changes the language of menus and messages."',
   template: Select,
   args: {
     id: 'language',

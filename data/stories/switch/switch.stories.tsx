@@ -77,7 +77,7 @@ export const disabledAirplaneMode = story({
 })
 
 export const autoSaveWithHint = story({
-  intent: 'Create an "Auto-save drafts" switch with help text linked through aria-describedby',
+  intent: 'Create an "Auto-save drafts" switch that is on, with the help text "Drafts are saved every 30 seconds while you type." linked through aria-describedby',
   template: DescribedSwitch,
   args: {
     id: 'auto-save',
