@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps({"intents": len(names), "determined": len(determined), "open": names, "scores": scores}))
         return 0
     print(
-        f"{len(determined)} of {len(names)} held-out intents name every asserted name ({len(determined) / len(names):.2f})"
+        f"{len(determined)} of {len(names)} held-out intents state every asserted name and description ({len(determined) / len(names):.2f})"
     )
     for intent, missing in names.items():
         if missing:
