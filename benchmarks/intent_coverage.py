@@ -4,9 +4,9 @@
     python -m benchmarks.intent_coverage --json
 
 A story test asserts every accessible name in the reference story's accessibility tree. An intent
-*determines* its test when every word of each asserted name is a word of the intent or of a file the
-task gives (the held-out rule, :mod:`worldagent.policy.heldout`, which generate applies to every eval
-story); otherwise a model passes only by guessing the name the reference happened to use ("Dismiss
+*determines* its test when every word of each asserted name and description is a word of the intent
+or of a file the task gives (the held-out rule, :mod:`worldagent.policy.heldout`, which generate
+applies to every eval story); otherwise a model passes only by guessing the name the reference happened to use ("Dismiss
 cookie notice" for "a labelled close button"). Printed: how
 many held-out intents determine their test, the names the others leave open, and each evaluated
 model's story pass rate and mean reward on both groups. The share of determined intents bounds the
