@@ -253,7 +253,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not rows:
         raise InputError(f"{args.trajectories}: no single-turn rows to answer")
     scorer = evaluate_stage.make_scorer(params, STORIES, STORIES_DIR)
-    model, tokenizer = evaluate_stage.default_loader(args.base, args.adapter, dtype=params.model.dtype)
+    model, tokenizer = evaluate_stage.default_loader(
+        args.base, args.adapter, dtype=params.evaluate.decode_dtype(params.model.dtype)
+    )
     first: EvalRow | None = None
     for setting in settings:
         decode = partial(copy_policy, model, tokenizer, params, rows, setting)

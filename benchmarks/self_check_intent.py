@@ -177,7 +177,9 @@ def feedback_targets(row: EvalRow, rows: Sequence[dict[str, Any]], scorer: Score
 
 def greedy_policy(params: Params, adapter: Path) -> Policy:
     """The base with ``adapter``, decoding greedily as the evaluation decodes (no retries)."""
-    model, tokenizer = evaluate_stage.default_loader(MODELS / "base", adapter, dtype=params.model.dtype)
+    model, tokenizer = evaluate_stage.default_loader(
+        MODELS / "base", adapter, dtype=params.evaluate.decode_dtype(params.model.dtype)
+    )
     settings = params.evaluate
     return decoding_policy(
         model,

@@ -226,9 +226,10 @@ def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str
 
 def preflight(pipelines: Sequence[Pipeline], root: Path) -> None:
     """Stop before any stage when one of them would run many times slower here than intended
-    (``worldagent.preflight``): only a family whose stages read ``model.dtype`` is held to it."""
+    (``worldagent.preflight``): only a family whose stages read ``model.dtype`` or ``evaluate.dtype``
+    is held to it."""
     reads_dtype = any(
-        key in ("model", "model.dtype")
+        key in ("model", "model.dtype", "evaluate", "evaluate.dtype")
         for pipeline in pipelines
         for step in pipeline.steps
         if isinstance(step, Stage)

@@ -21,10 +21,11 @@ from worldagent.preflight import ALLOW_SLOW_BFLOAT16, PrecisionError, check_prec
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def write_params(directory: Path, dtype: str) -> Path:
-    """The project's params.yaml with ``model.dtype`` set, whatever profile it holds."""
+def write_params(directory: Path, dtype: str, evaluate_dtype: str = "float32") -> Path:
+    """The project's params.yaml with ``model.dtype`` and ``evaluate.dtype`` set, whatever profile it holds."""
     raw = yaml.safe_load((ROOT / "params.yaml").read_text(encoding="utf-8"))
     raw["model"]["dtype"] = dtype
+    raw["evaluate"]["dtype"] = evaluate_dtype
     path = directory / "params.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     return path
@@ -53,6 +54,17 @@ def test_bfloat16_on_a_cpu_without_it_is_refused_naming_the_file_the_key_and_the
     message = str(raised.value)
     assert str(path) in message and "model.dtype" in message
     assert "model.dtype: prefer-bfloat16" in message and ALLOW_SLOW_BFLOAT16 in message
+
+
+def test_bfloat16_decoding_alone_is_refused_too_naming_its_key(tmp_path: Path) -> None:
+    path = write_params(tmp_path, "prefer-bfloat16", evaluate_dtype="bfloat16")
+    with pytest.raises(PrecisionError, match=r"evaluate\.dtype is bfloat16") as raised:
+        check_precision(load_params(path), path, device="cpu", native_bfloat16=emulated, environ={})
+    assert "`evaluate.dtype: prefer-bfloat16`" in str(raised.value) and "model.dtype" not in str(raised.value)
+    both = write_params(tmp_path, "bfloat16", evaluate_dtype="bfloat16")
+    with pytest.raises(PrecisionError, match=r"model\.dtype and evaluate\.dtype are bfloat16"):
+        check_precision(load_params(both), both, device="cpu", native_bfloat16=emulated, environ={})
+    check_precision(load_params(both), both, device="cpu", native_bfloat16=native, environ={})
 
 
 @pytest.mark.parametrize(

@@ -34,23 +34,30 @@ def check_precision(
     native_bfloat16: Callable[[], bool] | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> None:
-    """Refuse ``model.dtype: bfloat16`` on a CPU without native bfloat16 (unless the environment
-    says to go ahead); every other setting and device passes. ``device`` defaults to the one the
+    """Refuse ``model.dtype`` or ``evaluate.dtype`` ``bfloat16`` on a CPU without native bfloat16
+    (unless the environment says to go ahead); every other setting and device passes. ``device`` defaults to the one the
     stages would pick, ``native_bfloat16`` to :func:`worldagent.policy.device.cpu_multiplies_bfloat16`."""
     from worldagent.policy import device as devices
 
     environ = os.environ if environ is None else environ
-    if params.model.dtype != "bfloat16" or environ.get(ALLOW_SLOW_BFLOAT16) == "1":
+    asked = [
+        name
+        for name, dtype in (("model.dtype", params.model.dtype), ("evaluate.dtype", params.evaluate.dtype))
+        if dtype == "bfloat16"
+    ]
+    if not asked or environ.get(ALLOW_SLOW_BFLOAT16) == "1":
         return
     if (device or devices.select_device()) != "cpu" or (native_bfloat16 or devices.cpu_multiplies_bfloat16)():
         return
     import torch
 
+    setting = f"{' and '.join(asked)} {'is' if len(asked) == 1 else 'are'} bfloat16"
+    capability = torch.backends.cpu.get_cpu_capability()
     raise PrecisionError(
-        f"{params_path}: model.dtype is bfloat16, but this CPU ({torch.backends.cpu.get_cpu_capability()}) "
-        "has no native bfloat16 matrix products, so every training and decoding step would take torch's "
-        "generic fallback, about 13 times slower than float32 (the smollm2 profile's SFT: ~15 h instead "
-        "of ~1 h on two cores). Set `model.dtype: prefer-bfloat16` in params.yaml (float32 on this CPU, "
-        f"bfloat16 where the hardware multiplies it natively), or run anyway with {ALLOW_SLOW_BFLOAT16}=1. Results in float32 differ from a "
-        "bfloat16 run's, as results from another machine do."
+        f"{params_path}: {setting}, but this CPU ({capability}) has no native bfloat16 matrix products, so every "
+        "training and decoding step would take torch's generic fallback, about 13 times slower than float32 (the "
+        "smollm2 profile's SFT: ~15 h instead of ~1 h on two cores). Set "
+        f"{' and '.join(f'`{name}: prefer-bfloat16`' for name in asked)} in params.yaml (float32 on this CPU, "
+        f"bfloat16 where the hardware multiplies it natively), or run anyway with {ALLOW_SLOW_BFLOAT16}=1. Results "
+        "in float32 differ from a bfloat16 run's, as results from another machine do."
     )

@@ -150,15 +150,49 @@ def test_the_untrained_base_can_have_its_own_smaller_budget_and_the_file_says_so
     base = evaluate_base_stage(settings, **SPLIT, base=base_dir, **files, loader=lambda b, a: tiny_model)
     assert [row.generation.max_new_tokens for row in base.rows] == [4, 4]  # type: ignore[union-attr]
     assert all(0 < row.generation.new_tokens <= 3 * 4 for row in base.rows)  # type: ignore[union-attr]
-    assert base.notes == ["`base` was decoded with at most 4 new tokens per answer (the other models 24)."]
+    assert base.notes == [
+        "The models' answers were decoded in float32 on cpu (`evaluate.dtype`).",
+        "`base` was decoded with at most 4 new tokens per answer (the other models 24).",
+    ]
 
     adapter = tmp_path / "models" / "dpo"
     adapter.mkdir()
     dpo = MODEL_STAGES["dpo"](
         settings, **SPLIT, base=base_dir, adapter=adapter, **files, loader=lambda b, a: tiny_model
     )
-    assert [row.generation.max_new_tokens for row in dpo.rows] == [24, 24] and dpo.notes == []  # type: ignore[union-attr]
+    assert [row.generation.max_new_tokens for row in dpo.rows] == [24, 24]  # type: ignore[union-attr]
+    assert dpo.notes == base.notes[:1]
     assert max(row.generation.new_tokens for row in dpo.rows) > 3 * 4  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("setting", "decoded_in"), [("model", "bfloat16"), ("float32", "float32")])
+def test_models_are_decoded_in_evaluate_dtype_and_the_report_says_so_once(
+    tmp_path: Path, base_dir: Path, tiny_model, monkeypatch: pytest.MonkeyPatch, setting: str, decoded_in: str
+) -> None:
+    import worldagent.evaluation.stages.evaluate_model as stage
+
+    asked: list[str] = []
+
+    def loader(base: Path, adapter: Path | None, dtype: str) -> Any:
+        asked.append(dtype)
+        return tiny_model
+
+    monkeypatch.setattr(stage, "default_loader", loader)
+    settings = Params.model_validate(
+        {"model": {"dtype": "bfloat16"}, "evaluate": {**params().evaluate.model_dump(), "dtype": setting}}
+    )
+    adapter = tmp_path / "models" / "sft"
+    adapter.mkdir(parents=True)
+    files = [tmp_path / "base.json", tmp_path / "sft.json"]
+    evaluate_base_stage(settings, **SPLIT, base=base_dir, out=files[0], speed=tmp_path / "b.speed.json")
+    evaluate_adapter_stage(
+        settings, name="sft", **SPLIT, base=base_dir, adapter=adapter, out=files[1], speed=tmp_path / "s.speed.json"
+    )
+    assert asked == [decoded_in, decoded_in]  # "model": as trained (model.dtype)
+    said = "The models' answers were decoded in float32 on cpu (`evaluate.dtype`)."  # what tiny_model holds
+    assert said in read_model_eval(files[1]).notes
+    report = combine([read_model_eval(path) for path in files])
+    assert report.notes.count(said) == 1 and set(report.models) == {"base", "sft"}
 
 
 def test_adapter_and_champion_stages(tmp_path: Path, base_dir: Path, tiny_model) -> None:

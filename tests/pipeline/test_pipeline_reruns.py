@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.harness import copy_project, dvc
 from worldagent.config import load_params
@@ -70,6 +71,16 @@ def test_a_new_evaluate_field_reruns_the_evaluation_only(project: Path) -> None:
     evaluations = [stage.name for stage in WORLD_AGENT.stages if stage.name.startswith("evaluate_")]
     # the stages that declare evaluate, compare or gate: no training stage, no intervention stage
     assert would_run(project) == sorted([*evaluations, "evaluate", "compare", "gate"])
+
+
+def test_the_decoding_precision_regenerates_the_generating_evaluations_only(project: Path) -> None:
+    params = project / "params.yaml"
+    values = yaml.safe_load(params.read_text())
+    values["evaluate"]["dtype"] = "bfloat16" if values["evaluate"].get("dtype") != "bfloat16" else "float32"
+    params.write_text(yaml.safe_dump(values, sort_keys=False))
+    # not nearest or reference (they decode nothing), no trainer: training keeps model.dtype
+    generating = ["base", "champion", "dpo", "experience", "grpo", "sft"]
+    assert would_run(project) == [f"evaluate_{name}" for name in generating]
 
 
 def test_a_new_trainer_field_reruns_the_trainers_only(project: Path) -> None:

@@ -23,6 +23,11 @@ class EvaluateParams(Section):
     profile, for a row that scores 0. The report says which budget each row had."""
 
     batch_size: int = Field(default=8, gt=0)
+    dtype: Literal["model", "auto", "prefer-bfloat16", "float32", "bfloat16", "float16"] = "model"
+    """The precision models are decoded in; ``model``: the one they were trained in (``model.dtype``).
+    A bfloat16 answer moves with the batch it was decoded in (other padding, other kernel blocking,
+    other rounding): the same adapter scored −0.052 [−0.102, −0.009] at batch size 33 against 34.
+    float32 answers were identical at both, at 1.4x the time on a CPU (docs/profiles.md)."""
     max_intents: int | None = Field(default=None, gt=0)  # None: the whole eval split
     # The table's rows, in this order: ``nearest`` copies the nearest training story unchanged (the
     # baseline every trained stage must beat), ``reference`` is the upper bound.
@@ -46,6 +51,10 @@ class EvaluateParams(Section):
     self_check_models: list[SelfCheckModel] = Field(
         default_factory=lambda: ["nearest", "sft", "experience", "dpo", "grpo", "champion"]
     )
+
+    def decode_dtype(self, trained: str) -> str:
+        """The ``model.dtype`` setting to decode in, given the one the models were trained in."""
+        return trained if self.dtype == "model" else self.dtype
 
     def budget(self, model: str) -> int:
         """New tokens at most per answer of ``model``."""

@@ -129,7 +129,8 @@ def combine(evaluations: Sequence[ModelEvalFile], notes: Sequence[str] = ()) -> 
     report = EvalReport(notes=list(notes))
     reference: ModelEvalFile | None = None
     for evaluation in evaluations:
-        report.notes.extend(evaluation.notes)
+        # a sentence several models share (the precision they were decoded in) is said once
+        report.notes.extend(note for note in evaluation.notes if note not in report.notes)
         if not evaluation.rows:
             continue
         if reference is None:

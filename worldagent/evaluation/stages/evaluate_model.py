@@ -250,10 +250,11 @@ def evaluate_model(
         elif name != "base":
             raise InputError(f"unknown model {name!r} to evaluate")
         adapter = adapter if name != "base" else None
-        if loader is None:  # the model in the dtype it was trained in (model.dtype)
-            model, tokenizer = default_loader(base, adapter, dtype=params.model.dtype)
+        if loader is None:  # evaluate.dtype, not always the one it was trained in (model.dtype)
+            model, tokenizer = default_loader(base, adapter, dtype=params.evaluate.decode_dtype(params.model.dtype))
         else:
             model, tokenizer = loader(base, adapter)
+        evaluation.notes.append(precision_note(model))
         try:
             evaluated, timings = generate_rows(params, name, model, tokenizer, rows, scorer)
         finally:
@@ -264,6 +265,13 @@ def evaluate_model(
             evaluation.notes.append(budget_note)
     evaluation.notes.extend(row.self_check.note(row.name) for row in evaluation.rows if row.self_check)
     return evaluation, timings
+
+
+def precision_note(model: Any) -> str:
+    """What the answers were decoded in: the same sentence for every model so decoded (the report keeps one)."""
+    weights = next(model.parameters())  # the base's (LoRA weights stay float32): as the training metrics say it
+    precision = f"{str(weights.dtype).removeprefix('torch.')} on {weights.device.type}"
+    return f"The models' answers were decoded in {precision} (`evaluate.dtype`)."
 
 
 def _budget_note(params: Params, name: str) -> str | None:
