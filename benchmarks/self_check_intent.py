@@ -3,21 +3,26 @@
     python -m benchmarks.self_check_intent                     # after `make pipeline`: seconds
     python -m benchmarks.self_check_intent --rerun experience  # one stage re-evaluated with it (~20 min)
     python -m benchmarks.self_check_intent --feedback experience  # its missing words told back (~4 min)
+    python -m benchmarks.self_check_intent --rerun sft --tiered --out tmp/sft-tiered.json  # (~12 min)
 
 The evaluation answers again while an answer fails the agent's own check
 (``worldagent.evaluation.self_check``: it renders and passes the accessibility and pattern rules).
 Most held-out intents also quote the user's own words (``a submit control reading "Create
 account"``), and an answer that renders other words passes that check and fails the hidden story
 test. The agent is given the intent, so asking its page to show every quoted phrase would still be
-its own check. This benchmark measures that lever; it is not in the evaluation stages, because it did
-not help (docs/profiles.md, "Levers measured and left out").
+its own check. This benchmark measures that lever; it is not in the evaluation stages: alone it did
+not help (docs/profiles.md, "Levers measured and left out"), and as the top of two tiers it gained two
+stories, inside one run's noise (docs/profiles.md, "The own check in two tiers").
 
 By default the kept answers of every evaluated model (``reports/world_agent/eval/<model>.json``)
 are replayed through both checks and counted next to the hidden story test: answers the own check
 passes and the hidden test fails (what the stricter check should catch), and answers the hidden
 test passes (what it should leave alone). ``--rerun STAGE`` evaluates one trained stage as its
 evaluate stage does, the stricter check choosing which answers to retry, and prints its story pass
-rate and mean reward next to the stage's own evaluation. ``--feedback STAGE`` takes the stage's kept
+rate and mean reward next to the stage's own evaluation. With ``--tiered`` the two checks are tiers
+(:class:`TieredSelfCheckingPolicy`): an answer that shows the quoted words is kept, else the first that
+passes the own check, else the first answer, so the stricter check can only trade an answer the own
+check passes for another that also shows the words. ``--feedback STAGE`` takes the stage's kept
 answers that pass the own check and leave out a quoted phrase, tells the model which phrases its
 page did not show, and scores its greedy answer again, the note given two ways: appended to the
 request (one turn, the form the model was trained on) and as a second user turn after its answer (a
@@ -29,19 +34,20 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
+from benchmarks.intent_copy import paired_line
 from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, MODELS, STORIES, STORIES_DIR
 from worldagent.config import Params, load_params
 from worldagent.errors import clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, load_eval_rows, prompts_of
-from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, read_model_eval
+from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, SelfCheckCounts, read_model_eval, write_model_eval
 from worldagent.evaluation.policies import Policy, Prompt, decoding_policy
-from worldagent.evaluation.self_check import Check, row_check
+from worldagent.evaluation.self_check import Check, SelfCheckingPolicy, row_check
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.storytest.assertions import Assertion
 from worldagent.storytest.axtree import accessibility_tree
@@ -122,6 +128,54 @@ def quoted_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Check:
     return check
 
 
+Level = Callable[[int, str], int]  # (prompt position, answer) -> 0 failed, 1 own check, 2 and words shown
+OWN, SHOWN = 1, 2
+
+
+def tiered_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Level:
+    """The level of an answer to the prompt at position i: :data:`SHOWN` when it passes
+    :func:`quoted_check` (which includes the own check), :data:`OWN` when only the own check, else 0."""
+    own, stricter = row_check(scorer, rows), quoted_check(scorer, rows)
+    return lambda i, answer: SHOWN if stricter(i, answer) else OWN if own(i, answer) else 0
+
+
+class TieredSelfCheckingPolicy(SelfCheckingPolicy):
+    """A :class:`SelfCheckingPolicy` whose check is a :data:`Level`: a prompt is answered again while
+    its best answer is below :data:`SHOWN`, and a retry replaces it only when it reaches a higher level
+    (the earliest answer of the highest level is kept). Its ``counts`` are of the top level; ``levels``
+    and ``first_levels`` are each prompt's kept and first answer's level."""
+
+    check: Level  # type: ignore[assignment]
+
+    def complete(self, prompts: list[Prompt]) -> list[str]:
+        answers = self.first.complete(prompts)
+        self.used, self.answered_by = [self.first], [0] * len(prompts)
+        levels = [self.check(i, answer) for i, answer in enumerate(answers)]
+        self.first_levels, retried = list(levels), 0
+        for attempt in range(1, self.attempts + 1):
+            below = [i for i, level in enumerate(levels) if level < SHOWN]
+            if not below:
+                break
+            policy = self.retry(attempt)
+            self.used.append(policy)
+            again = policy.complete([prompts[i] for i in below])
+            retried += len(below)
+            for i, answer in zip(below, again, strict=True):
+                if (level := self.check(i, answer)) > levels[i]:
+                    answers[i], levels[i], self.answered_by[i] = answer, level, attempt
+        self.levels = levels
+        first_shown = sum(level == SHOWN for level in self.first_levels)
+        shown = sum(level == SHOWN for level in levels)
+        self.counts = SelfCheckCounts(
+            attempts=self.attempts,
+            first_passed=first_shown,
+            fixed=shown - first_shown,
+            failed=len(prompts) - shown,
+            retried_answers=retried,
+        )
+        return answers
+
+
 def replay_counts(evaluation: ModelEvalFile, rows: Sequence[dict[str, Any]], scorer: Scorer) -> list[dict[str, Any]]:
     """Per row of ``evaluation``: its kept answers through the own check and the stricter one."""
     by_id = {str(row["id"]): row for row in rows}
@@ -143,12 +197,24 @@ def replay_counts(evaluation: ModelEvalFile, rows: Sequence[dict[str, Any]], sco
     return counts
 
 
-def rerun_stage(params: Params, stage: str, rows: Sequence[dict[str, Any]], scorer: Scorer) -> ModelEvalFile:
-    """``stage`` evaluated as its evaluate stage does, the stricter check choosing the retries (swapped
-    in for this process only: the stages keep the own check)."""
-    with mock.patch.object(evaluate_stage, "row_check", quoted_check):
+def rerun_stage(
+    params: Params,
+    stage: str,
+    rows: Sequence[dict[str, Any]],
+    scorer: Scorer,
+    *,
+    tiered: bool = False,
+    adapter: Path | None = None,
+) -> ModelEvalFile:
+    """``stage`` (or ``adapter``, a model trained as it) evaluated as its evaluate stage does, the
+    stricter check choosing the retries, alone or as the top of :func:`tiered_check` (swapped in for
+    this process only: the stages keep the own check)."""
+    patches = [mock.patch.object(evaluate_stage, "row_check", tiered_check if tiered else quoted_check)]
+    if tiered:
+        patches.append(mock.patch.object(evaluate_stage, "SelfCheckingPolicy", TieredSelfCheckingPolicy))
+    with patches[0], patches[-1]:
         evaluation, _ = evaluate_stage.evaluate_model(
-            params, stage, rows, scorer, base=MODELS / "base", adapter=MODELS / stage
+            params, stage, rows, scorer, base=MODELS / "base", adapter=adapter or MODELS / stage
         )
     return evaluation
 
@@ -240,6 +306,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
     parser.add_argument("--eval-dir", type=Path, default=EVAL_DIR, help="the evaluate stages' files")
     parser.add_argument("--rerun", choices=TRAINED_STAGES, help="re-evaluate this stage with the stricter check")
+    parser.add_argument("--tiered", action="store_true", help="with --rerun: the two checks as tiers")
+    parser.add_argument("--attempts", type=int, help="with --rerun: retries (default: evaluate.self_check_attempts)")
+    parser.add_argument("--adapter", type=Path, help="with --rerun: this adapter instead of the stage's own")
+    parser.add_argument("--out", type=Path, help="with --rerun: write its evaluation file here")
     parser.add_argument("--feedback", choices=TRAINED_STAGES, help="tell this stage which quoted words it left out")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = parser.parse_args(argv)
@@ -252,7 +322,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.rerun:
         committed = read_model_eval(args.eval_dir / f"{args.rerun}.json", args.rerun).rows[0]
-        rerun = rerun_stage(params, args.rerun, rows, scorer).rows[0]
+        if args.attempts is not None:
+            params = params.model_copy(
+                update={"evaluate": params.evaluate.model_copy(update={"self_check_attempts": args.attempts})}
+            )
+        evaluation = rerun_stage(params, args.rerun, rows, scorer, tiered=args.tiered, adapter=args.adapter)
+        if args.out:
+            write_model_eval(args.out, evaluation)
+        rerun = evaluation.rows[0]
         result = {
             "stage": args.rerun,
             "committed": committed.metrics.model_dump(),
@@ -270,6 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if rerun.self_check:
             print(rerun.self_check.note(f"{args.rerun}, stricter check"))
+        print(paired_line(f"{args.rerun}, stricter check", rerun, committed))
         return 0
     counts = []
     for model in REPLAYED:

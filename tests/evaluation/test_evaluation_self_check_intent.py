@@ -5,12 +5,16 @@ from __future__ import annotations
 from evaluation_helpers import COOKIES_ID, STORIES, cookies_answers, scored_row
 
 from benchmarks.self_check_intent import (
+    OWN,
+    SHOWN,
+    TieredSelfCheckingPolicy,
     feedback_prompts,
     feedback_targets,
     missing_phrases,
     quoted_check,
     quoted_phrases,
     replay_counts,
+    tiered_check,
 )
 from worldagent.config import RewardWeights
 from worldagent.evaluation.evaluate import Scorer, prompts_of
@@ -58,6 +62,42 @@ def test_a_self_checking_policy_with_the_quoted_check_answers_again_until_the_wo
     policy = SelfCheckingPolicy(first, lambda k: retry, quoted_check(scorer, rows), 2)
     assert policy.complete(prompts_of(rows)) == [reference]
     assert (policy.counts.first_passed, policy.counts.fixed, policy.counts.failed) == (0, 1, 0)
+
+
+def test_the_tiered_check_keeps_the_best_level_and_retries_only_below_the_top() -> None:
+    levels = {"shown a": SHOWN, "own b": OWN, "bad b": 0, "shown b": SHOWN, "bad c": 0, "own c": OWN, "own c2": OWN}
+    asked: list[list[str]] = []
+
+    class Answers(StaticPolicy):
+        def __init__(self, by_prompt: dict[str, str]) -> None:
+            super().__init__([])
+            self.by_prompt = by_prompt
+
+        def complete(self, prompts):
+            asked.append([prompt[0]["content"] for prompt in prompts])
+            return [self.by_prompt[prompt[0]["content"]] for prompt in prompts]
+
+    first = Answers({"a": "shown a", "b": "own b", "c": "bad c"})
+    retries = [Answers({"b": "bad b", "c": "own c"}), Answers({"b": "shown b", "c": "own c2"})]
+    policy = TieredSelfCheckingPolicy(first, lambda k: retries[k - 1], lambda i, answer: levels[answer], 2)
+    prompts = [[{"role": "user", "content": name}] for name in "abc"]
+    # b: a worse retry never replaces a better answer, a better one does; c: an equal level keeps the earlier
+    assert policy.complete(prompts) == ["shown a", "shown b", "own c"]
+    assert asked == [["a", "b", "c"], ["b", "c"], ["b", "c"]]
+    assert policy.answered_by == [0, 2, 1]
+    assert policy.first_levels == [SHOWN, OWN, 0] and policy.levels == [SHOWN, SHOWN, OWN]
+    counts = policy.counts
+    assert (counts.first_passed, counts.fixed, counts.failed, counts.retried_answers) == (1, 1, 1, 4)
+
+
+def test_the_tiered_check_ranks_the_words_above_the_own_check(eval_rows, token_files) -> None:
+    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
+    row, (reference, wrong, broken) = cookies_answers(eval_rows)
+    level = tiered_check(scorer, [row])
+    assert [level(0, answer) for answer in (reference, wrong, broken)] == [SHOWN, OWN, 0]
+    # where no retry shows the words, the answer the own check passes stays (not the first one)
+    policy = TieredSelfCheckingPolicy(StaticPolicy([broken]), lambda k: StaticPolicy([wrong]), level, 2)
+    assert policy.complete(prompts_of([row])) == [wrong]
 
 
 def test_the_benchmark_counts_what_the_stricter_check_catches_and_what_it_leaves_alone(eval_rows, token_files) -> None:
