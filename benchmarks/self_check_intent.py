@@ -45,7 +45,7 @@ from worldagent.config import Params, load_params
 from worldagent.errors import clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, load_eval_rows, prompts_of
-from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, SelfCheckCounts, read_model_eval, write_model_eval
+from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, read_model_eval, write_model_eval
 from worldagent.evaluation.policies import Policy, Prompt, decoding_policy
 from worldagent.evaluation.self_check import Check, SelfCheckingPolicy, row_check
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
@@ -141,38 +141,35 @@ def tiered_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Level:
 
 class TieredSelfCheckingPolicy(SelfCheckingPolicy):
     """A :class:`SelfCheckingPolicy` whose check is a :data:`Level`: a prompt is answered again while
-    its best answer is below :data:`SHOWN`, and a retry replaces it only when it reaches a higher level
-    (the earliest answer of the highest level is kept). Its ``counts`` are of the top level; ``levels``
-    and ``first_levels`` are each prompt's kept and first answer's level."""
+    no answer reaches :data:`SHOWN` (the base policy's loop, with "passed" meaning that rank), and
+    where none does, the earliest answer of the highest rank is kept instead of the first. Its
+    ``counts`` are of the top rank; ``levels`` and ``first_levels`` are each prompt's kept and first
+    answer's rank."""
 
-    check: Level  # type: ignore[assignment]
+    def __init__(self, first: Policy, retry: Callable[[int], Policy], check: Level, attempts: int) -> None:
+        super().__init__(first, retry, self._shown, attempts)
+        self.rank = check
+        self.levels: list[int] = []
+        self.first_levels: list[int] = []
+        self._asked: list[int] = []  # per prompt: answers checked so far (the n-th is attempt n)
+        self._best: list[tuple[str, int]] = []  # per prompt: (answer, attempt) of its best rank so far
+
+    def _shown(self, i: int, answer: str) -> bool:
+        level, attempt = self.rank(i, answer), self._asked[i]
+        self._asked[i] += 1
+        if attempt == 0:
+            self.first_levels[i] = level
+        if level > self.levels[i]:
+            self.levels[i], self._best[i] = level, (answer, attempt)
+        return level == SHOWN
 
     def complete(self, prompts: list[Prompt]) -> list[str]:
-        answers = self.first.complete(prompts)
-        self.used, self.answered_by = [self.first], [0] * len(prompts)
-        levels = [self.check(i, answer) for i, answer in enumerate(answers)]
-        self.first_levels, retried = list(levels), 0
-        for attempt in range(1, self.attempts + 1):
-            below = [i for i, level in enumerate(levels) if level < SHOWN]
-            if not below:
-                break
-            policy = self.retry(attempt)
-            self.used.append(policy)
-            again = policy.complete([prompts[i] for i in below])
-            retried += len(below)
-            for i, answer in zip(below, again, strict=True):
-                if (level := self.check(i, answer)) > levels[i]:
-                    answers[i], levels[i], self.answered_by[i] = answer, level, attempt
-        self.levels = levels
-        first_shown = sum(level == SHOWN for level in self.first_levels)
-        shown = sum(level == SHOWN for level in levels)
-        self.counts = SelfCheckCounts(
-            attempts=self.attempts,
-            first_passed=first_shown,
-            fixed=shown - first_shown,
-            failed=len(prompts) - shown,
-            retried_answers=retried,
-        )
+        n = len(prompts)
+        self.levels, self.first_levels, self._asked, self._best = [-1] * n, [0] * n, [0] * n, [("", 0)] * n
+        answers = super().complete(prompts)
+        for i, level in enumerate(self.levels):
+            if level < SHOWN:  # no answer showed the words: the one the own check passed, if any
+                answers[i], self.answered_by[i] = self._best[i]
         return answers
 
 
