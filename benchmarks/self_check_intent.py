@@ -35,6 +35,7 @@ import argparse
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -206,10 +207,10 @@ def rerun_stage(
     """``stage`` (or ``adapter``, a model trained as it) evaluated as its evaluate stage does, the
     stricter check choosing the retries, alone or as the top of :func:`tiered_check` (swapped in for
     this process only: the stages keep the own check)."""
-    patches = [mock.patch.object(evaluate_stage, "row_check", tiered_check if tiered else quoted_check)]
-    if tiered:
-        patches.append(mock.patch.object(evaluate_stage, "SelfCheckingPolicy", TieredSelfCheckingPolicy))
-    with patches[0], patches[-1]:
+    with ExitStack() as patches:
+        patches.enter_context(mock.patch.object(evaluate_stage, "row_check", tiered_check if tiered else quoted_check))
+        if tiered:
+            patches.enter_context(mock.patch.object(evaluate_stage, "SelfCheckingPolicy", TieredSelfCheckingPolicy))
         evaluation, _ = evaluate_stage.evaluate_model(
             params, stage, rows, scorer, base=MODELS / "base", adapter=adapter or MODELS / stage
         )
@@ -310,6 +311,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--feedback", choices=TRAINED_STAGES, help="tell this stage which quoted words it left out")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = parser.parse_args(argv)
+    rerun_only = [
+        f"--{name}" for name in ("tiered", "attempts", "adapter", "out") if getattr(args, name) not in (None, False)
+    ]
+    if rerun_only and not args.rerun:
+        parser.error(f"{', '.join(rerun_only)} go only with --rerun STAGE")
     params = load_params(args.params)
     rows = load_eval_rows(EVAL_TRAJECTORIES, params.evaluate.max_intents)
     scorer = evaluate_stage.make_scorer(params, STORIES, STORIES_DIR)

@@ -140,3 +140,19 @@ def test_feedback_names_the_missing_words_in_the_request_or_in_a_repair_turn(eva
     assert repair[:2] == prompt and repair[2]["content"] == wrong
     assert repair[3]["content"] == appended[1]["content"][len(prompt[1]["content"]) + 2 :]
     assert prompt == prompts_of([row])[0]  # the prompt itself is left as it was
+
+
+def test_a_rerun_swaps_the_check_in_for_its_own_call_only(monkeypatch) -> None:
+    from benchmarks import self_check_intent
+    from worldagent.evaluation.stages import evaluate_model as evaluate_stage
+
+    seen = []
+    monkeypatch.setattr(
+        evaluate_stage,
+        "evaluate_model",
+        lambda *args, **kwargs: (seen.append((evaluate_stage.row_check, evaluate_stage.SelfCheckingPolicy)), None),
+    )
+    for tiered in (False, True):
+        self_check_intent.rerun_stage(None, "sft", [], None, tiered=tiered)
+        assert evaluate_stage.row_check is row_check and evaluate_stage.SelfCheckingPolicy is SelfCheckingPolicy
+    assert seen == [(quoted_check, SelfCheckingPolicy), (tiered_check, TieredSelfCheckingPolicy)]
