@@ -33,8 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -48,130 +47,10 @@ from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, load_eval_rows, prompts_of
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, read_model_eval, write_model_eval
 from worldagent.evaluation.policies import Policy, Prompt, decoding_policy
-from worldagent.evaluation.self_check import Check, SelfCheckingPolicy, row_check
+from worldagent.evaluation.self_check import quoted_check, quoted_phrases, row_check
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
-from worldagent.storytest.assertions import Assertion
-from worldagent.storytest.axtree import accessibility_tree
-from worldagent.storytest.dom import parse_html, text_content
-from worldagent.storytest.result import StoryResult
-from worldagent.storytest.runner import StoryRunner
 
 REPLAYED = ("nearest", *TRAINED_STAGES)
-
-_QUOTED = re.compile(r'"([^"]+)"')
-_SPACE = re.compile(r"\s+")
-
-
-def _normal(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()
-
-
-def quoted_phrases(intent: str) -> list[str]:
-    """The phrases an intent puts in double quotes, whitespace-normalised: the user's own words for
-    a label, a name or a message."""
-    return [phrase for phrase in (_normal(q) for q in _QUOTED.findall(intent)) if phrase]
-
-
-def page_words(html: str) -> str:
-    """What a reader of the rendered page can find: its text, and every accessible name and state
-    value (labels, descriptions, ``aria-valuetext``...), one per line."""
-    nodes = accessibility_tree(html)
-    parts = [text_content(parse_html(html))]
-    parts += [node.name for node in nodes]
-    parts += [value for node in nodes for value in node.states.values()]
-    return "\n".join(_normal(part) for part in parts if part)
-
-
-def missing_phrases(intent: str, html: str) -> list[str]:
-    """The intent's quoted phrases that the page does not show (case-sensitive, as the story test)."""
-    words = page_words(html)
-    return [phrase for phrase in quoted_phrases(intent) if phrase not in words]
-
-
-class QuotedPhrasesRunner:
-    """A :class:`~worldagent.storytest.runner.StoryRunner` that runs ``runner``, then fails a passing
-    story whose page does not show every phrase ``intent`` quotes (set per prompt by the check)."""
-
-    def __init__(self, runner: StoryRunner) -> None:
-        self.runner = runner
-        self.intent = ""
-
-    def run(
-        self,
-        story_file: Path,
-        export: str,
-        root: Path,
-        expected: list[Assertion] | None = None,
-        overlay: Mapping[str, str] | None = None,
-    ) -> StoryResult:
-        from worldagent.stories.render import render_story
-
-        result = self.runner.run(story_file, export, root, expected, overlay)
-        if not result.passed or not quoted_phrases(self.intent):
-            return result
-        missing = missing_phrases(self.intent, render_story(Path(story_file), export, Path(root), overlay).html)
-        if not missing:
-            return result
-        errors = [f'intent: the page does not show "{phrase}"' for phrase in missing]
-        return result.model_copy(update={"passed": False, "errors": [*result.errors, *errors]})
-
-
-def quoted_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Check:
-    """The check of the prompt at position i: ``scorer.self_check`` on ``rows[i]``, and its story's
-    page shows every phrase ``rows[i]``'s intent quotes."""
-    runner = QuotedPhrasesRunner(scorer.runner)
-    checking = Scorer(scorer.stories_root, runner, scorer.weights, scorer.token_files)
-
-    def check(i: int, answer: str) -> bool:
-        runner.intent = str(rows[i]["intent"])
-        return checking.self_check(rows[i], answer)
-
-    return check
-
-
-Level = Callable[[int, str], int]  # (prompt position, answer) -> 0 failed, 1 own check, 2 and words shown
-OWN, SHOWN = 1, 2
-
-
-def tiered_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Level:
-    """The level of an answer to the prompt at position i: :data:`SHOWN` when it passes
-    :func:`quoted_check` (which includes the own check), :data:`OWN` when only the own check, else 0."""
-    own, stricter = row_check(scorer, rows), quoted_check(scorer, rows)
-    return lambda i, answer: SHOWN if stricter(i, answer) else OWN if own(i, answer) else 0
-
-
-class TieredSelfCheckingPolicy(SelfCheckingPolicy):
-    """A :class:`SelfCheckingPolicy` whose check is a :data:`Level`: a prompt is answered again while
-    no answer reaches :data:`SHOWN` (the base policy's loop, with "passed" meaning that rank), and
-    where none does, the earliest answer of the highest rank is kept instead of the first. Its
-    ``counts`` are of the top rank; ``levels`` and ``first_levels`` are each prompt's kept and first
-    answer's rank."""
-
-    def __init__(self, first: Policy, retry: Callable[[int], Policy], check: Level, attempts: int) -> None:
-        super().__init__(first, retry, self._shown, attempts)
-        self.rank = check
-        self.levels: list[int] = []
-        self.first_levels: list[int] = []
-        self._asked: list[int] = []  # per prompt: answers checked so far (the n-th is attempt n)
-        self._best: list[tuple[str, int]] = []  # per prompt: (answer, attempt) of its best rank so far
-
-    def _shown(self, i: int, answer: str) -> bool:
-        level, attempt = self.rank(i, answer), self._asked[i]
-        self._asked[i] += 1
-        if attempt == 0:
-            self.first_levels[i] = level
-        if level > self.levels[i]:
-            self.levels[i], self._best[i] = level, (answer, attempt)
-        return level == SHOWN
-
-    def complete(self, prompts: list[Prompt]) -> list[str]:
-        n = len(prompts)
-        self.levels, self.first_levels, self._asked, self._best = [-1] * n, [0] * n, [0] * n, [("", 0)] * n
-        answers = super().complete(prompts)
-        for i, level in enumerate(self.levels):
-            if level < SHOWN:  # no answer showed the words: the one the own check passed, if any
-                answers[i], self.answered_by[i] = self._best[i]
-        return answers
 
 
 def replay_counts(evaluation: ModelEvalFile, rows: Sequence[dict[str, Any]], scorer: Scorer) -> list[dict[str, Any]]:
@@ -205,12 +84,13 @@ def rerun_stage(
     adapter: Path | None = None,
 ) -> ModelEvalFile:
     """``stage`` (or ``adapter``, a model trained as it) evaluated as its evaluate stage does, the
-    stricter check choosing the retries, alone or as the top of :func:`tiered_check` (swapped in for
-    this process only: the stages keep the own check)."""
+    stricter check choosing the retries: as the top of the evaluation's two ranks
+    (``evaluate.self_check_words``) when ``tiered``, else alone (swapped in for this process only)."""
+    settings = params.evaluate.model_copy(update={"self_check_words": tiered})
+    params = params.model_copy(update={"evaluate": settings})
     with ExitStack() as patches:
-        patches.enter_context(mock.patch.object(evaluate_stage, "row_check", tiered_check if tiered else quoted_check))
-        if tiered:
-            patches.enter_context(mock.patch.object(evaluate_stage, "SelfCheckingPolicy", TieredSelfCheckingPolicy))
+        if not tiered:
+            patches.enter_context(mock.patch.object(evaluate_stage, "row_check", quoted_check))
         evaluation, _ = evaluate_stage.evaluate_model(
             params, stage, rows, scorer, base=MODELS / "base", adapter=adapter or MODELS / stage
         )

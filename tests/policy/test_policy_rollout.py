@@ -19,6 +19,8 @@ from worldagent.policy.rollout import (
     pad_token_id,
     preallocated_cache,
     prefill_rows,
+    prompt_occurrences,
+    sampling_seed,
     shared_prefix_length,
     stop_token_ids,
 )
@@ -169,6 +171,41 @@ def test_seeded_sampling_is_deterministic_and_groups_have_the_requested_size(mod
     assert texts != [[c.text for c in group] for group in other]
     assert all(len(group) == 4 for group in texts)
     assert any(len(set(group)) > 1 for group in texts)  # a group really samples
+
+
+def test_a_prompts_samples_do_not_depend_on_the_prompts_beside_it(model_and_tokenizer):
+    # the retry of one prompt must not change because another prompt is (or is no longer) retried
+    # with it: per-batch seeding made every retried prompt's sample depend on the whole subset
+    model, tokenizer = model_and_tokenizer
+    config = SamplingConfig(max_new_tokens=16, do_sample=True, num_return_sequences=2, seed=3)
+    together = generate_batched(model, tokenizer, PROMPTS, config, batch_size=len(PROMPTS))
+    for index, prompt in enumerate(PROMPTS):
+        alone = generate_batched(model, tokenizer, [prompt], config, batch_size=1)
+        assert [c.token_ids for c in alone[0]] == [c.token_ids for c in together[index]]
+    reordered = generate_batched(model, tokenizer, PROMPTS[::-1], config, batch_size=2)
+    assert [[c.token_ids for c in g] for g in reordered[::-1]] == [[c.token_ids for c in g] for g in together]
+
+
+def test_a_prompt_asked_twice_in_one_call_draws_two_samples(model_and_tokenizer):
+    model, tokenizer = model_and_tokenizer
+    config = SamplingConfig(max_new_tokens=16, do_sample=True, seed=3)
+    groups = generate_batched(model, tokenizer, [PROMPTS[0]] * 4, config, batch_size=4)
+    assert len({tuple(group[0].token_ids) for group in groups}) > 1
+    assert prompt_occurrences([[1, 2], [3], [1, 2], [1, 2]]) == [0, 0, 1, 2]
+
+
+def test_sampling_seeds_are_stable_and_tell_every_part_apart():
+    seeds = {
+        sampling_seed(0, [1, 2, 3], 0, 0),
+        sampling_seed(1, [1, 2, 3], 0, 0),
+        sampling_seed(0, [1, 2, 4], 0, 0),
+        sampling_seed(0, [1, 2, 3], 1, 0),
+        sampling_seed(0, [1, 2, 3], 0, 1),
+        sampling_seed(0, [12, 3], 0, 0),
+    }
+    assert len(seeds) == 6
+    assert all(0 <= seed < 2**63 for seed in seeds)
+    assert sampling_seed(0, [1, 2, 3], 0, 0) == 4804720172448998833  # the same on every run and machine
 
 
 def test_the_global_rng_is_left_alone():

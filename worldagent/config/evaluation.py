@@ -45,6 +45,11 @@ class EvaluateParams(Section):
     story renders and passes the accessibility and pattern rules; never the hidden assertions):
     ``worldagent.evaluation.self_check``. A retry is a sampled decode of the same model (the
     next-nearest story for ``nearest``); the first answer that passes is scored. 0: off."""
+    self_check_words: bool = True
+    """Rank answers by the own check and, above it, by whether the page also shows every phrase the
+    intent quotes (the user's words are in the prompt, so that is still the agent's own check): a
+    prompt is answered again while no answer shows them, and a retry replaces the kept answer only
+    at a higher rank. False: the own check alone, the first passing answer kept."""
     self_check_temperature: float = Field(default=0.7, gt=0)  # sampling temperature of a retry
     # The models that retry (every decode variant of each). Not ``base``: its 256-token answers
     # never render, so retries would cost minutes for a row that stays at 0.

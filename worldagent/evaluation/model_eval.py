@@ -55,15 +55,29 @@ class SelfCheckCounts(BaseModel):
     fixed: int = Field(ge=0)  # prompts whose first answer failed and a retry passed
     failed: int = Field(ge=0)  # prompts where no answer passed (the first answer is kept)
     retried_answers: int = Field(ge=0)  # answers produced by retries, all prompts together
+    # Ranked (``evaluate.self_check_words``): "passed" above means the top rank, the page also shows
+    # every phrase the intent quotes; of the ``failed``, ``kept_rendering`` kept an answer that passes
+    # the own check without the words.
+    ranked: bool = False
+    kept_rendering: int = Field(default=0, ge=0)
 
     def note(self, name: str) -> str:
         """One line for the report."""
         total = self.first_passed + self.fixed + self.failed
+        check = "renders, no blocked call, accessibility and pattern rules"
+        if not self.ranked:
+            return (
+                f"`{name}` self-check (its own story run: {check}; never the hidden assertions):"
+                f" {self.first_passed} of {total} first answers passed; up to {self.attempts} retries fixed"
+                f" {self.fixed} more ({self.retried_answers} answers produced again); {self.failed} kept a"
+                " failing first answer."
+            )
         return (
-            f"`{name}` self-check (its own story run: renders, no blocked call, accessibility and pattern"
-            f" rules; never the hidden assertions): {self.first_passed} of {total} first answers passed;"
-            f" up to {self.attempts} retries fixed {self.fixed} more ({self.retried_answers} answers produced"
-            f" again); {self.failed} kept a failing first answer."
+            f"`{name}` self-check, ranked (its own story run: {check}; above that, the page shows every"
+            f" phrase the intent quotes; never the hidden assertions): {self.first_passed} of {total} first"
+            f" answers reached the top rank; up to {self.attempts} retries brought {self.fixed} more"
+            f" ({self.retried_answers} answers produced again); of the {self.failed} that never did,"
+            f" {self.kept_rendering} kept an answer that passes the own check."
         )
 
 

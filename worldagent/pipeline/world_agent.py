@@ -47,6 +47,7 @@ EVAL_PARAMS = (
     "evaluate.no_repeat_ngram",
     "evaluate.unconstrained_models",
     "evaluate.self_check_attempts",
+    "evaluate.self_check_words",
     "evaluate.self_check_temperature",
     "evaluate.self_check_models",
     "reward",

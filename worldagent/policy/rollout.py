@@ -3,8 +3,10 @@
 One call turns many chat prompts into completions: prompts are encoded with the chat template,
 sorted by length (fewer pad tokens), cut into batches, left-padded (so every prompt ends where
 generation starts) and decoded by :func:`decode_batch` with a KV cache. Greedy decoding is
-deterministic; sampling is seeded per batch (``seed`` + the batch's first prompt index), so the same
-prompts, settings and seed give the same completions whatever else runs in the process.
+deterministic; sampling is seeded per prompt (:func:`sampling_seed`: the seed, the prompt's tokens,
+which copy of that prompt it is and which completion of its group), each row drawing from its own
+generator, so a prompt's samples do not depend on the prompts decoded beside it: a retry rule that
+changes which prompts are answered again leaves every other prompt's retry as it was.
 ``num_return_sequences`` draws a group of completions per prompt (GRPO-style group sampling).
 
 Why not ``model.generate``: it keeps decoding a row that has stopped (as padding) until the whole
@@ -35,6 +37,7 @@ without it is taken to be stateless).
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -346,6 +349,35 @@ def prefill_rows(
     return torch.stack(logits)
 
 
+def sampling_seed(seed: int, prompt_ids: Sequence[int], occurrence: int, completion: int) -> int:
+    """The seed of one sampled completion: of ``seed``, the prompt's token ids, which occurrence of
+    that same prompt in the call it is (0 for the first) and which completion of its group.
+
+    A stable digest, not Python's ``hash``: the same on every run, process and machine.
+    """
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(f"{seed}:{occurrence}:{completion}:".encode())
+    digest.update(",".join(map(str, prompt_ids)).encode())
+    return int.from_bytes(digest.digest(), "big") & (2**63 - 1)
+
+
+def prompt_occurrences(encoded: Sequence[Sequence[int]]) -> list[int]:
+    """Per prompt: how many identical prompts come before it in ``encoded`` (0 for the first), so
+    that a prompt asked twice in one call draws two samples, not one twice."""
+    seen: dict[tuple[int, ...], int] = {}
+    occurrences: list[int] = []
+    for ids in encoded:
+        key = tuple(ids)
+        occurrences.append(seen.get(key, 0))
+        seen[key] = occurrences[-1] + 1
+    return occurrences
+
+
+def row_generators(seeds: Sequence[int], device: torch.device) -> list[torch.Generator]:
+    """One random generator per row, seeded with ``seeds`` (:func:`sampling_seed`)."""
+    return [torch.Generator(device=device).manual_seed(seed) for seed in seeds]
+
+
 def decode_batch(
     model: Any,
     input_ids: torch.Tensor,
@@ -354,9 +386,14 @@ def decode_batch(
     stops: Sequence[int],
     processors: Sequence[Any] = (),
     prefix: int = 0,
+    generators: Sequence[torch.Generator] | None = None,
 ) -> list[list[int]]:
     """The new tokens of each row of a left-padded batch (``num_return_sequences`` rows per prompt,
     prompt by prompt), each up to and including its stop token or ``max_new_tokens`` long.
+
+    ``generators``: when sampling, one per row (after the ``num_return_sequences`` copies), so that
+    each row's draws are its own (:func:`row_generators`); None draws every row from torch's global
+    generator.
 
     ``prefix``: how many leading tokens every prompt shares (:func:`shared_prefix_length`); they are
     prefilled once (:func:`prefill_rows`). Then one token a step for the rows still going: a row
@@ -370,6 +407,8 @@ def decode_batch(
     width = input_ids.shape[1]
     stop_set = {int(token) for token in stops}
     warpers = _sampling_warpers(config) if config.do_sample else None
+    if generators is not None and len(generators) != input_ids.shape[0]:
+        raise ValueError(f"{len(generators)} generators for {input_ids.shape[0]} rows")
     if not 0 <= prefix < int(attention_mask.sum(-1).min()):
         raise ValueError(f"the shared prefix ({prefix} tokens) must leave every row a token of its own")
     cache = preallocated_cache(model, width + config.max_new_tokens)
@@ -384,7 +423,15 @@ def decode_batch(
             scores = processor(sequences, scores)
         if warpers is not None:
             probabilities = torch.softmax(warpers(sequences, scores), dim=-1)
-            chosen = torch.multinomial(probabilities, num_samples=1)
+            if generators is None:
+                chosen = torch.multinomial(probabilities, num_samples=1)
+            else:
+                chosen = torch.cat(
+                    [
+                        torch.multinomial(probabilities[index], num_samples=1, generator=generators[row])
+                        for index, row in enumerate(live)
+                    ]
+                )[:, None]
         else:
             chosen = scores.argmax(dim=-1, keepdim=True)
         keep: list[int] = []
@@ -458,6 +505,7 @@ def _generate(
     )
     encoded = [encode_prompt(tokenizer, prompt) for prompt in prompts]
     order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
+    occurrence = prompt_occurrences(encoded)
     results: list[list[Completion]] = [[] for _ in encoded]
     was_training = model.training
     model.eval()
@@ -478,7 +526,8 @@ def _generate(
             started = time.perf_counter()
             cuda = [device.index or 0] if device.type == "cuda" else []
             with torch.inference_mode(), torch.random.fork_rng(devices=cuda):
-                torch.manual_seed(config.seed + batch[0])
+                # plain decodes one prompt a batch: the global generator, seeded as its first row's
+                torch.manual_seed(sampling_seed(config.seed, encoded[batch[0]], occurrence[batch[0]], 0))
                 if plain:
                     output = model.generate(
                         input_ids=input_ids.to(device),
@@ -489,8 +538,16 @@ def _generate(
                     rows = output[:, width:].tolist()
                 else:
                     prefix = shared_prefix_length(rows_encoded)
+                    generators = None
+                    if config.do_sample:
+                        seeds = [
+                            sampling_seed(config.seed, encoded[i], occurrence[i], completion)
+                            for i in batch
+                            for completion in range(config.num_return_sequences)
+                        ]
+                        generators = row_generators(seeds, device)
                     rows = decode_batch(
-                        model, input_ids.to(device), attention.to(device), config, stops, processors, prefix
+                        model, input_ids.to(device), attention.to(device), config, stops, processors, prefix, generators
                     )
             elapsed = time.perf_counter() - started
             log.info(

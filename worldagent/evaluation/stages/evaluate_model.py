@@ -41,7 +41,7 @@ from worldagent.evaluation.model_eval import (
     write_model_eval,
 )
 from worldagent.evaluation.policies import Policy, ReferencePolicy, ReusingPolicy, decoding_policy
-from worldagent.evaluation.self_check import SelfCheckingPolicy, row_check
+from worldagent.evaluation.self_check import SelfCheckingPolicy, TieredSelfCheckingPolicy, row_check, tiered_check
 from worldagent.io import atomic_write_text, pretty_json, read_jsonl
 
 if TYPE_CHECKING:
@@ -93,11 +93,14 @@ def with_self_check(
     rows: Sequence[dict[str, Any]],
     scorer: Scorer,
 ) -> Policy:
-    """``first``, retried by ``retry(k)`` while an answer fails the agent's own check, when
-    ``evaluate.self_check_attempts`` and ``evaluate.self_check_models`` say so; else ``first``."""
+    """``first``, retried by ``retry(k)`` while an answer fails the agent's own check (ranked with the
+    intent's quoted words when ``evaluate.self_check_words``), when ``evaluate.self_check_attempts``
+    and ``evaluate.self_check_models`` say so; else ``first``."""
     settings = params.evaluate
     if not settings.self_check_attempts or model_name not in settings.self_check_models:
         return first
+    if settings.self_check_words:
+        return TieredSelfCheckingPolicy(first, retry, tiered_check(scorer, rows), settings.self_check_attempts)
     return SelfCheckingPolicy(first, retry, row_check(scorer, rows), settings.self_check_attempts)
 
 
