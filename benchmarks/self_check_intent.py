@@ -9,20 +9,22 @@ The evaluation answers again while an answer fails the agent's own check
 (``worldagent.evaluation.self_check``: it renders and passes the accessibility and pattern rules).
 Most held-out intents also quote the user's own words (``a submit control reading "Create
 account"``), and an answer that renders other words passes that check and fails the hidden story
-test. The agent is given the intent, so asking its page to show every quoted phrase would still be
-its own check. This benchmark measures that lever; it is not in the evaluation stages: alone it did
-not help (docs/profiles.md, "Levers measured and left out"), and as the top of two tiers it gained two
-stories, inside one run's noise (docs/profiles.md, "The own check in two tiers").
+test. The agent is given the intent, so asking its page to show every quoted phrase is still its own
+check. Alone, choosing the retries, it did not help (docs/profiles.md, "Levers measured and left
+out"); as the top of two ranks it is the evaluation's check (``evaluate.self_check_words``, on by
+default since session 49; docs/profiles.md, "The own check in two tiers"). This benchmark measures
+both.
 
 By default the kept answers of every evaluated model (``reports/world_agent/eval/<model>.json``)
 are replayed through both checks and counted next to the hidden story test: answers the own check
 passes and the hidden test fails (what the stricter check should catch), and answers the hidden
 test passes (what it should leave alone). ``--rerun STAGE`` evaluates one trained stage as its
 evaluate stage does, the stricter check choosing which answers to retry, and prints its story pass
-rate and mean reward next to the stage's own evaluation. With ``--tiered`` the two checks are tiers
-(:class:`TieredSelfCheckingPolicy`): an answer that shows the quoted words is kept, else the first that
-passes the own check, else the first answer, so the stricter check can only trade an answer the own
-check passes for another that also shows the words. ``--feedback STAGE`` takes the stage's kept
+rate and mean reward next to the stage's own evaluation. With ``--tiered`` the two checks are ranks
+(:class:`~worldagent.evaluation.self_check.TieredSelfCheckingPolicy`, as the evaluation ranks them):
+an answer that shows the quoted words is kept, else the first that passes the own check, else the
+first answer; with ``--attempts N`` or ``--adapter DIR`` that measures more retries or another
+adapter trained as the stage. ``--feedback STAGE`` takes the stage's kept
 answers that pass the own check and leave out a quoted phrase, tells the model which phrases its
 page did not show, and scores its greedy answer again, the note given two ways: appended to the
 request (one turn, the form the model was trained on) and as a second user turn after its answer (a
