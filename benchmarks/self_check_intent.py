@@ -186,7 +186,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--params", type=Path, default=Path("params.yaml"))
     parser.add_argument("--eval-dir", type=Path, default=EVAL_DIR, help="the evaluate stages' files")
     parser.add_argument("--rerun", choices=TRAINED_STAGES, help="re-evaluate this stage with the stricter check")
-    parser.add_argument("--tiered", action="store_true", help="with --rerun: the two checks as tiers")
+    parser.add_argument(
+        "--tiered",
+        action="store_true",
+        help="with --rerun: the two checks as ranks, as the evaluation does (evaluate.self_check_words)",
+    )
     parser.add_argument("--attempts", type=int, help="with --rerun: retries (default: evaluate.self_check_attempts)")
     parser.add_argument("--adapter", type=Path, help="with --rerun: this adapter instead of the stage's own")
     parser.add_argument("--out", type=Path, help="with --rerun: write its evaluation file here")
@@ -224,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.json:
             print(json.dumps(result))
             return 0
-        for label, row in (("own check", committed), ("stricter check", rerun)):
+        for label, row in (("committed evaluation", committed), ("stricter check", rerun)):
             passed = sum(intent.story_passed for intent in row.per_intent)
             print(
                 f"{args.rerun}, {label}: {passed} of {len(row.per_intent)} stories pass"
