@@ -144,8 +144,9 @@ def words_outside_intent(intent: str, answer: str) -> bool | None:
     return all(phrase in body for phrase in phrases)
 
 
-def paired(committed: Path, measured: Path) -> dict[str, Any]:
-    """The measured SFT against the committed one on the intents both scored (measured − committed)."""
+def paired(committed: Path, measured: Path, name: str = "intent_last") -> dict[str, Any]:
+    """The measured SFT (labelled ``name``) against the committed one on the intents both scored
+    (measured − committed)."""
     before, after = _per_intent(committed), _per_intent(measured)
     ids = sorted(set(before) & set(after))
     if not ids:
@@ -153,18 +154,18 @@ def paired(committed: Path, measured: Path) -> dict[str, Any]:
     rewards = ([after[i][0].reward for i in ids], [before[i][0].reward for i in ids])
     stories = ([float(after[i][0].story_passed) for i in ids], [float(before[i][0].story_passed) for i in ids])
     outside = {
-        name: [words_outside_intent(rows[i][0].intent, rows[i][1]) for i in ids]
-        for name, rows in (("committed", before), ("intent_last", after))
+        label: [words_outside_intent(rows[i][0].intent, rows[i][1]) for i in ids]
+        for label, rows in (("committed", before), (name, after))
     }
     return {
         "intents": len(ids),
-        "mean_reward": {"committed": sum(rewards[1]) / len(ids), "intent_last": sum(rewards[0]) / len(ids)},
-        "stories_passed": {"committed": int(sum(stories[1])), "intent_last": int(sum(stories[0]))},
+        "mean_reward": {"committed": sum(rewards[1]) / len(ids), name: sum(rewards[0]) / len(ids)},
+        "stories_passed": {"committed": int(sum(stories[1])), name: int(sum(stories[0]))},
         "reward_diff": bootstrap_diff(*rewards, seed=1234),
         "story_diff": bootstrap_diff(*stories, seed=1234),
         "quoting_intents": sum(flag is not None for flag in outside["committed"]),
         "quoted_words_outside_intent_line": {
-            name: sum(bool(flag) for flag in flags) for name, flags in outside.items()
+            label: sum(bool(flag) for flag in flags) for label, flags in outside.items()
         },
     }
 
@@ -174,12 +175,39 @@ def _run(args: Sequence[str]) -> None:
     subprocess.run([sys.executable, "-m", *args], check=True)
 
 
-@clean_errors
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def sft_and_paired(params: Path, out: Path, trajectories: Path, eval_trajectories: Path, name: str) -> dict[str, Any]:
+    """Train SFT on ``trajectories`` with the stage's own command and params, evaluate it on
+    ``eval_trajectories`` with ``tasks.evaluate_sft``, and pair it (labelled ``name``) with the
+    committed SFT evaluation; everything under ``out``, the pairing also in ``out/result.json``."""
+    adapter, eval_report = out / "sft", out / "sft-eval.json"
+    common = ["--params", str(params), "--base", str(MODELS / "base")]
+    _run(
+        ["tasks.sft", *common, "--trajectories", str(trajectories), "--out", str(adapter)]
+        + ["--metrics", str(out / "sft-metrics.json"), "--curves", str(out / "sft-curves.json")]
+    )
+    _run(
+        ["tasks.evaluate_sft", *common, "--eval-trajectories", str(eval_trajectories), "--stories", str(STORIES)]
+        + ["--stories-dir", str(STORIES_DIR), "--adapter", str(adapter), "--out", str(eval_report)]
+        + ["--speed", str(out / "sft-speed.json")]
+    )
+    result = paired(EVAL_DIR / "sft.json", eval_report, name)
+    atomic_write_text(out / "result.json", pretty_json(result))
+    print(pretty_json(result), end="")
+    return result
+
+
+def sft_benchmark_parser(description: str, data_only: str) -> argparse.ArgumentParser:
+    """The options of a benchmark that rewrites the trajectories, then runs :func:`sft_and_paired`."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--params", type=Path, default=Path("params.yaml"), help="the parameters file")
     parser.add_argument("--out", type=Path, required=True, help="a scratch directory for datasets, adapter and results")
-    parser.add_argument("--data-only", action="store_true", help="write the reordered datasets and stop")
+    parser.add_argument("--data-only", action="store_true", help=data_only)
+    return parser
+
+
+@clean_errors
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = sft_benchmark_parser(__doc__.splitlines()[0], "write the reordered datasets and stop")
     args = parser.parse_args(argv)
     data = args.out / "data"
     for source in (TRAJECTORIES, EVAL_TRAJECTORIES):
@@ -188,43 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{source}: {write_reordered(source, data / source.name)} rows reordered", flush=True)
     if args.data_only:
         return 0
-    adapter, eval_report = args.out / "sft", args.out / "sft-eval.json"
-    common = ["--params", str(args.params), "--base", str(MODELS / "base")]
-    _run(
-        [
-            "tasks.sft",
-            *common,
-            "--trajectories",
-            str(data / TRAJECTORIES.name),
-            "--out",
-            str(adapter),
-            "--metrics",
-            str(args.out / "sft-metrics.json"),
-            "--curves",
-            str(args.out / "sft-curves.json"),
-        ]
-    )
-    _run(
-        [
-            "tasks.evaluate_sft",
-            *common,
-            "--eval-trajectories",
-            str(data / EVAL_TRAJECTORIES.name),
-            "--stories",
-            str(STORIES),
-            "--stories-dir",
-            str(STORIES_DIR),
-            "--adapter",
-            str(adapter),
-            "--out",
-            str(eval_report),
-            "--speed",
-            str(args.out / "sft-speed.json"),
-        ]
-    )
-    result = paired(EVAL_DIR / "sft.json", eval_report)
-    atomic_write_text(args.out / "result.json", pretty_json(result))
-    print(pretty_json(result), end="")
+    sft_and_paired(args.params, args.out, data / TRAJECTORIES.name, data / EVAL_TRAJECTORIES.name, "intent_last")
     return 0
 
 

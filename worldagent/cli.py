@@ -192,13 +192,26 @@ def _cmd_preflight(args: argparse.Namespace) -> int:
 
 
 def _cmd_costs(args: argparse.Namespace) -> int:
-    from worldagent.pipeline.costs import StepCost, cost_table, read_ledger, run_summary
+    from worldagent.pipeline.costs import (
+        StepCost,
+        cost_table,
+        from_nothing_table,
+        last_computed,
+        read_ledger,
+        run_summary,
+    )
 
     if args.runs < 1:
         raise InputError(f"--runs {args.runs}: list at least 1 run")
     records = read_ledger(Path(args.ledger), args.family)
     if not records:
         raise InputError(f"{args.ledger}: no run of family {args.family!r} recorded")
+    if args.from_nothing:
+        families = list(dict.fromkeys(record["family"] for record in records))
+        for family in families:
+            print(f"{family}: each stage's cost in the last run that computed it\n")
+            print(from_nothing_table(last_computed([r for r in records if r["family"] == family])) + "\n")
+        return 0
     if args.json:
         print(json.dumps(records[-args.runs :], indent=1))
         return 0
@@ -288,6 +301,12 @@ def build_parser() -> argparse.ArgumentParser:
     costs.add_argument("--family", help="only this family's runs (world-agent, intervention, ...)")
     costs.add_argument("--runs", type=int, default=5, help="how many of the last runs to list (default: 5)")
     costs.add_argument("--json", action="store_true", help="the last runs' records as JSON")
+    costs.add_argument(
+        "--from-nothing",
+        action="store_true",
+        help="each stage's wall time and peak from the last run that computed it, summed: what the whole DAG "
+        "costs from nothing, when runs recompute only what changed",
+    )
     costs.set_defaults(handler=_cmd_costs)
 
     from worldagent.registry.cli import add_models_commands

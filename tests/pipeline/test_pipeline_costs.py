@@ -18,6 +18,8 @@ from worldagent.pipeline.costs import (
     StepCost,
     append_ledger,
     cost_table,
+    from_nothing_table,
+    last_computed,
     read_ledger,
     run_summary,
 )
@@ -129,3 +131,44 @@ def test_the_costs_command_lists_the_last_runs_then_the_last_ones_table(
     assert main(["costs", "--ledger", str(ledger), "--runs", "0"]) == 2
     assert main(["costs", "--ledger", str(ledger), "--family", "intervention"]) == 2
     assert "no run of family 'intervention'" in capsys.readouterr().err
+
+
+def test_from_nothing_takes_each_step_from_the_last_run_that_computed_it(tmp_path: Path) -> None:
+    ledger = tmp_path / "flow-runs.jsonl"
+    week_one = [*COSTS[:2], StepCost(step="compare", ran=True, seconds=3.0, peak_rss_bytes=int(0.1 * GIB))]
+    week_two = [
+        StepCost(step="sft", ran=False, seconds=0.5, peak_rss_bytes=None),
+        StepCost(step="evaluate_sft", ran=True, seconds=300.0, peak_rss_bytes=int(4.0 * GIB)),
+        StepCost(step="compare", ran=False, seconds=0.4, peak_rss_bytes=None),
+        StepCost(step="gate", ran=False, seconds=0.2, peak_rss_bytes=None),
+    ]
+    append_ledger(ledger, "world-agent", datetime(2026, 11, 22, tzinfo=UTC), week_one)
+    append_ledger(ledger, "intervention", datetime(2026, 11, 23, tzinfo=UTC), COSTS[:1])
+    append_ledger(ledger, "world-agent", datetime(2026, 11, 29, tzinfo=UTC), week_two)
+    costs = last_computed(read_ledger(ledger, "world-agent"))
+    assert [(cost.step, (cost.finished or "")[:10], cost.seconds) for cost in costs] == [
+        ("sft", "2026-11-22", 3300.0),  # the second week kept SFT: its cost is the first week's
+        ("evaluate_sft", "2026-11-29", 300.0),
+        ("compare", "2026-11-22", 3.0),
+        ("gate", "", None),  # no week computed it
+    ]
+    table = from_nothing_table(costs)
+    assert "| sft | 2026-11-22T00:00:00+00:00 | 55 min 00 s | 7.30 GiB |" in table
+    assert "| gate | not in the ledger | – | – |" in table
+    assert "From nothing: 60 min 03 s" in table and "peaked at 7.30 GiB (sft)" in table
+    assert "No recorded run computed gate" in table
+    assert last_computed([]) == []
+
+
+def test_the_costs_command_sums_each_familys_dag_from_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = tmp_path / "flow-runs.jsonl"
+    append_ledger(ledger, "world-agent", datetime(2026, 11, 22, tzinfo=UTC), COSTS)
+    append_ledger(ledger, "intervention", datetime(2026, 11, 23, tzinfo=UTC), COSTS[1:2])
+    assert main(["costs", "--ledger", str(ledger), "--from-nothing"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("world-agent: each stage") < out.index("intervention: each stage")
+    assert "From nothing: 60 min 42 s" in out and "No recorded run computed compare" in out
+    assert main(["costs", "--ledger", str(ledger), "--from-nothing", "--family", "intervention"]) == 0
+    assert "world-agent" not in capsys.readouterr().out

@@ -196,6 +196,61 @@ def run_summary(record: dict[str, Any]) -> str:
     )
 
 
+@dataclass(frozen=True)
+class ComputedCost:
+    """A step's cost in the last recorded run that computed it (``finished`` None: no run did)."""
+
+    step: str
+    finished: str | None
+    seconds: float | None
+    peak_rss_bytes: int | None
+
+
+def last_computed(records: Sequence[dict[str, Any]]) -> list[ComputedCost]:
+    """Each step of the newest record, in its order, with its cost in the newest record where DVC ran
+    it: what the whole DAG costs from nothing, when a weekly run recomputes only what changed.
+
+    The records are one family's, oldest first (:func:`read_ledger`); a step no record computed has
+    no cost (its ``finished`` is None)."""
+    if not records:
+        return []
+    costs = []
+    for step in (entry["step"] for entry in records[-1]["steps"]):
+        computed = [
+            (record["finished"], entry)
+            for record in records
+            for entry in record["steps"]
+            if entry["step"] == step and entry["ran"]
+        ]
+        if computed:
+            finished, entry = computed[-1]
+            costs.append(ComputedCost(step, finished, float(entry["seconds"]), entry["peak_rss_bytes"]))
+        else:
+            costs.append(ComputedCost(step, None, None, None))
+    return costs
+
+
+def from_nothing_table(costs: Sequence[ComputedCost]) -> str:
+    """A markdown table of :func:`last_computed`, then the sum of the steps' times, the largest peak
+    and its step, and the steps no recorded run computed (left out of the sum)."""
+    lines = ["| step | last computed | wall time | peak memory |", "|---|---|---:|---:|"]
+    for cost in costs:
+        if cost.finished is None:
+            lines.append(f"| {cost.step} | not in the ledger | – | – |")
+        else:
+            seconds = _duration(cost.seconds or 0.0)
+            lines.append(f"| {cost.step} | {cost.finished} | {seconds} | {_gib(cost.peak_rss_bytes)} |")
+    recorded = [cost for cost in costs if cost.finished is not None]
+    peaks = [cost for cost in recorded if cost.peak_rss_bytes is not None]
+    largest = max(peaks, key=lambda cost: cost.peak_rss_bytes or 0, default=None)
+    summary = f"\nFrom nothing: {_duration(sum(cost.seconds or 0.0 for cost in recorded))} (steps one after another)"
+    summary += f"; the largest process peaked at {_gib(largest.peak_rss_bytes)} ({largest.step})." if largest else "."
+    missing = [cost.step for cost in costs if cost.finished is None]
+    if missing:
+        summary += f" No recorded run computed {', '.join(missing)}: the sum leaves those out."
+    return "\n".join([*lines, summary])
+
+
 def read_ledger(path: Path, family: str | None = None) -> list[dict[str, Any]]:
     """The ledger's records, oldest first (only ``family``'s when given); a line that is not a record
     is an :class:`InputError` naming its line."""
