@@ -29,6 +29,7 @@ from typing import Any
 
 from benchmarks.intent_last import sft_and_paired, sft_benchmark_parser
 from benchmarks.paths import EVAL_TRAJECTORIES, TRAJECTORIES
+from benchmarks.state_wording import whole_phrases
 from worldagent.errors import InputError, clean_errors
 from worldagent.io import atomic_write_text, jsonl, read_jsonl
 from worldagent.policy.relabel import is_relabelled
@@ -44,10 +45,6 @@ STATE_PHRASES: dict[str, tuple[str, ...]] = {
 # The phrase written in place of "greyed out": one form per group member, hyphens kept where used.
 _WRITE_AS = {"greyed out": "greyed-out"}
 _ARTICLE = re.compile(r"\b([Aa])(n?)(\s+)$")
-
-
-def _phrase_pattern(phrase: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", re.IGNORECASE)
 
 
 def _pick(options: Sequence[str], key: str) -> str:
@@ -68,16 +65,12 @@ def reword_states(intent: str, key: str) -> str:
     """``intent`` with each state phrase of ``STATE_PHRASES`` it uses replaced by another phrase of
     its group, the first occurrence of each group only, chosen by ``key``; unchanged when it uses none."""
     for state, phrases in STATE_PHRASES.items():
-        found = [
-            (match.start(), match.end(), phrase)
-            for phrase in phrases
-            for match in [_phrase_pattern(phrase).search(intent)]
-            if match
-        ]
-        if not found:
+        match = whole_phrases(phrases).search(intent)
+        if not match:
             continue
-        start, end, phrase = min(found)
-        others = [p for p in dict.fromkeys(_WRITE_AS.get(p, p) for p in phrases) if p != _WRITE_AS.get(phrase, phrase)]
+        start, end = match.span()
+        written_as = _WRITE_AS.get(match.group(0).lower(), match.group(0).lower())
+        others = [p for p in dict.fromkeys(_WRITE_AS.get(p, p) for p in phrases) if p != written_as]
         new = _pick(others, f"{key}:{state}")
         written = intent[start:end]
         if written[:1].isupper():

@@ -72,11 +72,16 @@ def missed_states(errors: Iterable[str]) -> set[str]:
     return states
 
 
+def whole_phrases(phrases: Iterable[str]) -> re.Pattern[str]:
+    """Any of ``phrases`` as a whole word (not inside a longer or hyphenated word), any case,
+    the longest first."""
+    alternatives = "|".join(re.escape(phrase) for phrase in sorted(phrases, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])", re.IGNORECASE)
+
+
 def names_state(intent: str, state: str) -> bool:
-    """Whether ``intent`` names ``state`` by one of its own words (whole words, any case)."""
-    return any(
-        re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", intent, re.IGNORECASE) for word in STATE_WORDS[state]
-    )
+    """Whether ``intent`` names ``state`` by one of its own words."""
+    return whole_phrases(STATE_WORDS[state]).search(intent) is not None
 
 
 def states_set(args: Any) -> set[str]:
