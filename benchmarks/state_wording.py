@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, STORIES
+from worldagent.errors import clean_errors
+from worldagent.evaluation.model_eval import read_model_eval
 from worldagent.io import read_jsonl
 
 # The words that name each state outright; anything else an intent says for it is a paraphrase.
@@ -133,6 +135,7 @@ def table(rows: list[StateRow]) -> str:
     return "\n".join(lines)
 
 
+@clean_errors
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="sft", help="whose evaluation: reports/world_agent/eval/<model>.json")
@@ -141,13 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-trajectories", type=Path, default=EVAL_TRAJECTORIES)
     parser.add_argument("--json", action="store_true", help="the rows as JSON")
     args = parser.parse_args(argv)
-    path = args.eval_dir / f"{args.model}.json"
-    if not path.is_file():
-        parser.error(f"{path}: no evaluation of {args.model!r} (run `make pipeline` first)")
-    evaluation = json.loads(path.read_text(encoding="utf-8"))
+    evaluation = read_model_eval(args.eval_dir / f"{args.model}.json", args.model)
     held_out = {str(row["id"]) for row in read_jsonl(args.eval_trajectories, "eval trajectories")}
     train = [story for story in read_jsonl(args.stories, "stories") if str(story["id"]) not in held_out]
-    rows = state_rows(evaluation["rows"][0]["per_intent"], train)
+    rows = state_rows([result.model_dump() for result in evaluation.rows[0].per_intent], train)
     print(json.dumps([asdict(row) for row in rows], indent=1) if args.json else table(rows))
     return 0
 

@@ -26,6 +26,28 @@ def scored_row(scorer, row: dict, answers: list[str], name: str = "sft"):
     return EvalRow(name=name, metrics=summarize(results), per_intent=results, outputs=list(answers))
 
 
+def intent_result(intent_id: str, reward: float, **fields):
+    """An IntentResult for ``intent_id`` (``component/...``) with ``reward``: parsed, two calls, none
+    blocked, accessible, one assertion; ``fields`` override any of it."""
+    from worldagent.evaluation.metrics import IntentResult
+
+    values = dict(
+        id=intent_id,
+        intent="an intent",
+        component=intent_id.split("/")[0],
+        parsed=True,
+        calls=2,
+        violations=0,
+        story_passed=False,
+        a11y_passed=True,
+        assertions_passed=0,
+        assertions_total=1,
+        reward=reward,
+        tool_efficiency=1.0,
+    )
+    return IntentResult(**(values | fields))
+
+
 def synthetic_report(models: dict[str, list[float]], components: tuple[str, ...] = ("avatar", "card")):
     """An EvalReport whose per-intent rewards are given; pass/a11y follow reward ≥ 0.5 / ≥ 0.3."""
     from worldagent.evaluation.metrics import EvalReport, IntentResult, ModelEval, summarize

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from evaluation_helpers import intent_result
 
 from benchmarks.intent_coverage import group_scores, main, open_names
 from worldagent.evaluation.eval_files import eval_summary, intent_rows
@@ -17,19 +18,8 @@ STORY = ("badge/badge.stories.tsx", "deploymentStatuses")
 
 
 def _result(intent_id: str, passed: bool, reward: float) -> IntentResult:
-    return IntentResult(
-        id=intent_id,
-        intent="an intent",
-        component="badge",
-        parsed=True,
-        calls=2,
-        violations=0,
-        story_passed=passed,
-        a11y_passed=passed,
-        assertions_passed=1,
-        assertions_total=1,
-        reward=reward,
-        tool_efficiency=1.0,
+    return intent_result(
+        intent_id, reward, component="badge", story_passed=passed, a11y_passed=passed, assertions_passed=1
     )
 
 

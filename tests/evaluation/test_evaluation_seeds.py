@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from evaluation_helpers import intent_result
 
 from benchmarks.seeds import (
     committed_run_id,
@@ -22,7 +23,7 @@ from benchmarks.seeds import (
 )
 from worldagent.config import Params
 from worldagent.errors import InputError
-from worldagent.evaluation.metrics import IntentResult, summarize
+from worldagent.evaluation.metrics import summarize
 from worldagent.evaluation.model_eval import EvalRow
 from worldagent.pipeline.table import Pipeline, Plot, Stage
 from worldagent.policy.experience import ExperienceSample, merge_samples, read_store, write_store
@@ -136,20 +137,7 @@ def test_the_stage_writes_only_under_the_seed_folder_and_its_evaluation_reads_th
 
 def _row(name: str, rewards: list[float]) -> EvalRow:
     results = [
-        IntentResult(
-            id=f"c/s.stories.tsx#x{i}",
-            intent=f"intent {i}",
-            component="c",
-            parsed=True,
-            calls=2,
-            violations=0,
-            story_passed=reward == 1.0,
-            a11y_passed=True,
-            assertions_passed=0,
-            assertions_total=1,
-            reward=reward,
-            tool_efficiency=1.0,
-        )
+        intent_result(f"c/s.stories.tsx#x{i}", reward, intent=f"intent {i}", story_passed=reward == 1.0)
         for i, reward in enumerate(rewards)
     ]
     return EvalRow(name=name, metrics=summarize(results), per_intent=results, outputs=[""] * len(results))

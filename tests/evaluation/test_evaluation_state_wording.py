@@ -6,8 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
+from evaluation_helpers import intent_result
 
 from benchmarks.state_wording import StateRow, main, missed_states, names_state, state_rows, states_set
+from worldagent.errors import EXIT_INPUT_ERROR
+from worldagent.evaluation.metrics import summarize
+from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
 
 MISSED_DISABLED = 'assertion: expected button "Breakfast" [disabled=true, expanded=false] was not found'
 
@@ -63,8 +67,10 @@ def test_state_rows_count_failures_and_training_stories() -> None:
 
 def test_the_command_reads_a_models_evaluation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "eval").mkdir()
-    failed = {"story_passed": False, "intent": "Greyed out", "errors": [MISSED_DISABLED], "id": "a#held"}
-    (tmp_path / "eval" / "sft.json").write_text(json.dumps({"rows": [{"per_intent": [failed]}]}))
+    failed = intent_result("a#held", 0.3, intent="Greyed out", errors=[MISSED_DISABLED])
+    row = EvalRow(name="sft", metrics=summarize([failed]), per_intent=[failed], outputs=["answer"])
+    evaluation = ModelEvalFile(model="sft", intents=["a#held"], components=["a"], rows=[row])
+    write_model_eval(tmp_path / "eval" / "sft.json", evaluation)
     (tmp_path / "stories.jsonl").write_text(
         json.dumps({"id": "a#held", "intent": "x", "args": {"disabled": True}})
         + "\n"
@@ -80,6 +86,5 @@ def test_the_command_reads_a_models_evaluation(tmp_path: Path, capsys: pytest.Ca
     ]
     assert main(options) == 0
     assert "Missed states: 1, 0 named by the intent, 1 paraphrased" in capsys.readouterr().out
-    with pytest.raises(SystemExit):
-        main([*options, "--model", "grpo"])
-    assert "no evaluation of 'grpo'" in capsys.readouterr().err
+    assert main([*options, "--model", "grpo"]) == EXIT_INPUT_ERROR
+    assert "grpo.json: not found" in capsys.readouterr().err
