@@ -3,6 +3,7 @@
     python -m benchmarks.seeds --stage grpo --seeds 7 99            # after `make pipeline` (~35 min each here)
     python -m benchmarks.seeds --stage sft --seeds 7 --threads 2 --jobs 1
     python -m benchmarks.seeds --stage grpo --seeds 7 99 --compare-only   # the table again, nothing rerun
+    python -m benchmarks.seeds --stage sft --seeds 7 --compare-only --own-check   # and the own check's pick
     python -m benchmarks.seeds --stage sft --seeds 1234 --set lora.top_layers=null --threads 2 --jobs 1
     python -m benchmarks.seeds --stage experience --seeds 1234 --weeks 4 --threads 2 --jobs 1
 
@@ -20,6 +21,11 @@ measured at the committed seed, then at other seeds, against what the seed alone
 ``--weeks N`` runs a stage with a persistent store (the experience loop) N times in a row on it before
 the evaluation, as N weekly runs would: the first is the committed run's week again, each next one
 samples the next intents into the same store, and the evaluation reads the last week's adapter.
+Under the table, the intents every run of the stage passes and those at least one passes. With
+``--own-check`` (minutes: every kept answer's story is run again), an agent holding all those runs'
+models answers each intent with the answer its ranked own check
+(:func:`~worldagent.evaluation.self_check.tiered_check`) places highest, the committed run's on a
+tie: its passes, and the intents where every answer reached the top rank.
 docs/profiles.md ("Seeds", "Levers measured and left out") records the figures.
 """
 
@@ -38,12 +44,15 @@ from typing import Any
 
 import yaml
 
-from benchmarks.paths import EVAL_DIR
+from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, STORIES, STORIES_DIR
 from benchmarks.stages import stage_command as dvc_command
 from worldagent.config import Params, load_params
 from worldagent.errors import InputError, RunError, clean_errors
 from worldagent.evaluation.compare import STEP_CHAIN, TRAINED_STAGES, bootstrap_diff
+from worldagent.evaluation.evaluate import load_eval_rows
 from worldagent.evaluation.model_eval import EvalRow, read_model_eval
+from worldagent.evaluation.self_check import SHOWN, Level, tiered_check
+from worldagent.evaluation.stages.evaluate_model import make_scorer
 from worldagent.pipeline.table import Pipeline, Stage, interpolate
 from worldagent.pipeline.world_agent import PIPELINE
 from worldagent.policy.device import THREADS_ENV
@@ -216,6 +225,25 @@ def seed_table(
     return lines
 
 
+def pass_overlap(rows: Sequence[EvalRow]) -> tuple[int, int]:
+    """Intents that every row passes and that at least one passes (by id)."""
+    passed = [{result.id for result in row.per_intent if result.story_passed} for row in rows]
+    return len(set.intersection(*passed)), len(set.union(*passed))
+
+
+def own_check_choice(rows: Sequence[EvalRow], eval_rows: Sequence[dict[str, Any]], level: Level) -> tuple[int, int]:
+    """Each intent answered by the row whose kept answer ``level`` ranks highest (the first row on a
+    tie): the chosen answers' passes, and the intents where every row's answer has the top rank."""
+    answered = [{r.id: (r, answer) for r, answer in zip(e.per_intent, e.outputs, strict=True)} for e in rows]
+    chosen_passes = all_top = 0
+    for i, row in enumerate(eval_rows):
+        results = [answers[str(row["id"])] for answers in answered]
+        ranks = [level(i, answer) for _, answer in results]
+        chosen_passes += results[ranks.index(max(ranks))][0].story_passed
+        all_top += min(ranks) == SHOWN
+    return chosen_passes, all_top
+
+
 def run_seed(commands: Sequence[Sequence[str]], log: Path, threads: int) -> None:
     """The commands one after the other, their output in ``log``; a failure names the log."""
     environment = dict(os.environ, **{THREADS_ENV: str(threads)})
@@ -255,6 +283,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="seeds run at once (default 2)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads per seed (default 1)")
     parser.add_argument("--compare-only", action="store_true", help="read the seeds' evaluations; run nothing")
+    parser.add_argument(
+        "--own-check",
+        action="store_true",
+        help="also pick, per intent, the run whose answer the ranked own check places highest (minutes)",
+    )
     args = parser.parse_args(argv)
     params = load_params(args.params)
     raw = yaml.safe_load(args.params.read_text(encoding="utf-8"))
@@ -285,6 +318,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         name = variant_name(args.stage, seed, args.overrides, args.weeks)
         rows[name] = read_model_eval(evaluation_output(PIPELINE, args.stage, work)).rows[0]
     print("\n".join(seed_table(rows, committed, previous, pooled=not args.overrides and args.weeks == 1)))
+    runs = [row for name, row in rows.items() if name != previous]
+    both, either = pass_overlap(runs)
+    print(f"\nStories passed by every {args.stage} run: {both}; by at least one: {either}.")
+    if args.own_check:
+        eval_rows = load_eval_rows(EVAL_TRAJECTORIES, params.evaluate.max_intents)
+        level = tiered_check(make_scorer(params, STORIES, STORIES_DIR), eval_rows)
+        passes, all_top = own_check_choice(runs, eval_rows, level)
+        print(
+            f"The own check's pick among the {len(runs)} runs' answers: {passes} of {len(eval_rows)} pass;"
+            f" every answer reached its top rank on {all_top}."
+        )
     return 0
 
 

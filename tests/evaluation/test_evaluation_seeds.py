@@ -6,13 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from evaluation_helpers import intent_result
+from evaluation_helpers import STORIES, cookies_answers, intent_result, scored_row
 
 from benchmarks.seeds import (
     committed_run_id,
     evaluation_output,
     main,
+    own_check_choice,
     parse_override,
+    pass_overlap,
     persisted,
     seed_commands,
     seed_params,
@@ -21,12 +23,15 @@ from benchmarks.seeds import (
     variant_folder,
     variant_name,
 )
-from worldagent.config import Params
+from worldagent.config import Params, RewardWeights
 from worldagent.errors import InputError
+from worldagent.evaluation.evaluate import Scorer
 from worldagent.evaluation.metrics import summarize
 from worldagent.evaluation.model_eval import EvalRow
+from worldagent.evaluation.self_check import tiered_check
 from worldagent.pipeline.table import Pipeline, Plot, Stage
 from worldagent.policy.experience import ExperienceSample, merge_samples, read_store, write_store
+from worldagent.storytest.runner import PythonStoryRunner
 
 STAGES = (
     Stage(
@@ -264,3 +269,27 @@ def test_the_committed_run_id_comes_from_the_stage_metrics_or_a_clear_error(tmp_
         committed_run_id(metrics)
     with pytest.raises(InputError, match="make pipeline"):
         committed_run_id(tmp_path / "missing.json")
+
+
+def test_pass_overlap_counts_the_stories_every_run_passes_and_any_run_passes() -> None:
+    runs = [_row("a", [1.0, 1.0, 0.0, 0.0]), _row("b", [1.0, 0.0, 1.0, 0.0]), _row("c", [1.0, 1.0, 0.0, 0.0])]
+    assert pass_overlap(runs) == (1, 3)
+
+
+def test_the_own_checks_pick_takes_the_higher_ranked_answer_and_the_first_run_on_a_tie(eval_rows, token_files) -> None:
+    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
+    row, (reference, mislabelled, unparsed) = cookies_answers(eval_rows)
+    unlocked = reference.replace("disabled: true", "disabled: false")  # shows the words, fails the hidden test
+    level = tiered_check(scorer, [row])
+    answers = {"reference": reference, "mislabelled": mislabelled, "unparsed": unparsed, "unlocked": unlocked}
+    runs = {name: scored_row(scorer, row, [answer], name) for name, answer in answers.items()}
+
+    def pick(*names: str) -> tuple[int, int]:
+        return own_check_choice([runs[name] for name in names], [row], level)
+
+    # the mislabelled answer renders without "Essential cookies": the reference outranks it
+    assert pick("mislabelled", "reference") == (1, 0)
+    assert pick("unparsed", "mislabelled") == (0, 0)
+    # both at the top rank: the first run's answer is kept, and the intent counts as all-top
+    assert pick("unlocked", "reference") == (0, 1)
+    assert pick("reference", "unlocked") == (1, 1)
