@@ -175,10 +175,18 @@ def _run(args: Sequence[str]) -> None:
     subprocess.run([sys.executable, "-m", *args], check=True)
 
 
-def sft_and_paired(params: Path, out: Path, trajectories: Path, eval_trajectories: Path, name: str) -> dict[str, Any]:
+def sft_and_paired(
+    params: Path,
+    out: Path,
+    trajectories: Path,
+    eval_trajectories: Path,
+    name: str,
+    baseline: Path = EVAL_DIR / "sft.json",
+) -> dict[str, Any]:
     """Train SFT on ``trajectories`` with the stage's own command and params, evaluate it on
     ``eval_trajectories`` with ``tasks.evaluate_sft``, and pair it (labelled ``name``) with the
-    committed SFT evaluation; everything under ``out``, the pairing also in ``out/result.json``."""
+    ``baseline`` SFT evaluation (the committed one by default); everything under ``out``, the pairing
+    also in ``out/result.json``."""
     adapter, eval_report = out / "sft", out / "sft-eval.json"
     common = ["--params", str(params), "--base", str(MODELS / "base")]
     _run(
@@ -190,7 +198,7 @@ def sft_and_paired(params: Path, out: Path, trajectories: Path, eval_trajectorie
         + ["--stories-dir", str(STORIES_DIR), "--adapter", str(adapter), "--out", str(eval_report)]
         + ["--speed", str(out / "sft-speed.json")]
     )
-    result = paired(EVAL_DIR / "sft.json", eval_report, name)
+    result = paired(baseline, eval_report, name)
     atomic_write_text(out / "result.json", pretty_json(result))
     print(pretty_json(result), end="")
     return result
