@@ -31,7 +31,7 @@ from unittest import mock
 
 from benchmarks.intent_copy import paired_line
 from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, MODELS, STORIES, STORIES_DIR
-from benchmarks.state_wording import states_set
+from benchmarks.state_wording import split_stories, states_set
 from worldagent.config import Params, load_params
 from worldagent.errors import clean_errors
 from worldagent.evaluation import self_check
@@ -39,7 +39,6 @@ from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, load_eval_rows
 from worldagent.evaluation.model_eval import ModelEvalFile, read_model_eval, write_model_eval
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
-from worldagent.io import read_jsonl
 from worldagent.storytest.axtree import accessibility_tree
 from worldagent.storytest.result import StoryResult
 from worldagent.storytest.runner import StoryRunner
@@ -203,13 +202,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.out and not args.rerun:
         parser.error("--out goes only with --rerun STAGE")
     params = load_params(args.params)
-    held_out = {str(row["id"]) for row in read_jsonl(EVAL_TRAJECTORIES, "eval trajectories")}
-    stories = list(read_jsonl(STORIES, "stories"))
-    cues = mine_state_cues(
-        (story for story in stories if str(story["id"]) not in held_out), args.min_support, args.min_precision
-    )
+    train, held_out = split_stories(STORIES, EVAL_TRAJECTORIES)
+    cues = mine_state_cues(train, args.min_support, args.min_precision)
     print(cue_table(cues))
-    counts = prediction_counts(cues, (story for story in stories if str(story["id"]) in held_out))
+    counts = prediction_counts(cues, held_out)
     print(
         f"\nHeld-out stories: {counts['stories']}; a state predicted for {counts['predicted']};"
         f" predicted states right {counts['right']}, wrong {counts['wrong']}, missed {counts['missed']}."

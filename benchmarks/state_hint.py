@@ -35,8 +35,10 @@ from benchmarks.intent_last import sft_and_paired, sft_benchmark_parser
 from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
 from benchmarks.seeds import seed_params
 from benchmarks.state_check import StateCues, component_of, mine_state_cues
+from benchmarks.state_wording import split_stories
 from worldagent.errors import InputError, clean_errors
 from worldagent.io import atomic_write_text, jsonl, read_jsonl
+from worldagent.policy.relabel import RELABEL_SUFFIX
 
 Predict = Callable[[Mapping[str, Any]], set[str]]  # a trajectory row -> the states its hint names
 
@@ -47,7 +49,7 @@ def hint_line(states: Iterable[str]) -> str:
 
 def story_id(row: Mapping[str, Any]) -> str:
     """The story a trajectory row was written from (a relabelled copy's id ends ``~relabel-N``)."""
-    return str(row["id"]).split("~", 1)[0]
+    return str(row["id"]).split(RELABEL_SUFFIX, 1)[0]
 
 
 def hinted_row(row: Mapping[str, Any], states: set[str]) -> dict[str, Any]:
@@ -102,12 +104,6 @@ def write_hinted(source: Path, target: Path, predict: Predict) -> Counter[str]:
     return counts
 
 
-def training_stories(stories: Path, eval_trajectories: Path) -> list[dict[str, Any]]:
-    """The stories of ``stories.jsonl`` that are not held out."""
-    held_out = {str(row["id"]) for row in read_jsonl(eval_trajectories, "eval trajectories")}
-    return [story for story in read_jsonl(stories, "stories") if str(story["id"]) not in held_out]
-
-
 @clean_errors
 def main(argv: Sequence[str] | None = None) -> int:
     parser = sft_benchmark_parser(__doc__.splitlines()[0], "write the hinted trajectories and stop")
@@ -121,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for source in (TRAJECTORIES, EVAL_TRAJECTORIES, STORIES):
         if not source.is_file():
             raise InputError(f"{source}: not found; run `make pipeline` (or `dvc repro generate`) first")
-    stories = training_stories(STORIES, EVAL_TRAJECTORIES)
+    stories, _ = split_stories(STORIES, EVAL_TRAJECTORIES)
     data = args.out / "data"
     for source, predict in (
         (TRAJECTORIES, leave_one_out(stories, args.min_support, args.min_precision)),

@@ -120,6 +120,13 @@ def state_rows(per_intent: Iterable[Mapping[str, Any]], train_stories: Iterable[
     return [StateRow(s, missed[s], missed_named[s], trained[s], trained_named[s]) for s in states]
 
 
+def split_stories(stories: Path, eval_trajectories: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The stories of ``stories.jsonl``: those training reads, and those held out (the eval rows' ids)."""
+    held_out = {str(row["id"]) for row in read_jsonl(eval_trajectories, "eval trajectories")}
+    everything = read_jsonl(stories, "stories")
+    return [s for s in everything if str(s["id"]) not in held_out], [s for s in everything if str(s["id"]) in held_out]
+
+
 def table(rows: list[StateRow]) -> str:
     lines = [
         "| state | failed answers missing it | intent names it | training stories setting it | intent names it |",
@@ -145,8 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="the rows as JSON")
     args = parser.parse_args(argv)
     evaluation = read_model_eval(args.eval_dir / f"{args.model}.json", args.model)
-    held_out = {str(row["id"]) for row in read_jsonl(args.eval_trajectories, "eval trajectories")}
-    train = [story for story in read_jsonl(args.stories, "stories") if str(story["id"]) not in held_out]
+    train, _ = split_stories(args.stories, args.eval_trajectories)
     rows = state_rows([result.model_dump() for result in evaluation.rows[0].per_intent], train)
     print(json.dumps([asdict(row) for row in rows], indent=1) if args.json else table(rows))
     return 0

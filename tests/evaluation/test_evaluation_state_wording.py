@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 from evaluation_helpers import intent_result
 
-from benchmarks.state_wording import StateRow, main, missed_states, names_state, state_rows, states_set
+from benchmarks.state_wording import (
+    StateRow,
+    main,
+    missed_states,
+    names_state,
+    split_stories,
+    state_rows,
+    states_set,
+)
 from worldagent.errors import EXIT_INPUT_ERROR
 from worldagent.evaluation.metrics import summarize
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
@@ -88,3 +96,11 @@ def test_the_command_reads_a_models_evaluation(tmp_path: Path, capsys: pytest.Ca
     assert "Missed states: 1, 0 named by the intent, 1 paraphrased" in capsys.readouterr().out
     assert main([*options, "--model", "grpo"]) == EXIT_INPUT_ERROR
     assert "grpo.json: not found" in capsys.readouterr().err
+
+
+def test_split_stories_holds_out_the_eval_rows_ids(tmp_path: Path) -> None:
+    stories, evals = tmp_path / "stories.jsonl", tmp_path / "eval.jsonl"
+    rows = [{"id": f"a/a.stories.tsx#s{i}", "intent": str(i)} for i in range(3)]
+    stories.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    evals.write_text(json.dumps({"id": rows[1]["id"]}) + "\n", encoding="utf-8")
+    assert split_stories(stories, evals) == ([rows[0], rows[2]], [rows[1]])
