@@ -22,7 +22,8 @@ import argparse
 import re
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +118,25 @@ def reorder_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return {**row, "messages": messages}
 
 
-def write_reordered(source: Path, target: Path) -> int:
-    """Rewrite a trajectories file row by row (the generate stage's JSON form); the rows written."""
-    rows = [reorder_row(row) for row in read_jsonl(source)]
+def rewrite_trajectories(
+    source: Path, target: Path, change: Callable[[Mapping[str, Any]], dict[str, Any] | None]
+) -> Counter[str]:
+    """Rewrite a trajectories file row by row (the generate stage's JSON form): ``change``'s row where
+    it returns one, the row as it was where it returns None; counts rows ``changed`` and ``kept``."""
+    counts: Counter[str] = Counter()
+    rows = []
+    for row in read_jsonl(source, "trajectories"):
+        changed = change(row)
+        counts["changed" if changed is not None else "kept"] += 1
+        rows.append(row if changed is None else changed)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(target, jsonl(rows))
-    return len(rows)
+    return counts
+
+
+def write_reordered(source: Path, target: Path) -> int:
+    """Rewrite a trajectories file with every row reordered; the rows written."""
+    return rewrite_trajectories(source, target, reorder_row)["changed"]
 
 
 def _per_intent(path: Path) -> dict[str, tuple[IntentResult, str]]:

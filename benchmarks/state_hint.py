@@ -31,13 +31,13 @@ from typing import Any
 
 import yaml
 
-from benchmarks.intent_last import sft_and_paired, sft_benchmark_parser
+from benchmarks.intent_last import rewrite_trajectories, sft_and_paired, sft_benchmark_parser
 from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
 from benchmarks.seeds import seed_params
 from benchmarks.state_check import StateCues, component_of, mine_state_cues
 from benchmarks.state_wording import split_stories
 from worldagent.errors import InputError, clean_errors
-from worldagent.io import atomic_write_text, jsonl, read_jsonl
+from worldagent.io import atomic_write_text
 from worldagent.policy.relabel import RELABEL_SUFFIX
 
 Predict = Callable[[Mapping[str, Any]], set[str]]  # a trajectory row -> the states its hint names
@@ -93,15 +93,13 @@ def from_all(stories: Sequence[Mapping[str, Any]], min_support: int, min_precisi
 
 def write_hinted(source: Path, target: Path, predict: Predict) -> Counter[str]:
     """Rewrite a trajectories file with hints; counts rows hinted and kept."""
-    counts: Counter[str] = Counter()
-    rows = []
-    for row in read_jsonl(source, "trajectories"):
+
+    def hinted(row: Mapping[str, Any]) -> dict[str, Any] | None:
         states = predict(row)
-        counts["hinted" if states else "kept"] += 1
-        rows.append(hinted_row(row, states))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(target, jsonl(rows))
-    return counts
+        return hinted_row(row, states) if states else None
+
+    counts = rewrite_trajectories(source, target, hinted)
+    return Counter(hinted=counts["changed"], kept=counts["kept"])
 
 
 @clean_errors

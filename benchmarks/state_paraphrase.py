@@ -27,11 +27,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.intent_last import sft_and_paired, sft_benchmark_parser
+from benchmarks.intent_last import rewrite_trajectories, sft_and_paired, sft_benchmark_parser
 from benchmarks.paths import EVAL_TRAJECTORIES, TRAJECTORIES
 from benchmarks.state_wording import whole_phrases
 from worldagent.errors import InputError, clean_errors
-from worldagent.io import atomic_write_text, jsonl, read_jsonl
 from worldagent.policy.relabel import is_relabelled
 
 # Phrases that say the same state and stand in the same place in a sentence (before a noun or after
@@ -108,15 +107,8 @@ def reword_row(row: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def write_reworded(source: Path, target: Path) -> Counter[str]:
     """Rewrite a trajectories file: the copies ``reword_row`` changes, every other row as it was."""
-    counts: Counter[str] = Counter()
-    rows = []
-    for row in read_jsonl(source, "trajectories"):
-        changed = reword_row(row)
-        counts["reworded" if changed else "kept"] += 1
-        rows.append(changed or row)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(target, jsonl(rows))
-    return counts
+    counts = rewrite_trajectories(source, target, reword_row)
+    return Counter(reworded=counts["changed"], kept=counts["kept"])
 
 
 @clean_errors
