@@ -27,9 +27,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import yaml
 from tree_sitter import Node
 
 from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, MODELS, STORIES, STORIES_DIR, TRAJECTORIES
+from benchmarks.seeds import seed_params
 from benchmarks.self_check_intent import quoted_phrases
 from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.compare import bootstrap_diff
@@ -184,7 +186,8 @@ def paired(committed: Path, measured: Path, name: str = "intent_last") -> dict[s
     }
 
 
-def _run(args: Sequence[str]) -> None:
+def run_module(args: Sequence[str]) -> None:
+    """``python -m <args>`` with this interpreter, echoed first; a failure stops the benchmark."""
     print("+ " + " ".join(args), flush=True)
     subprocess.run([sys.executable, "-m", *args], check=True)
 
@@ -196,26 +199,38 @@ def sft_and_paired(
     eval_trajectories: Path,
     name: str,
     baseline: Path = EVAL_DIR / "sft.json",
+    stories: Path = STORIES,
+    stories_dir: Path = STORIES_DIR,
 ) -> dict[str, Any]:
     """Train SFT on ``trajectories`` with the stage's own command and params, evaluate it on
-    ``eval_trajectories`` with ``tasks.evaluate_sft``, and pair it (labelled ``name``) with the
-    ``baseline`` SFT evaluation (the committed one by default); everything under ``out``, the pairing
-    also in ``out/result.json``."""
+    ``eval_trajectories`` (their stories in ``stories`` and ``stories_dir``) with
+    ``tasks.evaluate_sft``, and pair it (labelled ``name``) with the ``baseline`` SFT evaluation (the
+    committed one by default); everything under ``out``, the pairing also in ``out/result.json``."""
     adapter, eval_report = out / "sft", out / "sft-eval.json"
     common = ["--params", str(params), "--base", str(MODELS / "base")]
-    _run(
+    run_module(
         ["tasks.sft", *common, "--trajectories", str(trajectories), "--out", str(adapter)]
         + ["--metrics", str(out / "sft-metrics.json"), "--curves", str(out / "sft-curves.json")]
     )
-    _run(
-        ["tasks.evaluate_sft", *common, "--eval-trajectories", str(eval_trajectories), "--stories", str(STORIES)]
-        + ["--stories-dir", str(STORIES_DIR), "--adapter", str(adapter), "--out", str(eval_report)]
+    run_module(
+        ["tasks.evaluate_sft", *common, "--eval-trajectories", str(eval_trajectories), "--stories", str(stories)]
+        + ["--stories-dir", str(stories_dir), "--adapter", str(adapter), "--out", str(eval_report)]
         + ["--speed", str(out / "sft-speed.json")]
     )
     result = paired(baseline, eval_report, name)
     atomic_write_text(out / "result.json", pretty_json(result))
     print(pretty_json(result), end="")
     return result
+
+
+def seeded_params(params: Path, seed: int | None, out: Path) -> Path:
+    """``params``, or where ``seed`` is given a copy in ``out`` with that seed (:func:`seed_params`)."""
+    if seed is None:
+        return params
+    seeded = out / "params.yaml"
+    raw = yaml.safe_load(params.read_text(encoding="utf-8"))
+    atomic_write_text(seeded, yaml.safe_dump(seed_params(raw, seed), sort_keys=False))
+    return seeded
 
 
 def sft_benchmark_parser(description: str, data_only: str) -> argparse.ArgumentParser:

@@ -29,15 +29,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from benchmarks.intent_last import rewrite_trajectories, sft_and_paired, sft_benchmark_parser
+from benchmarks.intent_last import rewrite_trajectories, seeded_params, sft_and_paired, sft_benchmark_parser
 from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
-from benchmarks.seeds import seed_params
 from benchmarks.state_check import StateCues, component_of, mine_state_cues
 from benchmarks.state_wording import split_stories
 from worldagent.errors import InputError, clean_errors
-from worldagent.io import atomic_write_text
 from worldagent.policy.relabel import RELABEL_SUFFIX
 
 Predict = Callable[[Mapping[str, Any]], set[str]]  # a trajectory row -> the states its hint names
@@ -125,13 +121,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{source}: {counts['hinted']} rows hinted, {counts['kept']} kept", flush=True)
     if args.data_only:
         return 0
-    params = args.params
-    if args.seed is not None:
-        params = args.out / "params.yaml"
-        raw = yaml.safe_load(args.params.read_text(encoding="utf-8"))
-        atomic_write_text(params, yaml.safe_dump(seed_params(raw, args.seed), sort_keys=False))
     sft_and_paired(
-        params, args.out, data / TRAJECTORIES.name, data / EVAL_TRAJECTORIES.name, "state_hint", args.baseline
+        seeded_params(args.params, args.seed, args.out),
+        args.out,
+        data / TRAJECTORIES.name,
+        data / EVAL_TRAJECTORIES.name,
+        "state_hint",
+        args.baseline,
     )
     return 0
 

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import yaml
 from evaluation_helpers import STORIES
 
-from benchmarks.intent_last import intent_after_args, reorder_row, story_configs, words_outside_intent
+from benchmarks.intent_last import (
+    intent_after_args,
+    reorder_row,
+    seeded_params,
+    story_configs,
+    words_outside_intent,
+)
 from worldagent.config import RewardWeights
 from worldagent.evaluation.evaluate import Scorer
 from worldagent.stories.discover import object_props
@@ -96,3 +104,17 @@ def test_quoted_words_count_only_outside_the_intent_line() -> None:
     assert words_outside_intent('A "Save" button', TWO_STORIES) is True
     assert words_outside_intent('A "Save" button', only_intent) is False
     assert words_outside_intent("A button", TWO_STORIES) is None
+
+
+def test_seeded_params_is_the_file_itself_or_a_copy_with_the_seed(tmp_path: Path) -> None:
+    params = tmp_path / "params.yaml"
+    params.write_text("seed: 1234\nsft:\n  max_steps: 150\nevaluate:\n  unconstrained_models: [grpo]\n")
+    assert seeded_params(params, None, tmp_path / "out") == params
+    copy = seeded_params(params, 7, tmp_path / "out")
+    assert copy == tmp_path / "out" / "params.yaml"
+    assert yaml.safe_load(copy.read_text()) == {
+        "seed": 7,
+        "sft": {"max_steps": 150},
+        "evaluate": {"unconstrained_models": []},
+    }
+    assert yaml.safe_load(params.read_text())["seed"] == 1234
