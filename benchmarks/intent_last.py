@@ -160,26 +160,26 @@ def words_outside_intent(intent: str, answer: str) -> bool | None:
     return all(phrase in body for phrase in phrases)
 
 
-def paired(committed: Path, measured: Path, name: str = "intent_last") -> dict[str, Any]:
-    """The measured SFT (labelled ``name``) against the committed one on the intents both scored
-    (measured − committed)."""
-    before, after = _per_intent(committed), _per_intent(measured)
+def paired(baseline: Path, measured: Path, name: str = "intent_last") -> dict[str, Any]:
+    """The measured SFT (labelled ``name``) against the ``baseline`` SFT (labelled ``baseline``: the
+    committed one, or another seed's) on the intents both scored (measured − baseline)."""
+    before, after = _per_intent(baseline), _per_intent(measured)
     ids = sorted(set(before) & set(after))
     if not ids:
-        raise InputError(f"{measured}: no intent in common with {committed}")
+        raise InputError(f"{measured}: no intent in common with {baseline}")
     rewards = ([after[i][0].reward for i in ids], [before[i][0].reward for i in ids])
     stories = ([float(after[i][0].story_passed) for i in ids], [float(before[i][0].story_passed) for i in ids])
     outside = {
         label: [words_outside_intent(rows[i][0].intent, rows[i][1]) for i in ids]
-        for label, rows in (("committed", before), (name, after))
+        for label, rows in (("baseline", before), (name, after))
     }
     return {
         "intents": len(ids),
-        "mean_reward": {"committed": sum(rewards[1]) / len(ids), name: sum(rewards[0]) / len(ids)},
-        "stories_passed": {"committed": int(sum(stories[1])), name: int(sum(stories[0]))},
+        "mean_reward": {"baseline": sum(rewards[1]) / len(ids), name: sum(rewards[0]) / len(ids)},
+        "stories_passed": {"baseline": int(sum(stories[1])), name: int(sum(stories[0]))},
         "reward_diff": bootstrap_diff(*rewards, seed=1234),
         "story_diff": bootstrap_diff(*stories, seed=1234),
-        "quoting_intents": sum(flag is not None for flag in outside["committed"]),
+        "quoting_intents": sum(flag is not None for flag in outside["baseline"]),
         "quoted_words_outside_intent_line": {
             label: sum(bool(flag) for flag in flags) for label, flags in outside.items()
         },

@@ -5,18 +5,23 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import yaml
-from evaluation_helpers import STORIES
+from evaluation_helpers import STORIES, intent_result
 
 from benchmarks.intent_last import (
     intent_after_args,
+    paired,
     reorder_row,
     seeded_params,
     story_configs,
     words_outside_intent,
 )
 from worldagent.config import RewardWeights
+from worldagent.errors import InputError
 from worldagent.evaluation.evaluate import Scorer
+from worldagent.evaluation.metrics import summarize
+from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
 from worldagent.stories.discover import object_props
 from worldagent.stories.parse import parse_tsx
 from worldagent.storytest.runner import PythonStoryRunner
@@ -118,3 +123,31 @@ def test_seeded_params_is_the_file_itself_or_a_copy_with_the_seed(tmp_path: Path
         "evaluate": {"unconstrained_models": []},
     }
     assert yaml.safe_load(params.read_text())["seed"] == 1234
+
+
+def test_paired_sets_the_measured_sft_against_the_baseline_on_the_intents_both_scored(tmp_path: Path) -> None:
+    ids = ["button/b.stories.tsx#one", "button/b.stories.tsx#two", "button/b.stories.tsx#three"]
+
+    def evaluation(path: Path, rewards: list[float], passed: list[bool], intents: list[str]) -> Path:
+        results = [
+            intent_result(i, reward, story_passed=ok, intent=f'A "{i[-3:]}" button')
+            for i, reward, ok in zip(intents, rewards, passed, strict=True)
+        ]
+        row = EvalRow(name="sft", metrics=summarize(results), per_intent=results, outputs=[""] * len(results))
+        return write_model_eval(path, ModelEvalFile(model="sft", intents=intents, components=["button"], rows=[row]))
+
+    baseline = evaluation(tmp_path / "baseline.json", [0.4, 1.0, 0.2], [False, True, False], ids)
+    measured = evaluation(tmp_path / "measured.json", [0.6, 1.0], [True, True], ids[:2])  # `three` not scored
+
+    result = paired(baseline, measured, "more_stories")
+
+    assert result["intents"] == 2
+    assert result["mean_reward"]["baseline"] == pytest.approx(0.7)
+    assert result["mean_reward"]["more_stories"] == pytest.approx(0.8)
+    assert result["stories_passed"] == {"baseline": 1, "more_stories": 2}
+    assert result["reward_diff"]["mean"] == pytest.approx(0.1)
+    assert result["story_diff"]["mean"] == pytest.approx(0.5)
+    assert result["quoting_intents"] == 2
+    other = evaluation(tmp_path / "other.json", [0.5], [False], ["card/c.stories.tsx#four"])
+    with pytest.raises(InputError, match="no intent in common"):
+        paired(baseline, other)
