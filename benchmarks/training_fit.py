@@ -98,13 +98,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=TRAJECTORIES,
         help="the training split (the eval split: the same greedy measure on held-out intents)",
     )
+    parser.add_argument("--stories", type=Path, default=STORIES, help="the stories the rows test (stories.jsonl)")
+    parser.add_argument("--stories-dir", type=Path, default=STORIES_DIR, help="the folder of their story files")
     parser.add_argument("--max-intents", type=int, default=60, help="training stories answered (0: all)")
     parser.add_argument("--out", type=Path, help="also write every answer and its score here (an eval file)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of a line")
     args = parser.parse_args(argv)
     params = load_params(args.params)
     rows = training_rows(args.trajectories, args.max_intents or None)
-    scorer = evaluate_stage.make_scorer(params, STORIES, STORIES_DIR)
+    scorer = evaluate_stage.make_scorer(params, args.stories, args.stories_dir)
     adapter = args.adapter or MODELS / args.stage
     evaluation = measure_fit(params, args.stage, rows, scorer, args.base, adapter)
     if args.out:
