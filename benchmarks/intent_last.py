@@ -233,12 +233,21 @@ def seeded_params(params: Path, seed: int | None, out: Path) -> Path:
     return seeded
 
 
-def sft_benchmark_parser(description: str, data_only: str) -> argparse.ArgumentParser:
-    """The options of a benchmark that rewrites the trajectories, then runs :func:`sft_and_paired`."""
+def sft_benchmark_parser(description: str, data_only: str, seeds: bool = False) -> argparse.ArgumentParser:
+    """The options of a benchmark that rewrites the trajectories, then runs :func:`sft_and_paired`;
+    with ``seeds``, ``--seed`` (for :func:`seeded_params`) and ``--baseline`` (to pair with)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--params", type=Path, default=Path("params.yaml"), help="the parameters file")
     parser.add_argument("--out", type=Path, required=True, help="a scratch directory for datasets, adapter and results")
     parser.add_argument("--data-only", action="store_true", help=data_only)
+    if seeds:
+        parser.add_argument("--seed", type=int, help="train with this seed instead of params.yaml's")
+        parser.add_argument(
+            "--baseline",
+            type=Path,
+            default=EVAL_DIR / "sft.json",
+            help="the same seed's SFT evaluation without the change, to pair with (default: the committed one)",
+        )
     return parser
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.intent_last import rewrite_trajectories, seeded_params, sft_and_paired, sft_benchmark_parser
-from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
+from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
 from benchmarks.state_check import StateCues, component_of, mine_state_cues
 from benchmarks.state_wording import split_stories
 from worldagent.errors import InputError, clean_errors
@@ -100,11 +100,7 @@ def write_hinted(source: Path, target: Path, predict: Predict) -> Counter[str]:
 
 @clean_errors
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = sft_benchmark_parser(__doc__.splitlines()[0], "write the hinted trajectories and stop")
-    parser.add_argument("--seed", type=int, help="train with this seed instead of params.yaml's")
-    parser.add_argument(
-        "--baseline", type=Path, default=EVAL_DIR / "sft.json", help="the unhinted SFT evaluation to pair with"
-    )
+    parser = sft_benchmark_parser(__doc__.splitlines()[0], "write the hinted trajectories and stop", seeds=True)
     parser.add_argument("--min-support", type=int, default=3, help="training stories setting the state that use a cue")
     parser.add_argument("--min-precision", type=float, default=0.8, help="share of a cue's intents setting the state")
     args = parser.parse_args(argv)

@@ -22,56 +22,53 @@ example stories they show may now be new ones) and pairs it with an SFT evaluati
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks.intent_last import run_module, seeded_params, sft_and_paired, sft_benchmark_parser
-from benchmarks.paths import EVAL_DIR, STORIES, STORIES_DIR
+from benchmarks.paths import STORIES, STORIES_DIR
+from benchmarks.seeds import stage_command, written
 from benchmarks.state_wording import split_stories, state_rows, table
+from worldagent.config import load_params
 from worldagent.errors import InputError, clean_errors
-from worldagent.io import read_jsonl
+from worldagent.io import directory_files, read_jsonl, write_directory
+from worldagent.pipeline.table import interpolate
+from worldagent.pipeline.world_agent import PIPELINE
 from worldagent.policy.retrieval import words
 
 STATE_STORIES = Path("benchmarks/state_stories")
 STORY_SUFFIX = ".stories.tsx"
 
 
-def _regular_files(folder: Path) -> list[Path]:
-    """Every file under ``folder``, sorted; a symbolic link anywhere is an error naming it."""
-    files = []
-    for path in sorted(folder.rglob("*")):
-        if path.is_symlink():
-            raise InputError(f"{path}: a symbolic link; the stories are copied, never followed out of {folder}")
-        if path.is_file():
-            files.append(path)
-    return files
-
-
 def with_state_stories(stories_dir: Path, extra: Path, target: Path) -> list[str]:
-    """Copy ``stories_dir`` to ``target`` (replacing it) with each ``extra/<component>.tsx`` appended to
-    ``<component>/<component>.stories.tsx``; the story files extended, relative to ``target``. An extra
-    file without its component's story file is an error naming both."""
-    additions = {path.stem: path for path in _regular_files(extra) if path.suffix == ".tsx"}
+    """Copy ``stories_dir`` to ``target`` (replacing it, atomically) with each ``extra/<component>.tsx``
+    appended to ``<component>/<component>.stories.tsx``; the story files extended, relative to
+    ``target``. A symbolic link in either folder is refused; an extra file without its component's
+    story file is an error naming both."""
+    additions = {Path(name).stem: extra / name for name in directory_files(extra, ignore=()) if name.endswith(".tsx")}
     if not additions:
         raise InputError(f"{extra}: no <component>.tsx story files to add")
-    copies = {path.relative_to(stories_dir): path for path in _regular_files(stories_dir)}
-    extended = {component: Path(component) / f"{component}{STORY_SUFFIX}" for component in additions}
+    files = {name: (stories_dir / name).read_bytes() for name in directory_files(stories_dir, ignore=())}
+    extended = {component: f"{component}/{component}{STORY_SUFFIX}" for component in additions}
     for component, story_file in extended.items():
-        if story_file not in copies:
+        if story_file not in files:
             raise InputError(f"{additions[component]}: {stories_dir / story_file} does not exist to add its stories to")
-    staging = target.with_name(target.name + ".tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    for relative, source in copies.items():
-        (staging / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, staging / relative)
-    for component, story_file in extended.items():
-        with (staging / story_file).open("a", encoding="utf-8") as handle:
-            handle.write("\n" + additions[component].read_text(encoding="utf-8"))
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
-    return sorted(str(path) for path in extended.values())
+        files[story_file] += b"\n" + additions[component].read_bytes()
+    write_directory(target, files)
+    return sorted(extended.values())
+
+
+def data_commands(params_path: Path, tree: Path, data: Path) -> list[list[str]]:
+    """The discover and generate commands as dvc.yaml runs them (the stage table's), reading the
+    stories in ``tree`` and writing every file under ``data`` by its own name."""
+    params = load_params(params_path)
+    stages = [PIPELINE.stage("discover"), PIPELINE.stage("generate")]
+    moved = {interpolate(stages[0].inputs["stories_dir"], params): tree}
+    for stage in stages:
+        moved |= {interpolate(path, params): data / Path(path).name for _, path in written(stage)}
+    # stage_command starts `python -m`; run_module adds its own interpreter
+    return [stage_command(stage, params, params_path, moved)[2:] for stage in stages]
 
 
 def word_overlap(a: str, b: str) -> float:
@@ -103,13 +100,9 @@ def added_stories(before: Iterable[Mapping[str, Any]], after: Iterable[Mapping[s
 
 @clean_errors
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = sft_benchmark_parser(__doc__.splitlines()[0], "write the stories and datasets and stop")
+    parser = sft_benchmark_parser(__doc__.splitlines()[0], "write the stories and datasets and stop", seeds=True)
     parser.add_argument("--stories-dir", type=Path, default=STORIES_DIR, help="the stories to add to")
     parser.add_argument("--add", type=Path, default=STATE_STORIES, help="the <component>.tsx files of new stories")
-    parser.add_argument("--seed", type=int, help="train with this seed instead of params.yaml's")
-    parser.add_argument(
-        "--baseline", type=Path, default=EVAL_DIR / "sft.json", help="the SFT evaluation without them to pair with"
-    )
     parser.add_argument(
         "--max-overlap",
         type=float,
@@ -123,14 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     tree, data = args.out / "stories", args.out / "data"
     for story_file in with_state_stories(args.stories_dir, args.add, tree):
         print(f"{tree / story_file}: stories added", flush=True)
+    for command in data_commands(params, tree, data):
+        run_module(command)
     stories, eval_trajectories = data / "stories.jsonl", data / "trajectories.eval.jsonl"
-    common = ["--params", str(params), "--stories-dir", str(tree), "--stories", str(stories)]
-    run_module(["tasks.discover", *common, "--report", str(data / "discover.json")])
-    run_module(
-        ["tasks.generate", *common, "--trajectories", str(data / "trajectories.jsonl")]
-        + ["--eval-trajectories", str(eval_trajectories), "--preferences", str(data / "dpo-preferences.jsonl")]
-        + ["--eval-preferences", str(data / "dpo-preferences.eval.jsonl"), "--manifest", str(data / "manifest.json")]
-    )
     train, heldout = split_stories(stories, eval_trajectories)
     added = added_stories(read_jsonl(STORIES, "stories"), train)
     closest = closest_heldout(added, heldout)
