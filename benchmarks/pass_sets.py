@@ -7,10 +7,13 @@ file's passes, the stories every file passes and those at least one passes, and 
 each story. The union is a ceiling: an agent holding every one of those models, and told which
 answer passes the hidden test, would pass that many. With ``--own-check`` (minutes: every answer's
 story is run again) the agent is told nothing: it keeps, per intent, the answer its ranked own check
-(:func:`~worldagent.evaluation.self_check.tiered_check`) places highest, the first file's on a tie.
+(:func:`~worldagent.evaluation.self_check.tiered_check`) places highest, the first file's on a tie;
+``--agreement`` breaks that tie by agreement instead (minimum Bayes risk, self-consistency): among
+the answers of the top rank, the one whose text is most like all the others'.
 
     python -m benchmarks.pass_sets reports/world_agent/eval/{sft,experience,dpo,grpo}.json
     python -m benchmarks.pass_sets reports/world_agent/eval/sft.json tmp/seeds/sft/seed-7/eval-out.json --own-check
+    python -m benchmarks.pass_sets reports/world_agent/eval/sft.json tmp/samples/seed-*.json --own-check --agreement
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from pathlib import Path
+from typing import Any
 
 from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, STORIES_DIR
 from benchmarks.seeds import own_check_choice
 from worldagent.config import load_params
 from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.model_eval import EvalRow, read_model_eval
+from worldagent.evaluation.self_check import Level
 
 
 def first_row(path: Path) -> EvalRow:
@@ -66,6 +72,36 @@ def table(rows: dict[str, EvalRow]) -> list[str]:
     return lines
 
 
+def most_agreed(answers: Sequence[str], candidates: Sequence[int]) -> int:
+    """The candidate (an index into ``answers``) whose text is most like every other answer's, summed
+    over them (difflib's ratio); the earliest on a tie."""
+
+    def agreement(j: int) -> float:
+        matcher = SequenceMatcher(None, "", answers[j], autojunk=False)  # the second text's index is kept
+        total = 0.0
+        for k, other in enumerate(answers):
+            if k != j:
+                matcher.set_seq1(other)
+                total += matcher.ratio()
+        return total
+
+    scores = {j: agreement(j) for j in candidates}
+    return max(candidates, key=lambda j: (scores[j], -j))
+
+
+def agreement_choice(rows: Sequence[EvalRow], eval_rows: Sequence[dict[str, Any]], level: Level) -> int:
+    """Passes when each intent keeps, among the answers ``level`` ranks highest, the one most like
+    all the rows' answers (:func:`most_agreed`)."""
+    answered = [{r.id: (r, answer) for r, answer in zip(e.per_intent, e.outputs, strict=True)} for e in rows]
+    passes = 0
+    for i, row in enumerate(eval_rows):
+        results = [answers[str(row["id"])] for answers in answered]
+        ranks = [level(i, answer) for _, answer in results]
+        top = [j for j, rank in enumerate(ranks) if rank == max(ranks)]
+        passes += results[most_agreed([answer for _, answer in results], top)][0].story_passed
+    return passes
+
+
 @clean_errors
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -74,9 +110,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--own-check", action="store_true", help="also pick, per intent, the answer the ranked own check places highest"
     )
+    parser.add_argument(
+        "--agreement",
+        action="store_true",
+        help="with --own-check: also break its ties by the answer most like the others (minimum Bayes risk)",
+    )
     args = parser.parse_args(argv)
     if len(args.evaluations) < 2:
         parser.error("give two or more evaluation files")
+    if args.agreement and not args.own_check:
+        parser.error("--agreement breaks the own check's ties: give --own-check too")
     rows = {str(path): first_row(path) for path in args.evaluations}
     same_intents(rows)
     print("\n".join(table(rows)))
@@ -96,6 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"The own check's pick among the {len(rows)} files' answers: {passes} of {len(ids)} pass;"
             f" every answer reached its top rank on {all_top}."
         )
+        if args.agreement:
+            agreed = agreement_choice(list(rows.values()), eval_rows, level)
+            print(f"Its ties broken by agreement (the answer most like the others): {agreed} of {len(ids)} pass.")
     return 0
 
 

@@ -4,13 +4,16 @@
     python -m benchmarks.training_fit --adapter DIR --max-intents 20 --out fit.json --json
     python -m benchmarks.training_fit --trajectories data/generated/world_agent/trajectories.eval.jsonl \
         --max-intents 0                                        # the same measure on the held-out intents
+    python -m benchmarks.training_fit --trajectories data/generated/world_agent/trajectories.eval.jsonl \
+        --max-intents 0 --temperature 0.7 --seed 101 --out tmp/samples/seed-101.json   # one sampled answer each
 
 A model that cannot write the stories it was trained on will not write unseen ones: the held-out
 pass rate is bounded by this fit. Each training story's prompt (the same single-turn prompt SFT saw)
 is answered once, greedily, with the evaluation's decoding and scored by the same story runner and
 hidden assertions. Relabelled copies (ids with ``~relabel-``) are left out: their originals are the stories.
 Failures are split into answers that render accessibly and fail an assertion, and answers that do
-not render or fail an accessibility rule. docs/profiles.md ("Where the gap is") records the figures.
+not render or fail an accessibility rule. With ``--temperature`` every answer is sampled instead
+(seeded by ``--seed``): a few such files are what ``benchmarks.pass_sets --agreement`` chooses among. docs/profiles.md ("Where the gap is") records the figures.
 """
 
 from __future__ import annotations
@@ -77,12 +80,34 @@ def measure_fit(
     base: Path,
     adapter: Path,
     loader: evaluate_stage.Loader | None = None,
+    sampling: tuple[float, int] | None = None,
 ) -> ModelEvalFile:
-    """``adapter`` (decoded as ``stage`` is) answering ``rows`` once each, scored as the evaluation does."""
-    evaluation, _ = evaluate_stage.evaluate_model(
-        fit_params(params, len(rows)), stage, rows, scorer, base=base, adapter=adapter, loader=loader
+    """``adapter`` (decoded as ``stage`` is) answering ``rows`` once each, scored as the evaluation does;
+    ``sampling`` (temperature, seed): each answer sampled so, with the evaluation's decoding otherwise."""
+    if sampling is None:
+        evaluation, _ = evaluate_stage.evaluate_model(
+            fit_params(params, len(rows)), stage, rows, scorer, base=base, adapter=adapter, loader=loader
+        )
+        return evaluation
+    settings, (temperature, seed) = params.evaluate, sampling
+    if loader is None:
+        dtype = settings.decode_dtype(params.model.dtype)
+        model, tokenizer = evaluate_stage.default_loader(base, adapter, dtype=dtype)
+    else:
+        model, tokenizer = loader(base, adapter)
+    policy = evaluate_stage.decoding_policy(
+        model,
+        tokenizer,
+        constrained=settings.constrained,
+        max_new_tokens=settings.budget(stage),
+        batch_size=settings.batch_size,
+        no_repeat_ngram=settings.no_repeat_ngram,
+        temperature=temperature,
+        seed=seed,
     )
-    return evaluation
+    row = evaluate_stage.score_policy_row(f"{stage} (sampled at {temperature}, seed {seed})", policy, rows, scorer)
+    components = sorted({str(r["component"]) for r in rows})
+    return ModelEvalFile(model=stage, intents=[str(r["id"]) for r in rows], components=components, rows=[row])
 
 
 @clean_errors
@@ -102,13 +127,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stories-dir", type=Path, default=STORIES_DIR, help="the folder of their story files")
     parser.add_argument("--max-intents", type=int, default=60, help="training stories answered (0: all)")
     parser.add_argument("--out", type=Path, help="also write every answer and its score here (an eval file)")
+    parser.add_argument(
+        "--temperature", type=float, help="sample every answer at this temperature instead of decoding greedily"
+    )
+    parser.add_argument("--seed", type=int, help="the sampling seed (default: params.yaml's seed)")
     parser.add_argument("--json", action="store_true", help="one JSON object instead of a line")
     args = parser.parse_args(argv)
+    if args.seed is not None and args.temperature is None:
+        parser.error("--seed seeds the sampling: give --temperature too")
     params = load_params(args.params)
     rows = training_rows(args.trajectories, args.max_intents or None)
     scorer = evaluate_stage.make_scorer(params, args.stories, args.stories_dir)
     adapter = args.adapter or MODELS / args.stage
-    evaluation = measure_fit(params, args.stage, rows, scorer, args.base, adapter)
+    sampling = None if args.temperature is None else (args.temperature, params.seed if args.seed is None else args.seed)
+    evaluation = measure_fit(params, args.stage, rows, scorer, args.base, adapter, sampling=sampling)
     if args.out:
         write_model_eval(args.out, evaluation)
     summary = fit_summary(evaluation.rows[0], rows) | {"adapter": str(adapter)}

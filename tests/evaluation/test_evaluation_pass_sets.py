@@ -7,10 +7,11 @@ from pathlib import Path
 import pytest
 from evaluation_helpers import intent_result
 
-from benchmarks.pass_sets import first_row, main, passes_per_story, same_intents, table
+from benchmarks.pass_sets import agreement_choice, first_row, main, most_agreed, passes_per_story, same_intents, table
 from worldagent.errors import InputError
 from worldagent.evaluation.metrics import summarize
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
+from worldagent.evaluation.self_check import Level
 
 
 def _row(name: str, passed: list[bool], ids: list[str] | None = None) -> EvalRow:
@@ -55,3 +56,23 @@ def test_the_command_prints_the_table_of_the_files_given(tmp_path: Path, capsys:
     assert "by at least one: 2 of 2 (1.000)" in capsys.readouterr().out
     assert main([str(a), str(tmp_path / "missing.json")]) != 0
     assert "missing.json" in capsys.readouterr().err
+
+
+def test_agreement_keeps_the_candidate_most_like_the_others() -> None:
+    answers = ["a button reading Save", "a button reading Save!", "a dialog titled Delete files"]
+    assert most_agreed(answers, [0, 1, 2]) in (0, 1)
+    assert most_agreed(answers, [2]) == 2  # only the candidates compete; the others are still compared with
+    assert most_agreed(["x", "y"], [0, 1]) == 0  # a tie keeps the earliest
+
+
+def test_agreement_choice_counts_the_passes_of_the_agreed_top_ranked_answers() -> None:
+    ids = ["c/c.stories.tsx#x0", "c/c.stories.tsx#x1"]
+    outputs = {"a": ["qqq", "tab list"], "b": ["save the file", "zz"], "c": ["save the file.", "tab list"]}
+    passed = {"a": [False, True], "b": [True, False], "c": [False, False]}
+    rows = [_row(n, passed[n], ids).model_copy(update={"outputs": outputs[n]}) for n in "abc"]
+    eval_rows = [{"id": i} for i in ids]
+    every_answer_top: Level = lambda i, answer: 2  # noqa: E731
+    # b's and c's first answers agree (b, the earlier, passes); a's and c's second answers agree (a passes)
+    assert agreement_choice(rows, eval_rows, every_answer_top) == 2
+    outliers_top: Level = lambda i, answer: 2 if answer in ("qqq", "zz") else 1  # noqa: E731
+    assert agreement_choice(rows, eval_rows, outliers_top) == 0  # the rank comes first: the outliers, which fail

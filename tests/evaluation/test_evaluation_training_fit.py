@@ -66,3 +66,21 @@ def test_measure_fit_generates_one_answer_per_training_story(tmp_path: Path, tin
     assert (summary["model"], summary["n"]) == ("sft", 2)
     assert summary["passed"] == 0  # 16 tokens of a random model write no story
     assert summary["render_or_a11y_failed"] == 2
+
+
+def test_sampled_answers_follow_their_seed(tmp_path: Path, tiny_model, token_files) -> None:
+    rows = training_rows(DATA / "trajectories.eval.jsonl", 2)
+    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
+    params = Params.model_validate({"evaluate": {"max_new_tokens": 16, "batch_size": 2}})
+
+    def sample(seed: int) -> list[str]:
+        evaluation = measure_fit(
+            params, "sft", rows, scorer, tmp_path, tmp_path, loader=lambda base, a: tiny_model, sampling=(1.5, seed)
+        )
+        (row,) = evaluation.rows
+        assert row.name == f"sft (sampled at 1.5, seed {seed})" and evaluation.intents == [r["id"] for r in rows]
+        return row.outputs
+
+    greedy = measure_fit(params, "sft", rows, scorer, tmp_path, tmp_path, loader=lambda base, a: tiny_model)
+    assert sample(1) == sample(1)  # reproducible
+    assert sample(2) != sample(1) != greedy.rows[0].outputs  # another seed, another answer; not the greedy one
