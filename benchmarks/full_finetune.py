@@ -39,18 +39,16 @@ def full_finetune(
     from datasets import Dataset
     from trl import SFTTrainer
 
-    from worldagent.policy.base import BASE_JSON, load_base
-    from worldagent.policy.device import configure_threads, resolve_dtype, seed_everything, select_device
+    from worldagent.policy.base import BASE_JSON
+    from worldagent.policy.device import resolve_dtype, select_device
     from worldagent.policy.sft import sft_config, sft_rows
-    from worldagent.policy.training import score_labelled_positions_only
+    from worldagent.policy.training import load_training_model
 
     device = device or select_device()
-    configure_threads(device)
-    score_labelled_positions_only()
     autocast = resolve_dtype(params.model.dtype, device) is torch.bfloat16
-    seed_everything(params.seed)
-    model, tokenizer = load_base(base, device=device, dtype=torch.float32)
-    model.train()
+    # the sft stage's loading (threads, loss on the answer only, seed), with float32 weights
+    float32 = params.model_copy(update={"model": params.model.model_copy(update={"dtype": "float32"})})
+    model, tokenizer, device, _, _ = load_training_model(float32, base, None, device)
     rows = sft_rows(trajectories)
     with atomic_directory(out_dir) as tmp:
         section = params.sft.model_copy(update={"learning_rate": learning_rate})

@@ -22,6 +22,7 @@ import argparse
 from collections import Counter
 from collections.abc import Sequence
 from difflib import SequenceMatcher
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -92,14 +93,7 @@ def most_agreed(answers: Sequence[str], candidates: Sequence[int]) -> int:
 def agreement_choice(rows: Sequence[EvalRow], eval_rows: Sequence[dict[str, Any]], level: Level) -> int:
     """Passes when each intent keeps, among the answers ``level`` ranks highest, the one most like
     all the rows' answers (:func:`most_agreed`)."""
-    answered = [{r.id: (r, answer) for r, answer in zip(e.per_intent, e.outputs, strict=True)} for e in rows]
-    passes = 0
-    for i, row in enumerate(eval_rows):
-        results = [answers[str(row["id"])] for answers in answered]
-        ranks = [level(i, answer) for _, answer in results]
-        top = [j for j, rank in enumerate(ranks) if rank == max(ranks)]
-        passes += results[most_agreed([answer for _, answer in results], top)][0].story_passed
-    return passes
+    return own_check_choice(rows, eval_rows, level, tie_break=most_agreed)[0]
 
 
 @clean_errors
@@ -133,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         eval_rows = [row for row in load_eval_rows(EVAL_TRAJECTORIES) if str(row["id"]) in set(ids)]
         if [str(row["id"]) for row in eval_rows] != ids:
             raise InputError(f"{EVAL_TRAJECTORIES}: does not hold the evaluated intents in their order")
-        level = tiered_check(make_scorer(params, STORIES, STORIES_DIR), eval_rows)
+        level = cache(tiered_check(make_scorer(params, STORIES, STORIES_DIR), eval_rows))  # each answer run once
         passes, all_top = own_check_choice(list(rows.values()), eval_rows, level)
         print(
             f"The own check's pick among the {len(rows)} files' answers: {passes} of {len(ids)} pass;"

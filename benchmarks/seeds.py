@@ -37,7 +37,7 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -231,15 +231,23 @@ def pass_overlap(rows: Sequence[EvalRow]) -> tuple[int, int]:
     return len(set.intersection(*passed)), len(set.union(*passed))
 
 
-def own_check_choice(rows: Sequence[EvalRow], eval_rows: Sequence[dict[str, Any]], level: Level) -> tuple[int, int]:
+def own_check_choice(
+    rows: Sequence[EvalRow],
+    eval_rows: Sequence[dict[str, Any]],
+    level: Level,
+    tie_break: Callable[[Sequence[str], Sequence[int]], int] | None = None,
+) -> tuple[int, int]:
     """Each intent answered by the row whose kept answer ``level`` ranks highest (the first row on a
-    tie): the chosen answers' passes, and the intents where every row's answer has the top rank."""
+    tie, or ``tie_break(answers, top-ranked indices)``'s): the chosen answers' passes, and the
+    intents where every row's answer has the top rank."""
     answered = [{r.id: (r, answer) for r, answer in zip(e.per_intent, e.outputs, strict=True)} for e in rows]
     chosen_passes = all_top = 0
     for i, row in enumerate(eval_rows):
         results = [answers[str(row["id"])] for answers in answered]
         ranks = [level(i, answer) for _, answer in results]
-        chosen_passes += results[ranks.index(max(ranks))][0].story_passed
+        top = [j for j, rank in enumerate(ranks) if rank == max(ranks)]
+        chosen = tie_break([answer for _, answer in results], top) if tie_break else top[0]
+        chosen_passes += results[chosen][0].story_passed
         all_top += min(ranks) == SHOWN
     return chosen_passes, all_top
 

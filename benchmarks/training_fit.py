@@ -12,8 +12,9 @@ pass rate is bounded by this fit. Each training story's prompt (the same single-
 is answered once, greedily, with the evaluation's decoding and scored by the same story runner and
 hidden assertions. Relabelled copies (ids with ``~relabel-``) are left out: their originals are the stories.
 Failures are split into answers that render accessibly and fail an assertion, and answers that do
-not render or fail an accessibility rule. With ``--temperature`` every answer is sampled instead
-(seeded by ``--seed``): a few such files are what ``benchmarks.pass_sets --agreement`` chooses among. docs/profiles.md ("Where the gap is") records the figures.
+not render or fail an accessibility rule. docs/profiles.md ("Where the gap is") records the figures.
+With ``--temperature`` every answer is sampled instead (seeded by ``--seed``): a few such files are
+what ``benchmarks.pass_sets --agreement`` chooses among.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -90,11 +92,8 @@ def measure_fit(
         )
         return evaluation
     settings, (temperature, seed) = params.evaluate, sampling
-    if loader is None:
-        dtype = settings.decode_dtype(params.model.dtype)
-        model, tokenizer = evaluate_stage.default_loader(base, adapter, dtype=dtype)
-    else:
-        model, tokenizer = loader(base, adapter)
+    dtype = settings.decode_dtype(params.model.dtype)
+    model, tokenizer = (loader or partial(evaluate_stage.default_loader, dtype=dtype))(base, adapter)
     policy = evaluate_stage.decoding_policy(
         model,
         tokenizer,
