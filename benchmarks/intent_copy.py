@@ -33,7 +33,7 @@ from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.compare import bootstrap_diff
 from worldagent.evaluation.evaluate import select_eval_rows
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
-from worldagent.evaluation.policies import decoding_policy
+from worldagent.evaluation.policies import evaluation_policy
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.io import read_jsonl
 
@@ -177,16 +177,8 @@ def copy_policy(
 ) -> Any:
     """The evaluation's constrained decoding (greedy, or sampled at ``temperature`` with ``seed`` as a
     retry is) with the copy bias after the call grammar."""
-    settings = params.evaluate
-    policy = decoding_policy(
-        model,
-        tokenizer,
-        constrained=True,
-        max_new_tokens=settings.budget("sft"),
-        batch_size=settings.batch_size,
-        no_repeat_ngram=settings.no_repeat_ngram,
-        temperature=temperature,
-        seed=seed,
+    policy = evaluation_policy(
+        model, tokenizer, params.evaluate, "sft", constrained=True, temperature=temperature, seed=seed
     )
     grammar = policy.logits_processor
     lookup = prompt_lookup(tokenizer, [str(row["intent"]) for row in rows])

@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         repairs = repairs[: args.repair_rows]
     else:
         rows = quoting_training_rows(TRAJECTORIES, args.prompts, params.seed)
-        answers = greedy_policy(params, MODELS / args.stage).complete(prompts_of(rows))
+        answers = greedy_policy(params, args.stage, MODELS / args.stage).complete(prompts_of(rows))
         repairs = own_repairs(rows, answers, row_check(scorer, rows), quoted_check(scorer, rows))
     if not repairs:
         raise InputError(f"{TRAJECTORIES}: no repair rows from source {args.source!r}")

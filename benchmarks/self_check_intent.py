@@ -48,7 +48,7 @@ from worldagent.errors import clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, load_eval_rows, prompts_of
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, read_model_eval, write_model_eval
-from worldagent.evaluation.policies import Policy, Prompt, decoding_policy
+from worldagent.evaluation.policies import Policy, Prompt, evaluation_policy
 from worldagent.evaluation.self_check import quoted_check, quoted_phrases, row_check
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 
@@ -121,20 +121,12 @@ def feedback_targets(row: EvalRow, rows: Sequence[dict[str, Any]], scorer: Score
     return [i for i, answer in enumerate(row.outputs) if own(i, answer) and not stricter(i, answer)]
 
 
-def greedy_policy(params: Params, adapter: Path) -> Policy:
-    """The base with ``adapter``, decoding greedily as the evaluation decodes (no retries)."""
+def greedy_policy(params: Params, stage: str, adapter: Path) -> Policy:
+    """The base with ``adapter``, decoding greedily as the evaluation decodes ``stage`` (no retries)."""
     model, tokenizer = evaluate_stage.default_loader(
         MODELS / "base", adapter, dtype=params.evaluate.decode_dtype(params.model.dtype)
     )
-    settings = params.evaluate
-    return decoding_policy(
-        model,
-        tokenizer,
-        constrained=settings.constrained,
-        max_new_tokens=settings.max_new_tokens,
-        batch_size=settings.batch_size,
-        no_repeat_ngram=settings.no_repeat_ngram,
-    )
+    return evaluation_policy(model, tokenizer, params.evaluate, stage)
 
 
 def feedback_stage(
@@ -158,7 +150,7 @@ def feedback_stage(
     }
     if not targets:
         return result
-    policy = greedy_policy(params, adapter or MODELS / stage)
+    policy = greedy_policy(params, stage, adapter or MODELS / stage)
     prompts = prompts_of([rows[i] for i in targets])
     prompted = [feedback_prompts(prompts[k], row.outputs[i], str(rows[i]["intent"])) for k, i in enumerate(targets)]
     for form in forms:

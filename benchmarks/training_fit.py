@@ -32,6 +32,7 @@ from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.evaluate import Scorer, select_eval_rows
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
+from worldagent.evaluation.policies import evaluation_policy
 from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.io import read_jsonl
 from worldagent.policy.relabel import RELABEL_SUFFIX
@@ -94,16 +95,7 @@ def measure_fit(
     settings, (temperature, seed) = params.evaluate, sampling
     dtype = settings.decode_dtype(params.model.dtype)
     model, tokenizer = (loader or partial(evaluate_stage.default_loader, dtype=dtype))(base, adapter)
-    policy = evaluate_stage.decoding_policy(
-        model,
-        tokenizer,
-        constrained=settings.constrained,
-        max_new_tokens=settings.budget(stage),
-        batch_size=settings.batch_size,
-        no_repeat_ngram=settings.no_repeat_ngram,
-        temperature=temperature,
-        seed=seed,
-    )
+    policy = evaluation_policy(model, tokenizer, settings, stage, temperature=temperature, seed=seed)
     row = evaluate_stage.score_policy_row(f"{stage} (sampled at {temperature}, seed {seed})", policy, rows, scorer)
     components = sorted({str(r["component"]) for r in rows})
     return ModelEvalFile(model=stage, intents=[str(r["id"]) for r in rows], components=components, rows=[row])

@@ -13,7 +13,14 @@ from evaluation_helpers import ROOT
 from worldagent.config import Params
 from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.evaluate import prompts_of
-from worldagent.evaluation.policies import Policy, ReferencePolicy, ReusingPolicy, StaticPolicy, decoding_policy
+from worldagent.evaluation.policies import (
+    Policy,
+    ReferencePolicy,
+    ReusingPolicy,
+    StaticPolicy,
+    decoding_policy,
+    evaluation_policy,
+)
 from worldagent.evaluation.stages.evaluate import evaluate_stage
 from worldagent.io import directory_hash
 from worldagent.pipeline import world_agent as world_agent_table
@@ -100,6 +107,23 @@ def test_decoding_policy_applies_the_loop_guard_when_set(eval_rows) -> None:
     guarded = decoding_policy(model, tokenizer, constrained=False, max_new_tokens=48, batch_size=2, no_repeat_ngram=3)
     assert plain.config.no_repeat_ngram == 0 and guarded.config.no_repeat_ngram == 3
     assert guarded.complete(prompts) != plain.complete(prompts)  # the untrained model loops; the guard stops it
+
+
+def test_evaluation_policy_decodes_each_stage_with_the_evaluate_section_settings(tiny_model) -> None:
+    model, tokenizer = tiny_model
+    settings = Params.model_validate(
+        {"evaluate": {"max_new_tokens": 40, "base_max_new_tokens": 12, "batch_size": 3, "no_repeat_ngram": 5}}
+    ).evaluate
+    sft = evaluation_policy(model, tokenizer, settings, "sft")
+    base = evaluation_policy(model, tokenizer, settings, "base")
+    assert (sft.config.max_new_tokens, base.config.max_new_tokens) == (40, 12)  # each stage's own budget
+    assert sft.batch_size == 3 and sft.config.no_repeat_ngram == 5 and not sft.config.do_sample
+    assert sft.logits_processor is not None  # the grammar, as ``evaluate.constrained`` says
+    assert evaluation_policy(model, tokenizer, settings, "sft", constrained=False).logits_processor is None
+    off = settings.model_copy(update={"constrained": False})
+    assert evaluation_policy(model, tokenizer, off, "sft").logits_processor is None
+    retry = evaluation_policy(model, tokenizer, settings, "dpo", temperature=0.7, seed=9)
+    assert retry.config.do_sample and (retry.config.temperature, retry.config.seed) == (0.7, 9)
 
 
 def test_evaluate_stage_with_injected_loader_and_no_champion(tmp_path: Path, tiny_model) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from evaluation_helpers import COOKIES_ID, STORIES, cookies_answers
 
@@ -180,11 +182,30 @@ def test_the_tiered_check_keeps_the_best_level_and_retries_only_below_the_top() 
     assert "of the 1 that never did, 1 kept an answer that passes the own check" in counts.note("sft")
 
 
+class CountingRunner:
+    """A story runner that counts the stories it runs."""
+
+    def __init__(self, runner: PythonStoryRunner) -> None:
+        self.runner, self.runs = runner, 0
+
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        self.runs += 1
+        return self.runner.run(*args, **kwargs)
+
+
 def test_the_tiered_check_ranks_the_words_above_the_own_check(eval_rows, token_files) -> None:
     scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
     row, (reference, wrong, broken) = cookies_answers(eval_rows)
     level = tiered_check(scorer, [row])
     assert [level(0, answer) for answer in (reference, wrong, broken)] == [SHOWN, OWN, 0]
+    # ranking runs each answer's story no more often than the own check alone does
+    tiered_runner, own_runner = CountingRunner(PythonStoryRunner()), CountingRunner(PythonStoryRunner())
+    tiered = tiered_check(Scorer(STORIES, tiered_runner, RewardWeights(), token_files), [row])
+    own = row_check(Scorer(STORIES, own_runner, RewardWeights(), token_files), [row])
+    for answer in (reference, wrong, broken):
+        tiered(0, answer), own(0, answer)
+        assert tiered_runner.runs == own_runner.runs
+    assert own_runner.runs >= 2  # the reference and the wrong answer each ran their story
     # where no retry shows the words, the answer the own check passes stays (not the first one)
     policy = TieredSelfCheckingPolicy(StaticPolicy([broken]), lambda k: StaticPolicy([wrong]), level, 2)
     assert policy.complete(prompts_of([row])) == [wrong]

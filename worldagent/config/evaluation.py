@@ -44,7 +44,8 @@ class EvaluateParams(Section):
     """Retries per intent whose answer fails the agent's own check (it parses, no call is blocked, the
     story renders and passes the accessibility and pattern rules; never the hidden assertions):
     ``worldagent.evaluation.self_check``. A retry is a sampled decode of the same model (the
-    next-nearest story for ``nearest``); the first answer that passes is scored. 0: off."""
+    next-nearest story for ``nearest``); the first answer that passes is scored (with ``self_check_words``,
+    the earliest of the highest rank). 0: off."""
     self_check_words: bool = True
     """Rank answers by the own check and, above it, by whether the page also shows every phrase the
     intent quotes (the user's words are in the prompt, so that is still the agent's own check): a

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from worldagent.config.evaluation import EvaluateParams
     from worldagent.policy.rollout import BatchedPolicy
 
 Prompt = list[dict[str, Any]]
@@ -108,3 +109,28 @@ def decoding_policy(
     if constrained:
         return constrained_policy(model, tokenizer, tool_schemas(), config, batch_size)
     return BatchedPolicy(model, tokenizer, config, batch_size)
+
+
+def evaluation_policy(
+    model: Any,
+    tokenizer: Any,
+    settings: EvaluateParams,
+    stage: str,
+    *,
+    constrained: bool | None = None,
+    temperature: float | None = None,
+    seed: int = 0,
+) -> BatchedPolicy:
+    """:func:`decoding_policy` as the evaluation decodes ``stage``'s answers: its token budget, batch
+    size and loop guard from ``settings``; the call grammar as ``settings.constrained`` says unless
+    ``constrained`` is given (a decode variant). Written once so a benchmark decodes as the stage does."""
+    return decoding_policy(
+        model,
+        tokenizer,
+        constrained=settings.constrained if constrained is None else constrained,
+        max_new_tokens=settings.budget(stage),
+        batch_size=settings.batch_size,
+        no_repeat_ngram=settings.no_repeat_ngram,
+        temperature=temperature,
+        seed=seed,
+    )

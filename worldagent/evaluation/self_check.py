@@ -118,12 +118,14 @@ def missing_phrases(intent: str, html: str) -> list[str]:
 
 
 class QuotedPhrasesRunner:
-    """A :class:`~worldagent.storytest.runner.StoryRunner` that runs ``runner``, then fails a passing
-    story whose page does not show every phrase ``intent`` quotes (set per prompt by the check)."""
+    """A :class:`~worldagent.storytest.runner.StoryRunner` that runs ``runner``, then reads a passing
+    story's page for every phrase ``intent`` quotes (set per prompt by the check): ``missing`` is what
+    the last run's page does not show, and such a story fails unless ``fail`` is False."""
 
-    def __init__(self, runner: StoryRunner) -> None:
-        self.runner = runner
+    def __init__(self, runner: StoryRunner, fail: bool = True) -> None:
+        self.runner, self.fail = runner, fail
         self.intent = ""
+        self.missing: list[str] = []
 
     def run(
         self,
@@ -136,12 +138,13 @@ class QuotedPhrasesRunner:
         from worldagent.stories.render import render_story
 
         result = self.runner.run(story_file, export, root, expected, overlay)
+        self.missing = []
         if not result.passed or not quoted_phrases(self.intent):
             return result
-        missing = missing_phrases(self.intent, render_story(Path(story_file), export, Path(root), overlay).html)
-        if not missing:
+        self.missing = missing_phrases(self.intent, render_story(Path(story_file), export, Path(root), overlay).html)
+        if not self.missing or not self.fail:
             return result
-        errors = [f'intent: the page does not show "{phrase}"' for phrase in missing]
+        errors = [f'intent: the page does not show "{phrase}"' for phrase in self.missing]
         return result.model_copy(update={"passed": False, "errors": [*result.errors, *errors]})
 
 
@@ -164,9 +167,18 @@ OWN, SHOWN = 1, 2
 
 def tiered_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Level:
     """The level of an answer to the prompt at position i: :data:`SHOWN` when it passes
-    :func:`quoted_check` (which includes the own check), :data:`OWN` when only the own check, else 0."""
-    own, stricter = row_check(scorer, rows), quoted_check(scorer, rows)
-    return lambda i, answer: SHOWN if stricter(i, answer) else OWN if own(i, answer) else 0
+    :func:`quoted_check` (which includes the own check), :data:`OWN` when only the own check, else 0.
+    Each answer's story runs once: the own check's run, whose page is then read for the words."""
+    runner = QuotedPhrasesRunner(scorer.runner, fail=False)
+    checking = Scorer(scorer.stories_root, runner, scorer.weights, scorer.token_files)
+
+    def level(i: int, answer: str) -> int:
+        runner.intent, runner.missing = str(rows[i]["intent"]), []
+        if not checking.self_check(rows[i], answer):
+            return 0
+        return OWN if runner.missing else SHOWN
+
+    return level
 
 
 class TieredSelfCheckingPolicy(SelfCheckingPolicy):

@@ -9,7 +9,7 @@ One cached step per model, so a model whose inputs did not change is never gener
   (:class:`worldagent.policy.retrieval.NearestStoryPolicy` over the training split);
 - ``reference``: the reference outputs, the upper bound.
 
-Models are decoded greedily in batches with a KV cache (:func:`worldagent.evaluation.policies.decoding_policy`),
+Models are decoded greedily in batches with a KV cache (:func:`worldagent.evaluation.policies.evaluation_policy`),
 through the constrained tool-call decoder when ``evaluate.constrained``; models listed in
 ``evaluate.unconstrained_models`` are decoded a second time without it (row ``"<model> (unconstrained)"``).
 ``out`` has deterministic bytes; ``speed`` (generation tokens per second) varies run to run.
@@ -40,7 +40,7 @@ from worldagent.evaluation.model_eval import (
     unconstrained_name,
     write_model_eval,
 )
-from worldagent.evaluation.policies import Policy, ReferencePolicy, ReusingPolicy, decoding_policy
+from worldagent.evaluation.policies import Policy, ReferencePolicy, ReusingPolicy, evaluation_policy
 from worldagent.evaluation.self_check import SelfCheckingPolicy, TieredSelfCheckingPolicy, row_check, tiered_check
 from worldagent.io import atomic_write_text, pretty_json, read_jsonl
 
@@ -124,20 +124,11 @@ def generate_rows(
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
     """The model's rows (constrained and/or not) and their timings."""
     settings = params.evaluate
-    budget = settings.budget(model_name)
     evaluated: list[EvalRow] = []
     timings: dict[str, dict[str, Any]] = {}
     greedy: BatchedPolicy | None = None  # the constrained variant's first (greedy) decoding
     for name, constrained in decode_variants(params, model_name):
-        decode = partial(
-            decoding_policy,
-            model,
-            tokenizer,
-            constrained=constrained,
-            max_new_tokens=budget,
-            batch_size=settings.batch_size,
-            no_repeat_ngram=settings.no_repeat_ngram,
-        )
+        decode = partial(evaluation_policy, model, tokenizer, settings, model_name, constrained=constrained)
 
         def retry(k: int, decode: Callable[..., Policy] = decode) -> Policy:
             # the k-th retry samples with its own seed: a different, reproducible answer each time
@@ -158,7 +149,7 @@ def generate_rows(
             new_tokens=stats.new_tokens,
             batches=stats.batches,
             batch_size=settings.batch_size,
-            max_new_tokens=budget,
+            max_new_tokens=settings.budget(model_name),
             constrained=constrained,
         )
         evaluated.append(row)
