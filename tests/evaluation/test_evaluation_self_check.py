@@ -203,7 +203,8 @@ def test_the_tiered_check_ranks_the_words_above_the_own_check(eval_rows, token_f
     tiered = tiered_check(Scorer(STORIES, tiered_runner, RewardWeights(), token_files), [row])
     own = row_check(Scorer(STORIES, own_runner, RewardWeights(), token_files), [row])
     for answer in (reference, wrong, broken):
-        tiered(0, answer), own(0, answer)
+        tiered(0, answer)
+        own(0, answer)
         assert tiered_runner.runs == own_runner.runs
     assert own_runner.runs >= 2  # the reference and the wrong answer each ran their story
     # where no retry shows the words, the answer the own check passes stays (not the first one)
