@@ -30,7 +30,7 @@ from worldagent.config import load_params
 from worldagent.errors import RunError, clean_errors
 from worldagent.pipeline.costs import DEFAULT_LEDGER, PeakMemoryWatch, StepCost, append_ledger, cost_table
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
-from worldagent.preflight import check_precision
+from worldagent.preflight import check_precision, precision_note, reads_precision, recorded_precisions
 from worldagent.registry.champion import read_champion_reference, refresh_champion_reference
 from worldagent.registry.db import database_url
 
@@ -227,16 +227,13 @@ def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str
 def preflight(pipelines: Sequence[Pipeline], root: Path) -> None:
     """Stop before any stage when one of them would run many times slower here than intended
     (``worldagent.preflight``): only a family whose stages read ``model.dtype`` or ``evaluate.dtype``
-    is held to it."""
-    reads_dtype = any(
-        key in ("model", "model.dtype", "evaluate", "evaluate.dtype")
-        for pipeline in pipelines
-        for step in pipeline.steps
-        if isinstance(step, Stage)
-        for key in step.params
-    )
-    if reads_dtype:
-        check_precision(load_params(root / "params.yaml"), root / "params.yaml")
+    is held to it. A precision other than the committed run's is a warning: the run goes on."""
+    if any(isinstance(step, Stage) and reads_precision(step) for pipeline in pipelines for step in pipeline.steps):
+        params = load_params(root / "params.yaml")
+        check_precision(params, root / "params.yaml")
+        note = precision_note(params, recorded_precisions(pipelines, root))
+        if note:
+            log.warning(note)
 
 
 def run_pipelines(pipelines: Sequence[Pipeline], root: Path, deploy: bool) -> dict[str, dict[str, Any]]:

@@ -3,6 +3,7 @@ every setting that runs at its intended speed passes, and so does an explicit go
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,13 @@ from worldagent.errors import EXIT_INPUT_ERROR
 from worldagent.pipeline.families import PIPELINES
 from worldagent.pipeline.intervention import PIPELINE as INTERVENTION
 from worldagent.pipeline.world_agent import PIPELINE as WORLD_AGENT
-from worldagent.preflight import ALLOW_SLOW_BFLOAT16, PrecisionError, check_precision
+from worldagent.preflight import (
+    ALLOW_SLOW_BFLOAT16,
+    PrecisionError,
+    check_precision,
+    precision_note,
+    recorded_precisions,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -136,3 +143,52 @@ def test_only_a_family_whose_stages_read_model_dtype_is_held_to_it(tmp_path: Pat
     flows_preflight([INTERVENTION], tmp_path)  # the intervention predictor never reads model.dtype
     with pytest.raises(PrecisionError):
         flows_preflight([WORLD_AGENT], tmp_path)
+
+
+def write_training_metrics(root: Path, precisions: dict[str, str]) -> None:
+    """The world-agent trainers' metrics files under ``root``, each recording a precision where the
+    stage writes it (the experience stage under ``training``)."""
+    for step in WORLD_AGENT.steps:
+        if getattr(step, "name", None) in precisions:
+            [metrics] = step.metrics.values()
+            path = root / metrics
+            path.parent.mkdir(parents=True, exist_ok=True)
+            record = {"precision": precisions[step.name]}
+            path.write_text(json.dumps({"training": record} if step.name == "experience" else record), encoding="utf-8")
+
+
+def test_the_committed_precisions_are_read_from_each_training_stages_metrics(tmp_path: Path) -> None:
+    write_training_metrics(tmp_path, {"sft": "bfloat16 on cpu", "experience": "float32 on cpu"})
+    evaluation = tmp_path / "reports/intervention/evaluation_metrics.json"  # a classifier's precision: a number
+    evaluation.parent.mkdir(parents=True)
+    evaluation.write_text(json.dumps({"precision": 0.87}), encoding="utf-8")
+    assert recorded_precisions(PIPELINES, tmp_path) == {"sft": "bfloat16 on cpu", "experience": "float32 on cpu"}
+    assert recorded_precisions(PIPELINES, tmp_path / "nothing-yet") == {}
+
+
+@pytest.mark.usefixtures("emulating_cpu")
+def test_training_here_in_another_precision_than_the_committed_run_is_noted(tmp_path: Path) -> None:
+    params = load_params(write_params(tmp_path, "prefer-bfloat16"))  # float32 on this CPU
+    note = precision_note(params, {"sft": "bfloat16 on cpu", "dpo": "bfloat16 on cpu", "grpo": "float32 on cpu"})
+    assert note is not None
+    assert "trains in float32 on cpu here" in note and "trained sft, dpo in bfloat16 on cpu" in note
+    assert "grpo" not in note  # it trained as this machine would
+    assert precision_note(params, {"sft": "float32 on cpu"}) is None
+    assert precision_note(params, {}) is None
+    assert precision_note(params, {"sft": "float32 on cpu"}, device="cuda") is not None  # a GPU trains elsewhere
+
+
+@pytest.mark.usefixtures("emulating_cpu")
+def test_preflight_notes_the_other_precision_and_still_lets_the_run_go(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    path = write_params(tmp_path, "prefer-bfloat16")
+    write_training_metrics(tmp_path, {"sft": "bfloat16 on cpu"})
+    assert cli(["preflight", "--params", str(path)]) == 0
+    assert "note: `model.dtype: prefer-bfloat16` trains in float32 on cpu here" in capsys.readouterr().out
+    with caplog.at_level("WARNING", logger="flows"):
+        flows_preflight([WORLD_AGENT], tmp_path)
+    assert "committed run trained sft in bfloat16 on cpu" in caplog.text
+    write_training_metrics(tmp_path, {"sft": "float32 on cpu"})
+    assert cli(["preflight", "--params", str(path)]) == 0
+    assert "note:" not in capsys.readouterr().out

@@ -184,10 +184,15 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 
 def _cmd_preflight(args: argparse.Namespace) -> int:
     from worldagent.config import load_params
-    from worldagent.preflight import check_precision
+    from worldagent.pipeline.families import PIPELINES
+    from worldagent.preflight import check_precision, precision_note, recorded_precisions
 
-    check_precision(load_params(args.params), Path(args.params))
+    params = load_params(args.params)
+    check_precision(params, Path(args.params))
     print(f"{args.params}: this machine can run these settings")
+    note = precision_note(params, recorded_precisions(PIPELINES, Path(args.params).resolve().parent))
+    if note:
+        print(f"note: {note}")
     return 0
 
 
@@ -283,7 +288,9 @@ def build_parser() -> argparse.ArgumentParser:
         "preflight",
         help="check that this machine can run params.yaml's settings at a useful speed (make pipeline does it first)",
         description="Stops with the fix when a setting would run many times slower here than intended "
-        "(model.dtype bfloat16 on a CPU without native bfloat16). `make repro` runs it before `dvc repro`.",
+        "(model.dtype bfloat16 on a CPU without native bfloat16). `make repro` runs it before `dvc repro`. "
+        "Notes, without stopping, when model.dtype trains here in another precision than the committed run "
+        "recorded (its training stages will then train again, into other bytes than dvc.lock's).",
     )
     preflight.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
     preflight.set_defaults(handler=_cmd_preflight)

@@ -7,18 +7,28 @@ first SFT step took 375 s there against 29 s in float32 (docs/profiles.md, "bflo
 that has it"), so SFT alone would run for about 15 hours. ``make pipeline`` and the flows stop at
 once with the fix instead.
 
+A precision that runs at full speed here can still differ from the one the committed run trained
+in (bfloat16 on an AVX-512 host, float32 on an AVX2 one): :func:`precision_note` says so before the
+run, since every training stage then writes other bytes than ``dvc.lock`` records.
+
 This module is read by the flows and the command line only, never by a DVC stage, so a check can
 change without changing what any stage computed.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from worldagent.config import Params
 from worldagent.errors import InputError
+from worldagent.pipeline.table import Pipeline, Stage
+
+if TYPE_CHECKING:
+    import torch
 
 ALLOW_SLOW_BFLOAT16 = "WORLDAGENT_ALLOW_SLOW_BFLOAT16"
 
@@ -60,4 +70,60 @@ def check_precision(
         f"{' and '.join(f'`{name}: prefer-bfloat16`' for name in asked)} in params.yaml (float32 on this CPU, "
         f"bfloat16 where the hardware multiplies it natively), or run anyway with {ALLOW_SLOW_BFLOAT16}=1. Results "
         "in float32 differ from a bfloat16 run's, as results from another machine do."
+    )
+
+
+def reads_precision(stage: Stage) -> bool:
+    """Whether ``stage`` reads ``model.dtype`` or ``evaluate.dtype`` (whole sections included)."""
+    return any(key in ("model", "model.dtype", "evaluate", "evaluate.dtype") for key in stage.params)
+
+
+def recorded_precisions(pipelines: Iterable[Pipeline], root: Path) -> dict[str, str]:
+    """The precision each training stage's metrics file under ``root`` records (``"bfloat16 on
+    cpu"``: the trainers write it at the top or under ``training``), by stage name; stages whose
+    metrics are not written yet, and stages that read no ``model.dtype``, are left out."""
+    recorded: dict[str, str] = {}
+    for pipeline in pipelines:
+        for step in pipeline.steps:
+            if not isinstance(step, Stage) or not any(key in ("model", "model.dtype") for key in step.params):
+                continue
+            for metrics in step.metrics.values():
+                try:
+                    data = json.loads((root / metrics).read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+                for holder in (data, data.get("training")) if isinstance(data, dict) else ():
+                    if isinstance(holder, dict) and isinstance(holder.get("precision"), str):
+                        recorded[step.name] = holder["precision"]
+                        break
+    return recorded
+
+
+def _same_precision(recorded: str, dtype: torch.dtype, device: str) -> bool:
+    """Whether a recorded precision (``"<dtype> on <device type>"``) is ``dtype`` on ``device``."""
+    import torch
+
+    name, _, on = recorded.partition(" on ")
+    return getattr(torch, name, None) == dtype and on == device
+
+
+def precision_note(params: Params, recorded: Mapping[str, str], device: str | None = None) -> str | None:
+    """A note when ``model.dtype`` trains here in another precision than ``recorded`` (the committed
+    run's, by stage, from :func:`recorded_precisions`): those stages then write other bytes than the
+    lock records, so a run here trains them again and the report's figures move. None when every
+    recorded precision is this machine's, or nothing is recorded."""
+    from worldagent.policy import device as devices
+
+    device = device or devices.select_device()
+    here = devices.resolve_dtype(params.model.dtype, device)
+    differing = {
+        stage: precision for stage, precision in recorded.items() if not _same_precision(precision, here, device)
+    }
+    if not differing:
+        return None
+    return (
+        f"`model.dtype: {params.model.dtype}` trains in {str(here).removeprefix('torch.')} on {device} here, but the "
+        f"committed run trained {', '.join(differing)} in {' and '.join(sorted(set(differing.values())))}: those "
+        "stages will train again, into other bytes than dvc.lock records, and the report's figures can move "
+        '(docs/profiles.md, "One params file on both kinds of CPU").'
     )
