@@ -73,9 +73,13 @@ def check_precision(
     )
 
 
-def reads_precision(stage: Stage) -> bool:
-    """Whether ``stage`` reads ``model.dtype`` or ``evaluate.dtype`` (whole sections included)."""
-    return any(key in ("model", "model.dtype", "evaluate", "evaluate.dtype") for key in stage.params)
+TRAINING_PRECISION = ("model", "model.dtype")  # the params keys (a section or a key) that set a precision
+PRECISION = (*TRAINING_PRECISION, "evaluate", "evaluate.dtype")
+
+
+def reads_precision(stage: Stage, keys: tuple[str, ...] = PRECISION) -> bool:
+    """Whether ``stage`` reads ``model.dtype`` or ``evaluate.dtype`` (or only those ``keys``)."""
+    return any(key in keys for key in stage.params)
 
 
 def recorded_precisions(pipelines: Iterable[Pipeline], root: Path) -> dict[str, str]:
@@ -85,7 +89,7 @@ def recorded_precisions(pipelines: Iterable[Pipeline], root: Path) -> dict[str, 
     recorded: dict[str, str] = {}
     for pipeline in pipelines:
         for step in pipeline.steps:
-            if not isinstance(step, Stage) or not any(key in ("model", "model.dtype") for key in step.params):
+            if not isinstance(step, Stage) or not reads_precision(step, TRAINING_PRECISION):
                 continue
             for metrics in step.metrics.values():
                 try:
