@@ -224,15 +224,14 @@ def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str
     }
 
 
-def preflight(pipelines: Sequence[Pipeline], root: Path) -> None:
+def preflight(pipelines: Sequence[Pipeline], root: Path, warn: bool = True) -> None:
     """Stop before any stage when one of them would run many times slower here than intended
     (``worldagent.preflight``): only a family whose stages read ``model.dtype`` or ``evaluate.dtype``
-    is held to it. A precision other than the committed run's is a warning: the run goes on."""
+    is held to it. A precision other than the committed run's is a warning (``warn``): the run goes on."""
     if any(isinstance(step, Stage) and reads_precision(step) for pipeline in pipelines for step in pipeline.steps):
         params = load_params(root / "params.yaml")
         check_precision(params, root / "params.yaml")
-        note = precision_note(params, recorded_precisions(pipelines, root))
-        if note:
+        if warn and (note := precision_note(params, recorded_precisions(pipelines, root))):
             log.warning(note)
 
 
@@ -290,7 +289,7 @@ def flow_main(
     # DVC resolves paths against the working directory, and so do Dask workers started from here.
     os.chdir(args.root)
     # Before Prefect's server starts: a setting that cannot run here is one line, not a failed flow run.
-    preflight(pipelines, Path("."))
+    preflight(pipelines, Path("."), warn=False)  # the flow's own preflight warns, once
     result = run_flow(pipeline_flow, Path("."), deploy=not args.no_deploy)
     print(json.dumps(result, indent=2, default=str))
     return 0

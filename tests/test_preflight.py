@@ -187,6 +187,8 @@ def test_preflight_notes_the_other_precision_and_still_lets_the_run_go(
     assert cli(["preflight", "--params", str(path)]) == 0
     assert "note: `model.dtype: prefer-bfloat16` trains in float32 on cpu here" in capsys.readouterr().out
     with caplog.at_level("WARNING", logger="flows"):
+        flows_preflight([WORLD_AGENT], tmp_path, warn=False)  # flow_main's check before Prefect starts
+        assert caplog.text == ""
         flows_preflight([WORLD_AGENT], tmp_path)
     assert "committed run trained sft in bfloat16 on cpu" in caplog.text
     write_training_metrics(tmp_path, {"sft": "float32 on cpu"})
