@@ -150,7 +150,7 @@ def states_check(scorer: Scorer, rows: Sequence[dict[str, Any]], cues: StateCues
     the quoted words and has every predicted state."""
     own, words = self_check.row_check(scorer, rows), self_check.quoted_check(scorer, rows)
     runner = StatesRunner(self_check.QuotedPhrasesRunner(scorer.runner))
-    checking = Scorer(scorer.stories_root, runner, scorer.weights, scorer.token_files)
+    checking = scorer.with_runner(runner)
 
     def level(i: int, answer: str) -> int:
         if not own(i, answer):

@@ -143,6 +143,25 @@ def test_sandbox_falls_back_to_the_component_token_files(eval_rows) -> None:
     ]
 
 
+class FailingRunner:
+    """Runs the story as ``runner`` does, then fails it: a stricter check than the scorer's own."""
+
+    def __init__(self, runner: PythonStoryRunner) -> None:
+        self.runner = runner
+
+    def run(self, *args, **kwargs):
+        return self.runner.run(*args, **kwargs).model_copy(update={"passed": False})
+
+
+def test_a_scorer_with_another_runner_keeps_its_stories_weights_and_token_files(eval_rows, token_files) -> None:
+    [row] = pick(eval_rows, INLINE_ID)
+    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(passed=0.6), token_files)
+    stricter = scorer.with_runner(FailingRunner(scorer.runner))
+    assert scorer.self_check(row, reference(row)) and not stricter.self_check(row, reference(row))
+    assert stricter.seed_files(row) == scorer.seed_files(row) == token_files[INLINE_ID]
+    assert (stricter.stories_root, stricter.weights) == (scorer.stories_root, scorer.weights)
+
+
 def test_evaluate_models_scores_every_policy_on_the_same_intents(eval_rows, token_files) -> None:
     rows = eval_rows[:3]
     built: list[str] = []

@@ -148,6 +148,11 @@ class Scorer:
         self._expected: dict[str, list[Assertion]] = {}
         self._reference_calls: dict[str, int] = {}
 
+    def with_runner(self, runner: StoryRunner) -> Scorer:
+        """This scorer's stories, weights and token files with another story runner (a stricter check
+        wrapping ``self.runner``); the caches start empty."""
+        return Scorer(self.stories_root, runner, self.weights, self.token_files)
+
     def expected(self, story_id: str) -> list[Assertion]:
         if story_id not in self._expected:
             file, export = split_id(story_id)

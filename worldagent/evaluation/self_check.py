@@ -152,7 +152,7 @@ def quoted_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Check:
     """The check of the prompt at position i: ``scorer.self_check`` on ``rows[i]``, and its story's
     page shows every phrase ``rows[i]``'s intent quotes."""
     runner = QuotedPhrasesRunner(scorer.runner)
-    checking = Scorer(scorer.stories_root, runner, scorer.weights, scorer.token_files)
+    checking = scorer.with_runner(runner)
 
     def check(i: int, answer: str) -> bool:
         runner.intent = str(rows[i]["intent"])
@@ -170,7 +170,7 @@ def tiered_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Level:
     :func:`quoted_check` (which includes the own check), :data:`OWN` when only the own check, else 0.
     Each answer's story runs once: the own check's run, whose page is then read for the words."""
     runner = QuotedPhrasesRunner(scorer.runner, fail=False)
-    checking = Scorer(scorer.stories_root, runner, scorer.weights, scorer.token_files)
+    checking = scorer.with_runner(runner)
 
     def level(i: int, answer: str) -> int:
         runner.intent, runner.missing = str(rows[i]["intent"]), []
