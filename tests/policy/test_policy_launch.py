@@ -94,3 +94,33 @@ def test_the_deepspeed_config_builds_the_sft_trainer(work: Path, monkeypatch: py
     trainer = build_sft_trainer(params, work / "base", work / "trajectories.jsonl", work / "ds-checkpoints").trainer
     assert trainer.is_deepspeed_enabled
     assert trainer.accelerator.state.deepspeed_plugin.zero_stage == 2
+
+
+def _prepare_in_rank(rank: int, port: int, directory: str, rounds: int) -> None:
+    """One rank of a gloo group: prepare the same checkpoint directory for new inputs, round after round."""
+    import torch.distributed as dist
+
+    from worldagent.policy.training import FINGERPRINT_FILE, prepare_checkpoints
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    try:
+        for round_ in range(rounds):
+            prepare_checkpoints(Path(directory), {"round": round_})
+            dist.barrier()  # every rank prepared this round before the next one changes the inputs
+            recorded = json.loads((Path(directory) / FINGERPRINT_FILE).read_text(encoding="utf-8"))
+            assert recorded == {"round": round_}, recorded
+            dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def test_every_rank_of_a_data_parallel_launch_prepares_the_checkpoints_without_racing(tmp_path: Path) -> None:
+    # Each rank of `accelerate launch` calls prepare_checkpoints: one rank deleting the directory for
+    # new inputs while another writes the fingerprint failed the multi-GPU launch (session 58).
+    import torch.multiprocessing as mp
+
+    # a rank that raises fails the test here (ProcessRaisedException, with the rank's traceback)
+    mp.start_processes(
+        _prepare_in_rank, args=(free_port(), str(tmp_path / "checkpoints"), 30), nprocs=2, start_method="spawn"
+    )
+    assert json.loads((tmp_path / "checkpoints" / "fingerprint.json").read_text()) == {"round": 29}

@@ -28,7 +28,7 @@ import math
 import re
 import shutil
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -195,6 +195,22 @@ def last_checkpoint(directory: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
+@contextlib.contextmanager
+def _main_process_first() -> Iterator[None]:
+    """Rank 0 runs the block before the other ranks of a data-parallel launch do (a no-op in one
+    process, or before the process group exists)."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        yield
+        return
+    if dist.get_rank() != 0:
+        dist.barrier()
+    yield
+    if dist.get_rank() == 0:
+        dist.barrier()
+
+
 def prepare_checkpoints(directory: Path, fingerprint: Mapping[str, Any]) -> Path | None:
     """Make ``directory`` ready for a run with these inputs; return the checkpoint to resume from.
 
@@ -203,17 +219,21 @@ def prepare_checkpoints(directory: Path, fingerprint: Mapping[str, Any]) -> Path
     """
     wanted = canonical_json(dict(fingerprint))
     recorded_file = directory / FINGERPRINT_FILE
-    recorded = recorded_file.read_text(encoding="utf-8") if recorded_file.is_file() else None
-    if directory.exists() and recorded != wanted:
-        if any(directory.iterdir()):
-            log.info("discarding checkpoints in %s: they were written for other inputs", directory)
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(recorded_file, wanted)
-    for child in directory.iterdir():
-        if _CHECKPOINT_RE.match(child.name) and child.is_dir() and not _is_complete_checkpoint(child):
-            log.info("removing incomplete checkpoint %s", child)
-            shutil.rmtree(child)
+    # Under a data-parallel launch every rank calls this: the main process prepares the directory
+    # before the others look at it, or one rank deletes the fingerprint another is writing.
+    with _main_process_first():
+        recorded = recorded_file.read_text(encoding="utf-8") if recorded_file.is_file() else None
+        if directory.exists() and recorded != wanted:
+            if any(directory.iterdir()):
+                log.info("discarding checkpoints in %s: they were written for other inputs", directory)
+            shutil.rmtree(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        if recorded != wanted:
+            atomic_write_text(recorded_file, wanted)
+        for child in directory.iterdir():
+            if _CHECKPOINT_RE.match(child.name) and child.is_dir() and not _is_complete_checkpoint(child):
+                log.info("removing incomplete checkpoint %s", child)
+                shutil.rmtree(child)
     resume = last_checkpoint(directory)
     if resume is not None:
         log.info("resuming from %s", resume)
