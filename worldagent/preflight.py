@@ -126,7 +126,7 @@ def precision_note(params: Params, recorded: Mapping[str, str], device: str | No
     if not differing:
         return None
     return (
-        f"`model.dtype: {params.model.dtype}` trains in {str(here).removeprefix('torch.')} on {device} here, but the "
+        f"`model.dtype: {params.model.dtype}` trains in {devices.precision_label(here, device)} here, but the "
         f"committed run trained {', '.join(differing)} in {' and '.join(sorted(set(differing.values())))}: those "
         "stages will train again, into other bytes than dvc.lock records, and the report's figures can move "
         '(docs/profiles.md, "One params file on both kinds of CPU").'

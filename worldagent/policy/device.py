@@ -83,6 +83,11 @@ def resolve_dtype(setting: str, device: str) -> torch.dtype:
     return dtype
 
 
+def precision_label(dtype: torch.dtype, device_type: str) -> str:
+    """How metrics and reports name a precision: ``"bfloat16 on cpu"``."""
+    return f"{str(dtype).removeprefix('torch.')} on {device_type}"
+
+
 def trainer_precision(device: str, dtype: torch.dtype) -> dict[str, bool]:
     """``TrainingArguments`` flags for a device and the model's dtype: ``{bf16, fp16, use_cpu}``.
 

@@ -442,8 +442,10 @@ def run_trainer(
     metrics["resumed_from_step"] = int(resume.name.split("-")[-1]) if resume is not None else 0
     metrics["wall_s"] = round(wall, 3)
     # model.dtype can resolve per machine (prefer-bfloat16): the figures say which precision made them.
+    from worldagent.policy.device import precision_label
+
     weights = next(trainer.model.parameters())
-    metrics["precision"] = f"{str(weights.dtype).removeprefix('torch.')} on {weights.device.type}"
+    metrics["precision"] = precision_label(weights.dtype, weights.device.type)
     metrics["train_loss"] = float(output.training_loss) if output.training_loss is not None else None
     if not trainer.is_world_process_zero():
         return metrics  # data-parallel launch (accelerate, torchrun): one process writes the outputs

@@ -263,8 +263,10 @@ def evaluate_model(
 
 def precision_note(model: Any) -> str:
     """What the answers were decoded in: the same sentence for every model so decoded (the report keeps one)."""
+    from worldagent.policy.device import precision_label
+
     weights = next(model.parameters())  # the base's (LoRA weights stay float32): as the training metrics say it
-    precision = f"{str(weights.dtype).removeprefix('torch.')} on {weights.device.type}"
+    precision = precision_label(weights.dtype, weights.device.type)
     return f"The models' answers were decoded in {precision} (`evaluate.dtype`)."
 
 
