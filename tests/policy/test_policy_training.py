@@ -81,6 +81,7 @@ def test_sft_learns_and_writes_a_loadable_adapter(work: Path, sft_run: dict) -> 
     out = work / "models" / "sft"
     assert sft_run["global_step"] == 8
     assert sft_run["precision"] == "float32 on cpu"  # the tiny profile's auto on a CPU
+    assert sft_run["train_tokens_per_second"] > 0  # every training stage reports its token rate
     assert sft_run["loss_last"] < sft_run["loss_first"] - 0.2, sft_run  # a tiny overfit: the loss drops
     for name in ("adapter_model.safetensors", "adapter_config.json", "stage.json", "tokenizer.json"):
         assert (out / name).is_file(), name
@@ -236,6 +237,7 @@ def test_dpo_logs_reward_margins_and_records_its_chain(work: Path, sft_run: dict
     assert metrics["loss_first"] == pytest.approx(0.6931, abs=1e-3)
     assert metrics["rewards_margins_first"] == pytest.approx(0.0, abs=1e-4)
     assert metrics["rewards_margins_last"] > 0 and metrics["rewards_accuracies_last"] > 0.5
+    assert metrics["train_tokens_per_second"] > 0
     curve = json.loads((work / "curves" / "dpo.json").read_text())
     assert all("rewards/margins" in row and "rewards/accuracies" in row for row in curve)
     info = read_stage(out)

@@ -292,14 +292,7 @@ def train_experience_adapter(
         curves_path=curves_path,
         metric_keys=("loss", "mean_token_accuracy", "grad_norm"),
     )
-    metrics["train_tokens_per_second"] = train_tokens_per_second(trainer.state.log_history, metrics["wall_s"])
     return metrics
-
-
-def train_tokens_per_second(log_history: Sequence[Mapping[str, Any]], wall_s: float) -> float | None:
-    """Tokens the trainer saw (trl logs ``num_tokens``, cumulative) per second of training."""
-    seen = [float(row["num_tokens"]) for row in log_history if isinstance(row.get("num_tokens"), (int, float))]
-    return round(max(seen) / wall_s, 2) if seen and wall_s > 0 else None
 
 
 def run_experience(

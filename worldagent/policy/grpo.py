@@ -241,7 +241,7 @@ def train_grpo(
     Returns the metrics. ``reward`` replaces the story-test reward (tests)."""
     from datasets import Dataset
 
-    from worldagent.policy.experience_loop import prompt_rows, tool_processor, train_tokens_per_second
+    from worldagent.policy.experience_loop import prompt_rows, tool_processor
     from worldagent.storytest.runner import make_runner
 
     base_dir, dpo_dir, dataset_path, out_dir = Path(base_dir), Path(dpo_dir), Path(dataset_path), Path(out_dir)
@@ -320,7 +320,6 @@ def train_grpo(
         steps=step_rows(trainer.state.log_history),
         constrained_generation=bool(factory is not None and trainer.constrained_calls > 0),
         constrained_generate_calls=trainer.constrained_calls,
-        train_tokens_per_second=train_tokens_per_second(trainer.state.log_history, metrics["wall_s"]),
     )
     if factory is not None and trainer.constrained_calls == 0:
         log.warning("grpo: the constraint was not applied to trl's generation (a wrapped model?)")

@@ -403,6 +403,12 @@ def summary_metrics(log_history: Sequence[Mapping[str, Any]], keys: Sequence[str
     return metrics
 
 
+def train_tokens_per_second(log_history: Sequence[Mapping[str, Any]], wall_s: float) -> float | None:
+    """Tokens the trainer saw (trl's SFT, DPO and GRPO trainers log ``num_tokens``, cumulative) per second."""
+    seen = [float(row["num_tokens"]) for row in log_history if isinstance(row.get("num_tokens"), (int, float))]
+    return round(max(seen) / wall_s, 2) if seen and wall_s > 0 else None
+
+
 def finish_checkpoints(directory: Path) -> None:
     """After the adapter is written: the checkpoints are no longer needed."""
     shutil.rmtree(directory, ignore_errors=True)
@@ -441,6 +447,7 @@ def run_trainer(
     metrics["global_step"] = int(trainer.state.global_step)
     metrics["resumed_from_step"] = int(resume.name.split("-")[-1]) if resume is not None else 0
     metrics["wall_s"] = round(wall, 3)
+    metrics["train_tokens_per_second"] = train_tokens_per_second(history, wall)
     # model.dtype can resolve per machine (prefer-bfloat16): the figures say which precision made them.
     from worldagent.policy.device import precision_label
 
