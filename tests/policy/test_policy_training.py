@@ -12,6 +12,7 @@ from training_fixtures import STORIES, TRAJECTORIES, build_tiny_base, dpo_rows, 
 from transformers import TrainerCallback
 
 from worldagent.policy import training
+from worldagent.policy.device import precision_label, resolve_dtype, select_device
 from worldagent.policy.dpo import train_dpo
 from worldagent.policy.grpo import grpo_config, train_grpo
 from worldagent.policy.load import load_policy
@@ -80,7 +81,9 @@ def test_sft_learns_and_writes_a_loadable_adapter(work: Path, sft_run: dict) -> 
 
     out = work / "models" / "sft"
     assert sft_run["global_step"] == 8
-    assert sft_run["precision"] == "float32 on cpu"  # the tiny profile's auto on a CPU
+    # the tiny profile's auto where it ran: float32 on a CPU, bfloat16 on a CUDA GPU (the suite runs on both)
+    device = select_device()
+    assert sft_run["precision"] == precision_label(resolve_dtype(tiny_params().model.dtype, device), device)
     assert sft_run["train_tokens_per_second"] > 0  # every training stage reports its token rate
     assert sft_run["loss_last"] < sft_run["loss_first"] - 0.2, sft_run  # a tiny overfit: the loss drops
     for name in ("adapter_model.safetensors", "adapter_config.json", "stage.json", "tokenizer.json"):
