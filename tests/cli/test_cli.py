@@ -26,6 +26,18 @@ def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
         assert command in out
 
 
+def test_the_parser_is_built_without_the_heavy_libraries() -> None:
+    """Every command's parser is built at start: a command that never touches the registry, a
+    model or a flow must not pay for (or need) SQLAlchemy, torch, transformers, FastAPI or Prefect."""
+    import subprocess
+    import sys
+
+    heavy = ("sqlalchemy", "torch", "transformers", "fastapi", "prefect")
+    code = f"import sys, worldagent.cli as c; c.build_parser(); print([m for m in {heavy!r} if m in sys.modules])"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PROJECT)
+    assert out.stdout.strip() == "[]", out.stdout
+
+
 def test_discover_json_prints_one_object_per_story_and_reports_bad_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

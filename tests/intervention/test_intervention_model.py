@@ -209,3 +209,37 @@ def test_missing_pretrained_weights_fail_fast_offline() -> None:
     assert time.perf_counter() - start < 30  # no network wait (the model itself is still built)
     with pytest.raises(ClipError, match="unknown open_clip model"):
         build_visual("no-such-model", None)
+
+
+def recorded_devices(root: Path) -> tuple[str, str, str]:
+    """Where the tower embedded, the encoder trained and the predictor head trained, as recorded."""
+    embeddings = json.loads((root / intervention_table.EMBEDDINGS / "embeddings.json").read_text())
+    bundle = json.loads((root / intervention_table.PREDICTOR / "predictor.json").read_text())
+    return embeddings["device"], bundle["device"], bundle["training"]["device"]
+
+
+def test_embedding_and_training_run_on_the_device_select_device_picks(
+    pipeline_root: Path, small_params: Params, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tower and both trainers go where ``select_device()`` points, as the policy's stages do.
+    ``cpu:0`` stands for an accelerator here: a device string torch accepts that no default passes,
+    so every tensor really moves; on the CPU the result must not change."""
+    import shutil
+
+    from worldagent.intervention.stages import embed, train_encoder, train_predictor
+
+    for module in (embed, train_encoder, train_predictor):
+        monkeypatch.setattr(module, "select_device", lambda: "cpu:0")
+    for rel in ("data/generated/intervention", "data/experience"):
+        shutil.copytree(pipeline_root / rel, tmp_path / rel)
+    for name in ("embed", "train_encoder", "train_predictor", "evaluate"):
+        run_stage(name, small_params, tmp_path)
+    assert recorded_devices(tmp_path) == ("cpu:0",) * 3
+    if recorded_devices(pipeline_root) == ("cpu",) * 3:  # the fixture's run, on this machine's CPU
+        metrics = json.loads((tmp_path / intervention_table.METRICS).read_text())
+        assert metrics == json.loads((pipeline_root / intervention_table.METRICS).read_text())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_the_family_embeds_and_trains_there(pipeline_root: Path) -> None:
+    assert recorded_devices(pipeline_root) == ("cuda",) * 3

@@ -92,6 +92,10 @@ def test_constrained_answers_name_a_known_action_and_an_element_of_their_page(ti
     assert answers == generate_answers(model, tokenizer, inputs, 24, batch_size=1)
     metrics = evaluate_model_dir(tiny_base, None, {"rows": rows}, 24)["rows"]
     assert metrics["n"] == 6 and metrics["constrained"] and metrics["action_type_accuracy"] is not None
+    # The model is loaded where select_device() points, in its auto precision, and the metrics say so.
+    from worldagent.policy.device import precision_label, resolve_dtype, select_device
+
+    assert metrics["precision"] == precision_label(resolve_dtype("auto", select_device()), select_device())
 
 
 def test_openings_offer_the_page_elements_with_the_actions_their_roles_allow() -> None:
@@ -128,6 +132,14 @@ def test_the_base_score_is_measured_once_per_base_and_rows(tiny_base: Path, tmp_
     assert base_accuracy(tiny_base, rows, tmp_path, 16) == first and calls == []
     base_accuracy(tiny_base, rows[:2], tmp_path, 16)  # other rows: measured again
     assert calls == [1]
+    # Another precision (here: as if the device ran bfloat16) is another measurement, never the cached one.
+    import torch
+
+    import worldagent.policy.device as device_module
+
+    monkeypatch.setattr(device_module, "resolve_dtype", lambda *_a, **_k: torch.bfloat16)
+    base_accuracy(tiny_base, rows, tmp_path, 16)
+    assert calls == [1, 1]
 
 
 @pytest.mark.slow

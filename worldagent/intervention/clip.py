@@ -45,6 +45,10 @@ class VisualTower:
     name: str
     pretrained: str | None
 
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
     def spec(self) -> dict[str, Any]:
         return {
             "model": self.name,
@@ -80,8 +84,12 @@ def _register_builtin() -> None:
         open_clip.add_model_config(CONFIG_DIR)
 
 
-def build_visual(name: str, pretrained: str | None, offline: bool = True, seed: int = 0) -> VisualTower:
-    """Create the model with open_clip and keep only its visual tower, frozen (requires_grad False)."""
+def build_visual(
+    name: str, pretrained: str | None, offline: bool = True, seed: int = 0, device: str = "cpu"
+) -> VisualTower:
+    """Create the model with open_clip and keep only its visual tower, frozen (requires_grad False),
+    on ``device``. The weights are always initialised on the CPU, so a seed gives the same tower on
+    every device."""
     if offline and pretrained:  # only a pretrained tag can trigger a download
         for key in OFFLINE_ENV:
             os.environ[key] = "1"
@@ -96,6 +104,7 @@ def build_visual(name: str, pretrained: str | None, offline: bool = True, seed: 
     try:
         with _hub_offline(offline and bool(pretrained)):
             model = open_clip.create_model(name, pretrained=pretrained or None, device="cpu")
+        visual = model.visual.to(device)
     except Exception as error:  # noqa: BLE001 - hub/network/file errors of every kind
         hint = (
             " (offline: the weights are not cached; set intervention.clip.offline: false where the Hub is reachable)"
@@ -105,7 +114,6 @@ def build_visual(name: str, pretrained: str | None, offline: bool = True, seed: 
         raise ClipError(
             f"cannot load open_clip {name!r} pretrained={pretrained!r}{hint}: {type(error).__name__}: {error}"
         ) from None
-    visual = model.visual
     visual.eval()
     for param in visual.parameters():
         param.requires_grad_(False)
@@ -114,17 +122,17 @@ def build_visual(name: str, pretrained: str | None, offline: bool = True, seed: 
     mean = tuple(float(x) for x in getattr(visual, "image_mean", None) or open_clip.OPENAI_DATASET_MEAN)
     std = tuple(float(x) for x in getattr(visual, "image_std", None) or open_clip.OPENAI_DATASET_STD)
     with torch.no_grad():
-        dim = int(visual(torch.zeros(1, 3, size, size)).shape[-1])
+        dim = int(visual(torch.zeros(1, 3, size, size, device=device)).shape[-1])
     return VisualTower(model=visual, image_size=size, mean=mean, std=std, dim=dim, name=name, pretrained=pretrained)
 
 
 def save_visual(tower: VisualTower) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    return tower.spec(), {k: v.detach().clone() for k, v in tower.model.state_dict().items()}
+    return tower.spec(), {k: v.detach().cpu().clone() for k, v in tower.model.state_dict().items()}
 
 
-def load_visual(spec: dict[str, Any], state: dict[str, torch.Tensor]) -> VisualTower:
+def load_visual(spec: dict[str, Any], state: dict[str, torch.Tensor], device: str = "cpu") -> VisualTower:
     """Rebuild the tower from its spec and saved weights (no download: the weights are in ``state``)."""
-    tower = build_visual(spec["model"], None, offline=True)
+    tower = build_visual(spec["model"], None, offline=True, device=device)
     tower.model.load_state_dict(state)
     tower.pretrained = spec.get("pretrained")
     return tower
@@ -155,9 +163,10 @@ def to_tensor(image: Image.Image, tower: VisualTower) -> torch.Tensor:
 
 @torch.no_grad()
 def embed_tensors(tower: VisualTower, batch: torch.Tensor) -> np.ndarray:
-    features = tower.model(batch)
+    """Unit-length float32 embeddings on the CPU, whichever device the tower is on."""
+    features = tower.model(batch.to(tower.device))
     features = torch.nn.functional.normalize(features.float(), dim=-1)
-    return features.numpy().astype(np.float32)
+    return features.cpu().numpy().astype(np.float32)
 
 
 def embed_sources(

@@ -1,16 +1,22 @@
 """Training: the experience encoder with supervised contrastive loss, then the predictor head on
 the frozen encoder (class-weighted BCE, early stopping on validation loss), and the threshold.
 
-Deterministic on CPU for a seed: torch, numpy and random are seeded, torch runs deterministic
-algorithms, and batches are drawn from a seeded generator.
+Deterministic on CPU for a seed: torch, numpy and random are seeded, the thread count is fixed
+(CPU kernels are deterministic for a fixed count), and batches are drawn from a seeded generator.
+
+Both trainers run on the ``device`` they are given (the stages pass
+:func:`worldagent.policy.device.select_device`'s, as every family does). The models are initialised
+on the CPU, so a seed starts from the same weights on every device, and are returned on the CPU.
 """
 
 from __future__ import annotations
 
 import copy
 import math
+import os
 import random
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -22,15 +28,20 @@ from worldagent.intervention.dataset import PAGE_FEATURES, Arrays
 from worldagent.intervention.model import EncoderConfig, ExperienceEncoder, PredictorHead, supcon_loss
 
 
-def seed_everything(seed: int, threads: int | None = None) -> None:
+def seed_everything(seed: int, threads: int | None = None, device: str = "cpu") -> None:
     """Seed random, numpy and torch and fix the thread count. ``torch.use_deterministic_algorithms``
-    is left off: on CPU it made a training step 3.4x slower (embedding backward) for no change in
-    the result, since CPU kernels are deterministic for a fixed thread count."""
+    is left off on the CPU: there it made a training step 3.4x slower (embedding backward) for no
+    change in the result, since CPU kernels are deterministic for a fixed thread count. On an
+    accelerator it is on (warning only where a kernel has no deterministic variant), since CUDA's
+    embedding backward otherwise sums in a different order on every run."""
     random.seed(seed)
     np.random.seed(seed % (2**32))
     torch.manual_seed(seed)
     if threads:
         torch.set_num_threads(threads)
+    if torch.device(device).type != "cpu":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 @dataclass
@@ -48,10 +59,14 @@ class Inputs:
     def __len__(self) -> int:
         return int(self.labels.shape[0])
 
+    def _map(self, change: Callable[[torch.Tensor], torch.Tensor]) -> Inputs:
+        return Inputs(*(change(getattr(self, field.name)) for field in fields(self)))
+
     def take(self, index: torch.Tensor) -> Inputs:
-        return Inputs(
-            *(getattr(self, name)[index] for name in ("visual", "mask", "actions", "success", "page", "url", "labels"))
-        )
+        return self._map(lambda tensor: tensor[index])
+
+    def to(self, device: str | torch.device) -> Inputs:
+        return self._map(lambda tensor: tensor.to(device))
 
     def args(self) -> tuple[torch.Tensor, ...]:
         return self.visual, self.mask, self.actions, self.success, self.page, self.url
@@ -107,16 +122,21 @@ def train_encoder(
     validation_labels: torch.Tensor | None,
     p: InterventionTrainParams,
     seed: int,
+    device: str = "cpu",
 ) -> tuple[ExperienceEncoder, list[dict[str, float]]]:
     """Supervised contrastive training; returns the encoder and one {epoch, loss, val_loss} per epoch."""
     if len(train) < 2:
         raise ValueError(f"the training split has {len(train)} steps; contrastive training needs at least 2")
-    seed_everything(seed, p.threads)
+    seed_everything(seed, p.threads, device)
     encoder = ExperienceEncoder(cfg)
     real = train.visual[train.mask > 0]
     if len(real) > 1:
         encoder.visual_mean.copy_(real.mean(0))
         encoder.visual_std.copy_(real.std(0).clamp(min=1e-4))
+    encoder.to(device)
+    train, contrastive_labels = train.to(device), contrastive_labels.to(device)
+    if validation is not None and validation_labels is not None:
+        validation, validation_labels = validation.to(device), validation_labels.to(device)
     optimiser = torch.optim.AdamW(encoder.parameters(), lr=p.lr_contrastive, weight_decay=p.weight_decay)
     generator = torch.Generator().manual_seed(seed)
     total = p.epochs_contrastive * math.ceil(len(train) / p.batch_size)
@@ -127,7 +147,8 @@ def train_encoder(
     for epoch in range(1, p.epochs_contrastive + 1):
         encoder.train()
         losses = []
-        for index in _batches(len(train), p.batch_size, generator):
+        for cpu_index in _batches(len(train), p.batch_size, generator):
+            index = cpu_index.to(device)
             batch = train.take(index)
             loss = supcon_loss(encoder(*batch.args()), contrastive_labels[index], p.temperature)
             optimiser.zero_grad()
@@ -144,7 +165,7 @@ def train_encoder(
                 row["val_loss"] = float(supcon_loss(encoder(*validation.args()), validation_labels, p.temperature))
         history.append(row)
     encoder.eval()
-    return encoder, history
+    return encoder.cpu(), history
 
 
 @torch.no_grad()
@@ -165,6 +186,7 @@ def train_predictor(
     p: InterventionTrainParams,
     seed: int,
     dropout: float = 0.1,
+    device: str = "cpu",
 ) -> tuple[PredictorHead, list[dict[str, float]], dict[str, Any]]:
     """The head on frozen embeddings: BCE weighted by the class balance, early stopping on val loss."""
     positives = int(y_train.sum())
@@ -173,19 +195,21 @@ def train_predictor(
         raise ValueError(
             f"the training split has {positives} positive and {negatives} negative steps; the predictor needs both classes"
         )
-    seed_everything(seed + 1, p.threads)
-    head = PredictorHead(z_train.shape[1], dropout=dropout)
+    seed_everything(seed + 1, p.threads, device)
+    head = PredictorHead(z_train.shape[1], dropout=dropout).to(device)
+    z_train, z_val = z_train.to(device), z_val.to(device)
     optimiser = torch.optim.AdamW(head.parameters(), lr=p.lr_predictor, weight_decay=p.weight_decay)
-    pos_weight = torch.tensor(negatives / positives)
+    pos_weight = torch.tensor(negatives / positives, device=device)
     generator = torch.Generator().manual_seed(seed + 1)
-    y_train_f, y_val_f = y_train.float(), y_val.float()
+    y_train_f, y_val_f = y_train.float().to(device), y_val.float().to(device)
     best = (math.inf, 0, copy.deepcopy(head.state_dict()))
     history: list[dict[str, float]] = []
     stale = 0
     for epoch in range(1, p.epochs_predictor + 1):
         head.train()
         losses = []
-        for index in _batches(len(z_train), p.batch_size, generator):
+        for cpu_index in _batches(len(z_train), p.batch_size, generator):
+            index = cpu_index.to(device)
             loss = F.binary_cross_entropy_with_logits(head(z_train[index]), y_train_f[index], pos_weight=pos_weight)
             optimiser.zero_grad()
             loss.backward()
@@ -206,13 +230,14 @@ def train_predictor(
             if stale >= p.patience:
                 break
     head.load_state_dict(best[2])
-    head.eval()
+    head.eval().cpu()
     info = {
         "best_epoch": best[1],
         "best_val_loss": best[0],
         "epochs_run": len(history),
         "pos_weight": float(pos_weight),
         "stopped_early": len(history) < p.epochs_predictor,
+        "device": str(device),
     }
     return head, history, info
 

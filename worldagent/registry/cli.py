@@ -1,6 +1,8 @@
 """`worldagent models list|show|promote|rollback`: a thin layer over :mod:`worldagent.registry.api`.
 
-Wire it into the main parser with ``add_models_commands(commands)``.
+Wire it into the main parser with ``add_models_commands(commands)``. The registry (SQLAlchemy) is
+imported when a `models` command runs, not when the parser is built, so every other `worldagent`
+command starts without it.
 """
 
 from __future__ import annotations
@@ -10,10 +12,12 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worldagent.errors import InputError, RunError
-from worldagent.registry.api import CHAMPION, Registry, RegistryError, Version, open_registry
+
+if TYPE_CHECKING:
+    from worldagent.registry.api import Registry, Version
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 _SUMMARY_METRICS = ("mean_reward", "story_pass_rate", "a11y_pass_rate", "parse_rate")
@@ -42,7 +46,6 @@ def add_models_commands(subparsers: Any) -> argparse.ArgumentParser:
     show.add_argument(
         "ref",
         nargs="?",
-        default=CHAMPION,
         metavar="VERSION|ALIAS",
         help="a version number (3 or v3) or an alias (default: champion)",
     )
@@ -94,6 +97,7 @@ def _parse_version(text: str) -> int:
 
 def _run(args: argparse.Namespace, action: Any) -> int:
     from worldagent.config import ParamsError
+    from worldagent.registry.api import RegistryError, open_registry
 
     try:
         url, family = _defaults(args)
@@ -183,7 +187,9 @@ def _describe(version: Version) -> str:
 
 def cmd_show(args: argparse.Namespace) -> int:
     def action(registry: Registry, family: str) -> int:
-        ref = args.ref
+        from worldagent.registry.api import CHAMPION
+
+        ref = args.ref or CHAMPION
         if ref[:1] in ("v", "V") and ref[1:].isdigit() or ref.isdigit():
             version: Version | None = registry.get_version(family, _parse_version(ref))
         else:
@@ -247,6 +253,8 @@ def _reference_file(params_path: Path, family: str) -> Path:
 
 
 def _print_move(args: argparse.Namespace, family: str, version: int, previous: int | None) -> None:
+    from worldagent.registry.api import CHAMPION
+
     if args.json:
         print(json.dumps({"family": family, "alias": CHAMPION, "version": version, "previous": previous}))
     else:

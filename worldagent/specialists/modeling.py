@@ -287,6 +287,7 @@ def evaluate_loaded(
     choice: str = "greedy",
 ) -> dict[str, Any]:
     """:func:`action_metrics` of greedy answers of a loaded model on the good browser rows of ``rows``."""
+    from worldagent.policy.device import precision_label
     from worldagent.specialists.constrained import AnswerStats, generate_answers
 
     usable = usable_rows(rows)
@@ -315,6 +316,7 @@ def evaluate_loaded(
         tokens_per_second=round(stats.tokens_per_second, 2),
         constrained=constrained,
         choice=choice,
+        precision=precision_label(next(model.parameters()).dtype, next(model.parameters()).device.type),
     )
     metrics["examples"] = [
         {"expected": r["output"], "answer": a} for r, a in list(zip(usable, answers, strict=True))[:5]
@@ -332,11 +334,13 @@ def evaluate_model_dir(
     batch_size: int = 4,
     actions: Sequence[str] = ACTIONS,
     choice: str = "greedy",
+    device: str | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Load base (+ adapter) once and evaluate it on each named row set."""
+    """Load base (+ adapter) once, on ``device`` (default :func:`~worldagent.policy.device.select_device`'s,
+    in its ``auto`` precision), and evaluate it on each named row set."""
     from worldagent.policy.load import load_policy
 
-    model, tokenizer = load_policy(Path(base_dir), Path(adapter_dir) if adapter_dir else None, device="cpu")
+    model, tokenizer = load_policy(Path(base_dir), Path(adapter_dir) if adapter_dir else None, device=device)
     return {
         name: evaluate_loaded(
             model,
@@ -378,8 +382,12 @@ def base_accuracy(
 ) -> dict[str, Any]:
     """The untrained base's own metrics on ``rows`` (what a specialist must beat), cached in ``cache_dir``."""
     from worldagent.io import atomic_write_text, pretty_json
+    from worldagent.policy.device import precision_label, resolve_dtype, select_device
 
-    settings = {"max_new_tokens": max_new_tokens, "constrained": constrained, "choice": choice}
+    device = select_device()
+    # a score measured in another precision is another measurement
+    precision = precision_label(resolve_dtype("auto", device), device)
+    settings = {"max_new_tokens": max_new_tokens, "constrained": constrained, "choice": choice, "precision": precision}
     path = Path(cache_dir) / "base-evals" / f"{base_eval_key(base_dir, rows, settings)}.json"
     if path.is_file():
         try:
@@ -387,7 +395,14 @@ def base_accuracy(
         except (OSError, ValueError):
             pass  # a damaged cache entry is measured again
     metrics = evaluate_model_dir(
-        base_dir, None, {"rows": rows}, max_new_tokens, constrained=constrained, batch_size=batch_size, choice=choice
+        base_dir,
+        None,
+        {"rows": rows},
+        max_new_tokens,
+        constrained=constrained,
+        batch_size=batch_size,
+        choice=choice,
+        device=device,
     )["rows"]
     atomic_write_text(path, pretty_json(metrics))
     return metrics

@@ -16,6 +16,7 @@ from worldagent.intervention import clip as clipmod
 from worldagent.intervention.serve import _torch_bytes
 from worldagent.intervention.stages.common import read_steps, resolve
 from worldagent.io import pretty_json, write_directory
+from worldagent.policy.device import select_device
 
 log = logging.getLogger("worldagent.intervention")
 
@@ -33,7 +34,10 @@ def embed_stage(
     root = Path(".") if root is None else root
     clip_params = params.intervention.clip
     rows = read_steps(steps)
-    tower = clipmod.build_visual(clip_params.model, clip_params.pretrained, clip_params.offline, seed=params.seed)
+    device = select_device()
+    tower = clipmod.build_visual(
+        clip_params.model, clip_params.pretrained, clip_params.offline, seed=params.seed, device=device
+    )
     torch.set_num_threads(params.intervention.train.threads)
     sources: list[Any] = [resolve(r.get("screenshot_path"), root) for r in rows]
     visual, mask, problems = clipmod.embed_sources(
@@ -42,6 +46,7 @@ def embed_stage(
     spec, state = clipmod.save_visual(tower)
     info = {
         "clip": spec,
+        "device": device,
         "rows": len(rows),
         "embedded": int(mask.sum()),
         "masked": len(problems),
@@ -63,7 +68,7 @@ def embed_stage(
             len(rows),
             embeddings / "embeddings.json",
         )
-    log.info("embedded %d screenshots with %s (%d-d)", int(mask.sum()), clip_params.model, spec["dim"])
+    log.info("embedded %d screenshots with %s (%d-d) on %s", int(mask.sum()), clip_params.model, spec["dim"], device)
     return info
 
 

@@ -15,6 +15,7 @@ from worldagent.intervention.dataset import PAGE_FEATURES, build_vocab, featuriz
 from worldagent.intervention.serve import _torch_bytes
 from worldagent.intervention.stages.common import load_embeddings, read_steps, split_index
 from worldagent.io import atomic_write_text, pretty_json, write_directory
+from worldagent.policy.device import select_device
 
 log = logging.getLogger("worldagent.intervention")
 
@@ -55,6 +56,7 @@ def train_encoder_stage(
         else None
     )
     val_labels = contrastive_labels(val_rows, train_params.contrastive_labels, reasons) if val_rows else None
+    device = select_device()
     model, curve = training.train_encoder(
         config,
         train,
@@ -63,6 +65,7 @@ def train_encoder_stage(
         val_labels,
         train_params,
         params.seed,
+        device=device,
     )
     meta = {
         "encoder": config.to_dict(),
@@ -72,6 +75,7 @@ def train_encoder_stage(
         "contrastive_classes": ["none", *reasons],
         "clip": info["clip"],
         "page_features": list(PAGE_FEATURES),
+        "device": device,
     }
     write_directory(
         encoder, {"encoder.pt": _torch_bytes(model.state_dict()), "encoder.json": pretty_json(meta).encode()}

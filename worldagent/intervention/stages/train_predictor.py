@@ -14,6 +14,7 @@ from worldagent.intervention.metrics import classification_metrics
 from worldagent.intervention.serve import _load_state, write_bundle
 from worldagent.intervention.stages.common import inputs_for, load_embeddings, load_encoder, read_steps
 from worldagent.io import atomic_write_text, pretty_json
+from worldagent.policy.device import select_device
 
 log = logging.getLogger("worldagent.intervention")
 
@@ -33,7 +34,14 @@ def train_predictor_stage(
     val, _ = inputs_for(rows, "validation", meta, visual, mask)
     z_train, z_val = training.encode(model, train), training.encode(model, val)
     head, curve, info = training.train_predictor(
-        z_train, train.labels, z_val, val.labels, train_params, params.seed, params.intervention.encoder.dropout
+        z_train,
+        train.labels,
+        z_val,
+        val.labels,
+        train_params,
+        params.seed,
+        params.intervention.encoder.dropout,
+        device=select_device(),
     )
     with torch.no_grad():
         val_prob = torch.sigmoid(head(z_val)).numpy()
