@@ -116,14 +116,17 @@ def _resolve(entry: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), function)
 
 
-def run_stage(name: str, root: Path) -> dict[str, Any]:
-    """``dvc_repro(name)``: ``{"ran": the stages DVC ran, "cost": its StepCost as a dict}``."""
+def run_stage(name: str, root: Path, family: str, run: str) -> dict[str, Any]:
+    """``dvc_repro(name)``: ``{"ran": the stages DVC ran, "cost": its StepCost as a dict}``. The cost
+    goes into the ledger at once, as a partial line of ``family``'s run ``run``, so a run stopped
+    later still says what this stage cost."""
     started = time.monotonic()
     with PeakMemoryWatch() as watch:
         ran = dvc_repro(name, root)
     cost = StepCost(
         step=name, ran=name in ran, seconds=round(time.monotonic() - started, 1), peak_rss_bytes=watch.peak_bytes
     )
+    append_ledger(root / DEFAULT_LEDGER, family, datetime.now(UTC), [cost], run=run, complete=False)
     return {"ran": ran, "cost": cost.to_dict()}
 
 
@@ -172,8 +175,9 @@ def upstream(pipeline: Pipeline, step: Stage | SideEffect) -> list[str]:
     ]
 
 
-def submit_pipeline(pipeline: Pipeline, root: Path, deploy: bool) -> dict[str, Any]:
-    """Submit every step of ``pipeline`` to the flow's task runner, each after the steps it needs."""
+def submit_pipeline(pipeline: Pipeline, root: Path, deploy: bool, run: str) -> dict[str, Any]:
+    """Submit every step of ``pipeline`` to the flow's task runner, each after the steps it needs;
+    ``run`` names this run in the ledger."""
     futures: dict[str, Any] = {"pin_champion": pin_champion.submit(pipeline.champion, pipeline.registry_family, root)}
     for step in pipeline.steps:
         if isinstance(step, SideEffect) and step.name.endswith("deploy") and not deploy:
@@ -182,16 +186,17 @@ def submit_pipeline(pipeline: Pipeline, root: Path, deploy: bool) -> dict[str, A
         if isinstance(step, Stage) and pipeline.champion in step.inputs.values():
             waits.append(futures["pin_champion"])
         if isinstance(step, Stage):
-            futures[step.name] = stage_task(step).submit(step.name, root, wait_for=waits)
+            futures[step.name] = stage_task(step).submit(step.name, root, pipeline.family, run, wait_for=waits)
         else:
             is_deploy = step.name.endswith("deploy")
             futures[step.name] = side_effect_task(step).submit(step.entry, root, is_deploy, wait_for=waits)
     return futures
 
 
-def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str, Any]:
+def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any], run: str) -> dict[str, Any]:
     """``{recomputed, champion, gate, costs, <side effects>}`` of a submitted pipeline, once it
-    finished; what each stage cost is logged, kept as a Prefect artifact and appended to the ledger."""
+    finished; what each stage cost is logged, kept as a Prefect artifact and appended to the ledger
+    as run ``run``'s whole record."""
     recomputed: list[str] = []
     costs: list[StepCost] = []
     effects: dict[str, Any] = {}
@@ -209,7 +214,7 @@ def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any]) -> dict[str
     table = cost_table(costs)
     logger.info("%s: what each stage cost (ledger: %s):\n%s", pipeline.family, DEFAULT_LEDGER, table)
     create_markdown_artifact(markdown=table, key=f"{pipeline.family}-costs", description="wall time and peak memory")
-    append_ledger(root / DEFAULT_LEDGER, pipeline.family, datetime.now(UTC), costs)
+    append_ledger(root / DEFAULT_LEDGER, pipeline.family, datetime.now(UTC), costs, run=run)
     report = root / pipeline.report
     if report.exists():
         create_markdown_artifact(markdown=report.read_text(encoding="utf-8"), key=f"{pipeline.family}-report")
@@ -238,8 +243,9 @@ def preflight(pipelines: Sequence[Pipeline], root: Path, warn: bool = True) -> N
 def run_pipelines(pipelines: Sequence[Pipeline], root: Path, deploy: bool) -> dict[str, dict[str, Any]]:
     """Every family's steps at once, as far as the flow's task runner allows; results by family."""
     preflight(pipelines, root)
-    submitted = {pipeline.family: submit_pipeline(pipeline, root, deploy) for pipeline in pipelines}
-    return {pipeline.family: collect(pipeline, root, submitted[pipeline.family]) for pipeline in pipelines}
+    run = datetime.now(UTC).isoformat(timespec="seconds")  # the run's name in the ledger
+    submitted = {pipeline.family: submit_pipeline(pipeline, root, deploy, run) for pipeline in pipelines}
+    return {pipeline.family: collect(pipeline, root, submitted[pipeline.family], run) for pipeline in pipelines}
 
 
 def task_runner(root: Path) -> Any:

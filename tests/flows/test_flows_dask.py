@@ -12,6 +12,7 @@ from prefect import flow
 
 from flows._stages import run_pipelines
 from tests.harness import PROJECT, dvc, flow_result, python, run
+from worldagent.pipeline.costs import read_ledger
 from worldagent.pipeline.table import Pipeline, Stage
 
 pytestmark = pytest.mark.slow
@@ -104,6 +105,7 @@ def test_independent_stages_overlap_on_dask_and_dependent_ones_wait(tmp_path: Pa
         ["a"],
         ["b", "c"],
     ]
-    ledger = [json.loads(line) for line in (tmp_path / "logs/flow-runs.jsonl").read_text().splitlines()]
+    ledger = read_ledger(tmp_path / "logs/flow-runs.jsonl")
     assert sorted(record["family"] for record in ledger) == ["first", "second"]
+    assert all(record["complete"] for record in ledger)
     assert "up to date" in dvc(tmp_path, "status")

@@ -76,3 +76,27 @@ def test_a_stage_waits_for_an_input_another_stage_is_still_writing(
         assert worker.is_alive() and not (tmp_path / "gate.json").exists()
     worker.join(timeout=60)
     assert result == {"ran": ["c"]} and (tmp_path / "gate.json").exists()
+
+
+def test_a_stage_s_cost_is_in_the_ledger_when_it_ends_so_a_stopped_run_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run that fails (or is killed) after its first stages still says what they cost: each stage
+    appends its own line as it ends, and the ledger folds a run's lines into one record."""
+    from worldagent.errors import RunError
+    from worldagent.pipeline.costs import DEFAULT_LEDGER, read_ledger
+
+    monkeypatch.chdir(tmp_path)
+    run(tmp_path, "git", "init", "-q")
+    dvc(tmp_path, "init", "-q")
+    stages = {
+        "a": {"cmd": 'python -c \'open("a.json", "w").write("1")\'', "outs": ["a.json"]},
+        "b": {"cmd": "python -c 'raise SystemExit(3)'", "deps": ["a.json"], "outs": ["b.json"]},
+    }
+    (tmp_path / "dvc.yaml").write_text(yaml.safe_dump({"stages": stages}))
+    _stages.run_stage("a", tmp_path, "toy", "2026-12-01T00:00:00+00:00")
+    with pytest.raises(RunError, match="dvc repro b failed"):  # the flow stops here: no whole record
+        _stages.run_stage("b", tmp_path, "toy", "2026-12-01T00:00:00+00:00")
+    (record,) = read_ledger(tmp_path / DEFAULT_LEDGER)
+    assert record["complete"] is False and [(s["step"], s["ran"]) for s in record["steps"]] == [("a", True)]
+    assert record["steps"][0]["seconds"] > 0

@@ -172,3 +172,44 @@ def test_the_costs_command_sums_each_familys_dag_from_nothing(
     assert "From nothing: 60 min 42 s" in out and "No recorded run computed compare" in out
     assert main(["costs", "--ledger", str(ledger), "--from-nothing", "--family", "intervention"]) == 0
     assert "world-agent" not in capsys.readouterr().out
+
+
+def test_a_runs_partial_lines_fold_into_one_record_and_its_whole_record_replaces_them(tmp_path: Path) -> None:
+    ledger = tmp_path / "flow-runs.jsonl"
+    week_one, week_two = "2026-11-22T00:00:00+00:00", "2026-11-29T00:00:00+00:00"
+    append_ledger(ledger, "world-agent", datetime(2026, 11, 21, tzinfo=UTC), COSTS)  # an older line: no run
+    for hour, cost in enumerate(COSTS):  # week one: every stage's line, then the whole record
+        append_ledger(
+            ledger, "world-agent", datetime(2026, 11, 22, hour, tzinfo=UTC), [cost], run=week_one, complete=False
+        )
+    append_ledger(ledger, "world-agent", datetime(2026, 11, 22, 5, tzinfo=UTC), COSTS, run=week_one)
+    for hour, cost in enumerate(COSTS[:2]):  # week two stops after two stages
+        append_ledger(
+            ledger, "world-agent", datetime(2026, 11, 29, hour, tzinfo=UTC), [cost], run=week_two, complete=False
+        )
+    append_ledger(ledger, "intervention", datetime(2026, 11, 29, 3, tzinfo=UTC), COSTS[:1], run=week_two)
+    records = read_ledger(ledger)
+    assert [(r["family"], r["finished"][:13], r.get("complete")) for r in records] == [
+        ("world-agent", "2026-11-21T00", None),
+        ("world-agent", "2026-11-22T05", True),
+        ("world-agent", "2026-11-29T01", False),
+        ("intervention", "2026-11-29T03", True),  # another family's run of the same name is its own
+    ]
+    assert records[1]["steps"] == records[0]["steps"] == [cost.to_dict() for cost in COSTS]
+    assert records[2]["steps"] == [cost.to_dict() for cost in COSTS[:2]]
+    assert "2 of 2 stages ran (stopped before its end: only its finished stages)" in run_summary(records[2])
+    assert "stopped" not in run_summary(records[1])
+    # From nothing: the stopped week's stages from it, the rest from the last whole run, in its order.
+    costs = last_computed(read_ledger(ledger, "world-agent"))
+    assert [(c.step, (c.finished or "")[:10]) for c in costs] == [
+        ("sft", "2026-11-29"),
+        ("evaluate_sft", "2026-11-29"),
+        ("compare", ""),  # up to date in every run: never computed
+    ]
+
+
+def test_a_run_that_stopped_before_any_whole_record_still_gives_its_steps(tmp_path: Path) -> None:
+    ledger = tmp_path / "flow-runs.jsonl"
+    run = "2026-11-29T00:00:00+00:00"
+    append_ledger(ledger, "world-agent", datetime(2026, 11, 29, tzinfo=UTC), COSTS[:1], run=run, complete=False)
+    assert [c.step for c in last_computed(read_ledger(ledger))] == ["sft"]

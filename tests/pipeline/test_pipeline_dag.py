@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness import TINY, TINY_COMPONENTS, copy_project, dvc, flow_result, python
+from worldagent.pipeline.costs import read_ledger
 from worldagent.pipeline.world_agent import PIPELINE
 
 pytestmark = pytest.mark.slow
@@ -79,8 +80,9 @@ def test_the_prefect_flow_pins_the_new_champion_then_recomputes_nothing(project:
     second = flow(project)
     assert second["recomputed"] == []  # a no-op run is a no-op
     assert not any(cost["ran"] for cost in second["costs"])
-    ledger = [json.loads(line) for line in (project / "logs/flow-runs.jsonl").read_text().splitlines()]
+    ledger = read_ledger(project / "logs/flow-runs.jsonl")  # each run's lines folded into its record
     assert [record["steps"] for record in ledger[-2:]] == [first["costs"], second["costs"]]
+    assert all(record["complete"] for record in ledger[-2:])
     expected_actions = {"unchanged"} if second["gate"]["passed"] else {"rejected", "unchanged"}
     assert second["deploy"]["action"] in expected_actions  # nothing is published twice
     assert "up to date" in dvc(project, "status", WORLD_AGENT)

@@ -11,7 +11,11 @@ a stage that took a second shows no peak (`–`), which is not a number anyone n
 
 Costs describe a run on one machine, not an artifact, so they never go into a DVC output (whose
 bytes must not depend on the host): the flows return them with their result, log a table, and
-append one line per run to a ledger (:func:`append_ledger`) that weekly runs add to.
+append them to a ledger (:func:`append_ledger`) that weekly runs add to. Each stage's cost is
+appended the moment the stage ends, as a partial line of its run, and the run's whole record when
+the flow ends; :func:`read_ledger` folds a run's lines into one record, so a run that failed or was
+stopped (a killed process, a machine handed back) keeps what its finished stages cost, marked
+``complete: false``.
 
 The watch attributes every new process to the step: true when one step runs at a time in the
 process (the sequential runner, or a local Dask worker with one thread); a task runner that runs
@@ -189,8 +193,9 @@ def run_summary(record: dict[str, Any]) -> str:
     costs = [StepCost(**step) for step in record["steps"]]
     ran = [cost.step for cost in costs if cost.ran]
     peak = largest_peak(costs)
+    stopped = "" if record.get("complete", True) else " (stopped before its end: only its finished stages)"
     return (
-        f"{record['finished']}  {record['family']}: {len(ran)} of {len(costs)} stages ran, "
+        f"{record['finished']}  {record['family']}: {len(ran)} of {len(costs)} stages ran{stopped}, "
         f"{_duration(sum(cost.seconds for cost in costs))}, largest process {_gib(peak)} ({record['host']['cpu']}, "
         f"{record['host']['logical_cpus']} cores)"
     )
@@ -215,7 +220,7 @@ def last_computed(records: Sequence[dict[str, Any]]) -> list[ComputedCost]:
     if not records:
         return []
     costs = []
-    for step in (entry["step"] for entry in records[-1]["steps"]):
+    for step in _step_order(records):
         computed = [
             (record["finished"], entry)
             for record in records
@@ -228,6 +233,15 @@ def last_computed(records: Sequence[dict[str, Any]]) -> list[ComputedCost]:
         else:
             costs.append(ComputedCost(step, None, None, None))
     return costs
+
+
+def _step_order(records: Sequence[dict[str, Any]]) -> list[str]:
+    """The steps of the newest complete run, in its order, then those only a later (stopped) run
+    recorded; every recorded step in first-seen order when no run completed."""
+    complete = [record for record in records if record.get("complete", True)]
+    base = complete[-1:] if complete else []
+    later = records[records.index(base[0]) + 1 :] if base else records
+    return list(dict.fromkeys(entry["step"] for record in [*base, *later] for entry in record["steps"]))
 
 
 def from_nothing_table(costs: Sequence[ComputedCost]) -> str:
@@ -268,18 +282,56 @@ def read_ledger(path: Path, family: str | None = None) -> list[dict[str, Any]]:
                 raise InputError(f"{path}:{number}: not a flow-run record ({type(error).__name__}: {error})") from None
             if family is None or record["family"] == family:
                 records.append(record)
-    return records
+    return fold_runs(records)
 
 
-def append_ledger(path: Path, family: str, finished: datetime, costs: Sequence[StepCost]) -> dict[str, Any]:
-    """Append one JSON line for this run of ``family`` to ``path`` (created with its folder); the record."""
-    record = {
+def fold_runs(lines: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per run, where the run's last line was: a run's whole record (``complete``) stands
+    for the partial lines its stages wrote; a run that has only partial lines becomes one record with
+    their steps in order, ``complete: false``. Lines without a ``run`` (older ledgers) are whole records."""
+    parts: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for line in lines:
+        if "run" in line:
+            parts.setdefault((line["family"], line["run"]), []).append(line)
+    folded = []
+    for line in lines:
+        run = parts.get((line["family"], line["run"])) if "run" in line else None
+        if run is None:
+            folded.append(line)
+        elif line is run[-1]:
+            whole = [part for part in run if part.get("complete", True)]
+            steps = [step for part in run for step in part["steps"]]
+            folded.append(whole[-1] if whole else {**line, "steps": steps, "complete": False})
+    return folded
+
+
+def append_ledger(
+    path: Path,
+    family: str,
+    finished: datetime,
+    costs: Sequence[StepCost],
+    *,
+    run: str | None = None,
+    complete: bool = True,
+) -> dict[str, Any]:
+    """Append one JSON line for ``family`` to ``path`` (created with its folder); the record.
+
+    ``run`` names the flow run the line belongs to; ``complete=False`` marks a partial line (one
+    stage's cost, written as it ends), which the run's whole record replaces when the flow ends."""
+    record: dict[str, Any] = {
         "family": family,
         "finished": finished.astimezone(UTC).isoformat(timespec="seconds"),
         "host": host_summary(),
         "steps": [cost.to_dict() for cost in costs],
     }
+    if run is not None:
+        record |= {"run": run, "complete": complete}
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as ledger:  # a record is one line, written in one call
-        ledger.write(json.dumps(record, sort_keys=True) + "\n")
+    # One write() on an O_APPEND descriptor: lines that stages in other processes append at the
+    # same moment never interleave.
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(descriptor, (json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
+    finally:
+        os.close(descriptor)
     return record
