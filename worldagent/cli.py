@@ -246,7 +246,15 @@ def build_parser() -> argparse.ArgumentParser:
     discover.set_defaults(handler=_cmd_discover)
 
     story_test = commands.add_parser(
-        "story-test", help="render stories and run their accessibility, pattern and assertion checks"
+        "story-test",
+        help="render stories and run their accessibility, pattern and assertion checks",
+        description="Render each story export and check it. A story PASSES when it renders, every assertion "
+        "holds (the roles, names and states of the reference story's rendered accessibility tree: by "
+        "default the story itself, so a story that renders passes its own; with --reference, another "
+        "file's story of the same export name, as the evaluation checks an agent's answer) and the "
+        "accessibility rules pass. A story's `play` function is read, never run: Plaited's own test "
+        "runner executes it. Exit status: 0 when every story passes, 1 when one fails or does not "
+        "render, 2 for bad input.",
     )
     story_test.add_argument("path", metavar="FILE|DIR", help="a *.stories.tsx file, or a folder of them")
     story_test.add_argument("--export", help="only this story export (default: every story in the file)")
