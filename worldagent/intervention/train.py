@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import copy
 import math
-import os
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
@@ -26,22 +24,18 @@ from torch.nn import functional as F
 from worldagent.config import InterventionEncoderParams, InterventionTrainParams
 from worldagent.intervention.dataset import PAGE_FEATURES, Arrays
 from worldagent.intervention.model import EncoderConfig, ExperienceEncoder, PredictorHead, supcon_loss
+from worldagent.policy.device import seed_everything as seed_all
 
 
 def seed_everything(seed: int, threads: int | None = None, device: str = "cpu") -> None:
-    """Seed random, numpy and torch and fix the thread count. ``torch.use_deterministic_algorithms``
-    is left off on the CPU: there it made a training step 3.4x slower (embedding backward) for no
-    change in the result, since CPU kernels are deterministic for a fixed thread count. On an
-    accelerator it is on (warning only where a kernel has no deterministic variant), since CUDA's
-    embedding backward otherwise sums in a different order on every run."""
-    random.seed(seed)
-    np.random.seed(seed % (2**32))
-    torch.manual_seed(seed)
+    """Seed random, numpy and torch (:func:`worldagent.policy.device.seed_everything`) and fix the
+    thread count. Deterministic algorithms only on an accelerator, where CUDA's embedding backward
+    otherwise sums in a different order on every run; on the CPU they made a training step 3.4x
+    slower (embedding backward) for no change in the result, since CPU kernels are deterministic
+    for a fixed thread count."""
+    seed_all(seed, deterministic=torch.device(device).type != "cpu")
     if threads:
         torch.set_num_threads(threads)
-    if torch.device(device).type != "cpu":
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(True, warn_only=True)
 
 
 @dataclass

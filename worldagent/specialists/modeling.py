@@ -291,6 +291,7 @@ def evaluate_loaded(
     from worldagent.specialists.constrained import AnswerStats, generate_answers
 
     usable = usable_rows(rows)
+    weight = next(model.parameters())  # where the model runs, in which precision
     stats = AnswerStats()
     started = time.perf_counter()
     answers = (
@@ -316,7 +317,7 @@ def evaluate_loaded(
         tokens_per_second=round(stats.tokens_per_second, 2),
         constrained=constrained,
         choice=choice,
-        precision=precision_label(next(model.parameters()).dtype, next(model.parameters()).device.type),
+        precision=precision_label(weight.dtype, weight.device.type),
     )
     metrics["examples"] = [
         {"expected": r["output"], "answer": a} for r, a in list(zip(usable, answers, strict=True))[:5]
