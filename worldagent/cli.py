@@ -9,10 +9,14 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from worldagent.errors import InputError, clean_errors
+
+if TYPE_CHECKING:
+    from worldagent.storytest.play import PlayResult
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -55,6 +59,17 @@ def _common_root(paths: Sequence[Path]) -> Path:
     return common
 
 
+def _play_result(story_file: Path, export: str, root: Path) -> PlayResult | None:
+    """The story's `play` run on its page (None without one); a module that will not load for it is unchecked."""
+    from worldagent.stories.errors import StoryError
+    from worldagent.storytest.play import PlayResult, run_play
+
+    try:
+        return run_play(story_file, export, root)
+    except StoryError as error:
+        return PlayResult(0, unchecked=f"play: {error}")
+
+
 def _cmd_story_test(args: argparse.Namespace) -> int:
     from worldagent.config import StorytestParams
     from worldagent.stories.discover import discover_stories
@@ -83,6 +98,8 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
     runner = make_runner(StorytestParams(runner=args.runner))
     reference = Path(args.reference).resolve() if args.reference else None
     counts = {"stories": len(stories), "rendered": 0, "passed": 0, "failed": 0, "errors": 0}
+    if args.play:
+        counts |= {"plays": 0, "plays_unchecked": 0}  # stories with a play run; those it stopped unchecked
     for record in stories:
         story_file = root / record.file
         try:
@@ -97,14 +114,24 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
             expected = []  # the story itself does not render: the run below reports where
         result = runner.run(story_file, record.export, root, expected)
         render_error = not result.passed and bool(result.errors) and result.errors[0].startswith("render: ")
-        ok = result.passed and result.a11yPassed
+        play = None if render_error or not args.play else _play_result(story_file, record.export, root)
+        ok = result.passed and result.a11yPassed and (play is None or play.passed)
         counts["rendered"] += not render_error
         counts["errors"] += render_error
         counts["passed"] += ok
         counts["failed"] += not ok and not render_error
+        if play is not None:
+            counts["plays"] += 1
+            counts["plays_unchecked"] += play.unchecked is not None
         if args.json:
             _print_json(
-                {"file": record.file, "export": record.export, "rendered": not render_error, **result.model_dump()}
+                {
+                    "file": record.file,
+                    "export": record.export,
+                    "rendered": not render_error,
+                    **result.model_dump(),
+                    **({"play": None if play is None else asdict(play)} if args.play else {}),
+                }
             )
         else:
             status = "ERROR" if render_error else "PASS" if ok else "FAIL"
@@ -114,6 +141,15 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
             )
             for error in result.errors:
                 print(f"  {error}")
+            if play is not None:
+                verdict = (
+                    f"failed: {play.failure}"
+                    if play.failure
+                    else f"unchecked: {play.unchecked}"
+                    if play.unchecked
+                    else "passed"
+                )
+                print(f"  play: {play.asserts_passed} assert{'' if play.asserts_passed == 1 else 's'} held; {verdict}")
     # Files that could not be read or parsed hold stories nobody can run: they count as errors.
     unreadable = len(
         {p.location.file for p in discovery.problems if p.kind in ("syntax", "encoding", "too-large", "symlink")}
@@ -126,6 +162,7 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
         print(
             f"{counts['stories']} stories: {counts['rendered']} rendered, {counts['passed']} passed, "
             f"{counts['failed']} failed, {counts['errors']} errors"
+            + (f"; {counts['plays']} plays run, {counts['plays_unchecked']} unchecked" if args.play else "")
         )
     return EXIT_OK if counts["failed"] == 0 and counts["errors"] == 0 else EXIT_FAILED
 
@@ -252,9 +289,10 @@ def build_parser() -> argparse.ArgumentParser:
         "holds (the roles, names and states of the reference story's rendered accessibility tree: by "
         "default the story itself, so a story that renders passes its own; with --reference, another "
         "file's story of the same export name, as the evaluation checks an agent's answer) and the "
-        "accessibility rules pass. A story's `play` function is read, never run: Plaited's own test "
-        "runner executes it. Exit status: 0 when every story passes, 1 when one fails or does not "
-        "render, 2 for bad input.",
+        "accessibility rules pass. With --play, its `play` function also runs against the rendered page, "
+        "as Plaited's test runner runs it, and a failed assert fails the story; a play that fires an event "
+        "or reads what a static page cannot answer stops unchecked (reported, not a failure). Exit status: "
+        "0 when every story passes, 1 when one fails or does not render, 2 for bad input.",
     )
     story_test.add_argument("path", metavar="FILE|DIR", help="a *.stories.tsx file, or a folder of them")
     story_test.add_argument("--export", help="only this story export (default: every story in the file)")
@@ -266,6 +304,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["python", "browser"],
         default="python",
         help="python (embedded) or browser (headless Chromium + axe-core)",
+    )
+    story_test.add_argument(
+        "--play",
+        action="store_true",
+        help="also run each story's `play` asserts on its rendered page (findByAttribute, findByText, assert)",
     )
     story_test.add_argument("--root", help="root for relative imports (default: DIR, or the FILE's directory)")
     story_test.add_argument(
