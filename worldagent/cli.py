@@ -142,14 +142,8 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
             for error in result.errors:
                 print(f"  {error}")
             if play is not None:
-                verdict = (
-                    f"failed: {play.failure}"
-                    if play.failure
-                    else f"unchecked: {play.unchecked}"
-                    if play.unchecked
-                    else "passed"
-                )
-                print(f"  play: {play.asserts_passed} assert{'' if play.asserts_passed == 1 else 's'} held; {verdict}")
+                held = f"{play.asserts_passed} assert{'' if play.asserts_passed == 1 else 's'} held"
+                print(f"  play: {held}; {play.verdict}")
     # Files that could not be read or parsed hold stories nobody can run: they count as errors.
     unreadable = len(
         {p.location.file for p in discovery.problems if p.kind in ("syntax", "encoding", "too-large", "symlink")}

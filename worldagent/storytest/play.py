@@ -48,6 +48,13 @@ class PlayResult:
     def passed(self) -> bool:
         return self.failure is None
 
+    @property
+    def verdict(self) -> str:
+        """``passed``, ``failed: <the assert>`` or ``unchecked: <why>``."""
+        if self.failure is not None:
+            return f"failed: {self.failure}"
+        return "passed" if self.unchecked is None else f"unchecked: {self.unchecked}"
+
 
 class _Stop(Exception):
     """Ends the play: ``failure`` for a failed assert, else an ``unchecked`` reason."""
