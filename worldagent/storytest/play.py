@@ -11,7 +11,8 @@ The page is static: nothing runs a template's behaviour. So a play that fires an
 failure. The element properties modelled are the ones a browser gives for the static markup
 (``disabled`` only on form controls, ``select.value`` its selected option, ``textContent`` every
 descendant's text). ``querySelector``/``querySelectorAll`` take tag, ``#id``, ``.class``,
-``[attr]``, ``[attr=value]``, ``:first-child`` and ``:last-child`` compounds joined by spaces.
+``[attr]``, ``[attr=value]``, ``:first-child``, ``:last-child`` and ``:not(...)`` of those, in
+compounds joined by spaces.
 ``accessibilityCheck`` does nothing here: the story test runs its accessibility rules on every page.
 
 Read only by the ``worldagent story-test --play`` command, never by a pipeline stage.
@@ -259,41 +260,47 @@ def _element_object(el: Element, page: _Page) -> dict[str, Any]:
     return obj
 
 
-# ``li``, ``#id``, ``.class``, ``[attr]``, ``[attr=value]``, ``:first-child``, ``:last-child``
+# ``li``, ``#id``, ``.class``, ``[attr]``, ``[attr=value]``, ``:first-child``, ``:last-child``, ``:not(<those>)``
 _SIMPLE = re.compile(
-    r"([a-zA-Z][\w-]*)|#([\w-]+)|\.([\w-]+)|\[([\w-]+)(?:=(?:\"([^\"]*)\"|'([^']*)'|([\w-]+)))?\]|:(first-child|last-child)"
+    r"([a-zA-Z][\w-]*)|#([\w-]+)|\.([\w-]+)|\[([\w-]+)(?:=(?:\"([^\"]*)\"|'([^']*)'|([\w-]+)))?\]"
+    r"|:(first-child|last-child)|:not\(([^()\s]+)\)"
 )
-
 
 _Simple = tuple[str, str, str | None]  # (kind, name, value): ("tag", "li", None), ("attr", "role", "tab") ...
 _Compound = list[_Simple]
 
 
 def _compile(selector: str) -> list[_Compound]:
-    compounds: list[_Compound] = []
-    for part in selector.split():
-        compound: _Compound = []
-        position = 0
-        while position < len(part):
-            m = _SIMPLE.match(part, position)
-            if m is None:
-                return _unchecked(f"querySelector: the selector {selector!r} is beyond what this runner models")
-            tag, id_, cls, attr, v1, v2, v3, pseudo = m.groups()
-            if tag:
-                compound.append(("tag", tag.lower(), None))
-            elif id_:
-                compound.append(("attr", "id", id_))
-            elif cls:
-                compound.append(("class", cls, None))
-            elif attr:
-                compound.append(("attr", attr.lower(), next((v for v in (v1, v2, v3) if v is not None), None)))
-            else:
-                compound.append(("pseudo", pseudo, None))
-            position = m.end()
-        compounds.append(compound)
+    compounds = [_compound(part, selector) for part in selector.split()]
     if not compounds:
         return _unchecked("querySelector: an empty selector")
     return compounds
+
+
+def _compound(part: str, selector: str) -> _Compound:
+    """One compound (``li.pick:last-child``) of ``selector`` as its simple selectors."""
+    compound: _Compound = []
+    position = 0
+    while position < len(part):
+        m = _SIMPLE.match(part, position)
+        if m is None:
+            return _unchecked(f"querySelector: the selector {selector!r} is beyond what this runner models")
+        tag, id_, cls, attr, v1, v2, v3, pseudo, negated = m.groups()
+        if tag:
+            compound.append(("tag", tag.lower(), None))
+        elif id_:
+            compound.append(("attr", "id", id_))
+        elif cls:
+            compound.append(("class", cls, None))
+        elif attr:
+            compound.append(("attr", attr.lower(), next((v for v in (v1, v2, v3) if v is not None), None)))
+        elif pseudo:
+            compound.append(("pseudo", pseudo, None))
+        else:
+            _compound(negated, selector)  # checked now, so a selector beyond the model stops before matching
+            compound.append(("not", negated, None))
+        position = m.end()
+    return compound
 
 
 def _simple_matches(el: Element, simple: _Simple) -> bool:
@@ -304,6 +311,8 @@ def _simple_matches(el: Element, simple: _Simple) -> bool:
         return name in el.attrs.get("class", "").split()
     if kind == "attr":
         return name in el.attrs and (value is None or el.attrs[name] == value)
+    if kind == "not":
+        return not all(_simple_matches(el, inner) for inner in _compound(name, name))
     return _is_edge_child(el, last=name == "last-child")
 
 
