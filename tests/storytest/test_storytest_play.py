@@ -29,6 +29,10 @@ const Form = () => (
       <option value='s'>Small</option>
       <option value='m' selected>Medium</option>
     </select>
+    <select id='pace' aria-label='Pace'>
+      <option value='slow'>Slow</option>
+      <option value='fast'>Fast</option>
+    </select>
     <button type='button' disabled data-testid='save'>Save</button>
     <div id='note' aria-live='polite'>Saved</div>
   </form>
@@ -68,6 +72,10 @@ def test_asserts_on_what_the_static_page_answers_hold(tmp_path: Path) -> None:
     assert({ given: 'an email field', should: 'be required', actual: email?.required, expected: true })
     assert({ given: 'an email field', should: 'hint', actual: email?.placeholder, expected: 'you@example.com' })
     assert({ given: 'a size choice', should: 'read Medium', actual: size?.value, expected: 'm' })
+    assert({ given: 'Medium chosen', should: 'not select Small', actual: size?.querySelector('option')?.selected, expected: false })
+    const pace = await findByAttribute('id', 'pace')
+    assert({ given: 'nothing marked', should: 'read the first option', actual: pace?.value, expected: 'slow' })
+    assert({ given: 'nothing marked', should: 'select the first option', actual: pace?.querySelector('option')?.selected, expected: true })
     assert({ given: 'three items', should: 'list three', actual: form?.querySelectorAll('ul li').length, expected: 3 })
     assert({ given: 'a list', should: 'end with Gamma', actual: form?.querySelector('li:last-child')?.textContent, expected: 'Gamma' })
     assert({ given: 'a class', should: 'find Beta', actual: form?.querySelector('li.pick')?.textContent, expected: 'Beta' })
@@ -81,7 +89,7 @@ def test_asserts_on_what_the_static_page_answers_hold(tmp_path: Path) -> None:
 """,
     )
     assert result is not None
-    assert (result.asserts_passed, result.failure, result.unchecked) == (15, None, None)
+    assert (result.asserts_passed, result.failure, result.unchecked) == (18, None, None)
     assert result.passed
 
 

@@ -197,6 +197,15 @@ class _Page:
         return cached
 
 
+def _chosen_option(select: Element) -> Element | None:
+    """The option a browser shows selected: the first marked ``selected``, else (one-choice lists) the first."""
+    options = [o for o in iter_elements(select) if o.tag == "option"]
+    marked = next((o for o in options if "selected" in o.attrs), None)
+    if marked is not None or "multiple" in select.attrs:
+        return marked
+    return options[0] if options else None
+
+
 def _first_text_parent(node: Element, wanted: str) -> Element | None:
     for child in node.children:
         if isinstance(child, str):
@@ -246,11 +255,11 @@ def _element_object(el: Element, page: _Page) -> dict[str, Any]:
     elif tag == "textarea":
         obj["value"] = text_content(el)
     elif tag == "select":
-        options = [o for o in iter_elements(el) if o.tag == "option"]
-        chosen = next((o for o in options if "selected" in o.attrs), options[0] if options else None)
+        chosen = _chosen_option(el)
         obj["value"] = "" if chosen is None else chosen.attrs.get("value", text_content(chosen).strip())
     elif tag == "option":
-        obj["selected"] = "selected" in attrs
+        select = next((a for a in el.ancestors() if a.tag == "select"), None)
+        obj["selected"] = "selected" in attrs or (select is not None and _chosen_option(select) is el)
         obj["value"] = attrs.get("value", text_content(el).strip())
     elif tag == "button":
         obj["type"] = attrs.get("type", "submit").lower()
