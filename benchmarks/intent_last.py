@@ -160,25 +160,42 @@ def words_outside_intent(intent: str, answer: str) -> bool | None:
     return all(phrase in body for phrase in phrases)
 
 
-def paired(baseline: Path, measured: Path, name: str = "intent_last") -> dict[str, Any]:
-    """The measured SFT (labelled ``name``) against the ``baseline`` SFT (labelled ``baseline``: the
-    committed one, or another seed's) on the intents both scored (measured − baseline)."""
-    before, after = _per_intent(baseline), _per_intent(measured)
+def paired_scores(
+    before: Mapping[str, IntentResult], after: Mapping[str, IntentResult], name: str, what: str
+) -> tuple[list[str], dict[str, Any]]:
+    """The intents both sides scored, and ``after`` (labelled ``name``) against ``before`` (labelled
+    ``baseline``) on them: means, stories passed and paired bootstrap differences (after − before).
+    No intent in common is an error naming ``what`` was paired."""
     ids = sorted(set(before) & set(after))
     if not ids:
-        raise InputError(f"{measured}: no intent in common with {baseline}")
-    rewards = ([after[i][0].reward for i in ids], [before[i][0].reward for i in ids])
-    stories = ([float(after[i][0].story_passed) for i in ids], [float(before[i][0].story_passed) for i in ids])
-    outside = {
-        label: [words_outside_intent(rows[i][0].intent, rows[i][1]) for i in ids]
-        for label, rows in (("baseline", before), (name, after))
-    }
-    return {
+        raise InputError(f"{what}: no intent in common")
+    rewards = ([after[i].reward for i in ids], [before[i].reward for i in ids])
+    stories = ([float(after[i].story_passed) for i in ids], [float(before[i].story_passed) for i in ids])
+    return ids, {
         "intents": len(ids),
         "mean_reward": {"baseline": sum(rewards[1]) / len(ids), name: sum(rewards[0]) / len(ids)},
         "stories_passed": {"baseline": int(sum(stories[1])), name: int(sum(stories[0]))},
         "reward_diff": bootstrap_diff(*rewards, seed=1234),
         "story_diff": bootstrap_diff(*stories, seed=1234),
+    }
+
+
+def paired(baseline: Path, measured: Path, name: str = "intent_last") -> dict[str, Any]:
+    """The measured SFT (labelled ``name``) against the ``baseline`` SFT (labelled ``baseline``: the
+    committed one, or another seed's) on the intents both scored (measured − baseline)."""
+    before, after = _per_intent(baseline), _per_intent(measured)
+    ids, result = paired_scores(
+        {i: r for i, (r, _) in before.items()},
+        {i: r for i, (r, _) in after.items()},
+        name,
+        f"{measured} and {baseline}",
+    )
+    outside = {
+        label: [words_outside_intent(rows[i][0].intent, rows[i][1]) for i in ids]
+        for label, rows in (("baseline", before), (name, after))
+    }
+    return {
+        **result,
         "quoting_intents": sum(flag is not None for flag in outside["baseline"]),
         "quoted_words_outside_intent_line": {
             label: sum(bool(flag) for flag in flags) for label, flags in outside.items()
@@ -202,10 +219,27 @@ def sft_and_paired(
     stories: Path = STORIES,
     stories_dir: Path = STORIES_DIR,
 ) -> dict[str, Any]:
-    """Train SFT on ``trajectories`` with the stage's own command and params, evaluate it on
-    ``eval_trajectories`` (their stories in ``stories`` and ``stories_dir``) with
-    ``tasks.evaluate_sft``, and pair it (labelled ``name``) with the ``baseline`` SFT evaluation (the
-    committed one by default); everything under ``out``, the pairing also in ``out/result.json``."""
+    """Train SFT on ``trajectories`` and evaluate it (:func:`train_and_evaluate`), and pair it
+    (labelled ``name``) with the ``baseline`` SFT evaluation (the committed one by default);
+    everything under ``out``, the pairing also in ``out/result.json``."""
+    eval_report = train_and_evaluate(params, out, trajectories, eval_trajectories, stories, stories_dir)
+    result = paired(baseline, eval_report, name)
+    atomic_write_text(out / "result.json", pretty_json(result))
+    print(pretty_json(result), end="")
+    return result
+
+
+def train_and_evaluate(
+    params: Path,
+    out: Path,
+    trajectories: Path,
+    eval_trajectories: Path,
+    stories: Path = STORIES,
+    stories_dir: Path = STORIES_DIR,
+) -> Path:
+    """Train SFT on ``trajectories`` with the stage's own command and params into ``out/sft``,
+    evaluate it on ``eval_trajectories`` (their stories in ``stories`` and ``stories_dir``) with
+    ``tasks.evaluate_sft``; the evaluation file written (``out/sft-eval.json``)."""
     adapter, eval_report = out / "sft", out / "sft-eval.json"
     common = ["--params", str(params), "--base", str(MODELS / "base")]
     run_module(
@@ -217,10 +251,7 @@ def sft_and_paired(
         + ["--stories-dir", str(stories_dir), "--adapter", str(adapter), "--out", str(eval_report)]
         + ["--speed", str(out / "sft-speed.json")]
     )
-    result = paired(baseline, eval_report, name)
-    atomic_write_text(out / "result.json", pretty_json(result))
-    print(pretty_json(result), end="")
-    return result
+    return eval_report
 
 
 def seeded_params(params: Path, seed: int | None, out: Path) -> Path:
