@@ -11,7 +11,7 @@ stage's command and params (the same steps, so each row is seen more often), eva
 held-out intents with ``tasks.evaluate_sft`` and pairs it with the committed run's SFT rows of
 ``reports/world_agent/eval_intents.jsonl`` (git's, so a machine that never ran the DAG can pair).
 
-    python -m benchmarks.learning_curve --share 0.5 --out tmp/half-stories        # ~1 h 10 min here
+    python -m benchmarks.learning_curve --share 0.5 --out tmp/half-stories        # ~2 h 10 min here
     python -m benchmarks.learning_curve --share 0.5 --out tmp/half-stories --data-only
 """
 
