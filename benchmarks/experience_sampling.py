@@ -1,7 +1,7 @@
 """Experience-loop sampling speed and signal: N training intents x K constrained samples, scored.
 
 What the ``experience`` stage (and GRPO's probe) spends before any training: group sampling with
-the calls-only tool-call constraint through :func:`worldagent.policy.experience_loop.sample_groups`
+the calls-only tool-call constraint through :func:`worldagent.world_agent.experience_loop.sample_groups`
 (batched KV-cache generation, ``num_return_sequences`` = K), then the story-test reward through the
 b-thread constraints. Prompts: the first single-turn rows of the training trajectories (the stage's
 own choice). Model: a converted base directory (``--base``, e.g. /tmp/bases/smollm2), optionally
@@ -31,9 +31,9 @@ def measure(
 ) -> dict[str, Any]:
     import torch
 
-    from worldagent.policy.experience_loop import prompt_rows, sample_groups, score_groups, variance_summary
-    from worldagent.policy.rewards import StoryTestReward
-    from worldagent.policy.rollout import GenerationStats
+    from worldagent.lm.rollout import GenerationStats
+    from worldagent.world_agent.experience_loop import prompt_rows, sample_groups, score_groups, variance_summary
+    from worldagent.world_agent.rewards import StoryTestReward
 
     torch.set_num_threads(1)
     rows = prompt_rows(TRAJECTORIES, prompts)
@@ -43,7 +43,7 @@ def measure(
         model, tokenizer = tiny_model([row["prompt"] for row in rows])
         model.eval()
     else:
-        from worldagent.policy.load import load_policy
+        from worldagent.lm.load import load_policy
 
         model, tokenizer = load_policy(base, adapter, device="cpu")
     lengths = [

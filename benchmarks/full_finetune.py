@@ -39,10 +39,10 @@ def full_finetune(
     from datasets import Dataset
     from trl import SFTTrainer
 
-    from worldagent.policy.base import BASE_JSON
-    from worldagent.policy.device import resolve_dtype, select_device
-    from worldagent.policy.sft import sft_config, sft_rows
-    from worldagent.policy.training import load_training_model
+    from worldagent.lm.base import BASE_JSON
+    from worldagent.lm.device import resolve_dtype, select_device
+    from worldagent.lm.training import load_training_model
+    from worldagent.world_agent.sft import sft_config, sft_rows
 
     device = device or select_device()
     autocast = resolve_dtype(params.model.dtype, device) is torch.bfloat16
@@ -96,9 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{model_dir}: trained already; evaluating it")
     else:
         print(pretty_json(full_finetune(params, args.base, args.trajectories, model_dir, args.learning_rate)), end="")
-    from worldagent.evaluation.evaluate import load_eval_rows
     from worldagent.evaluation.model_eval import write_model_eval
-    from worldagent.evaluation.stages.evaluate_model import default_loader, evaluate_model, make_scorer
+    from worldagent.world_agent.evaluate import load_eval_rows
+    from worldagent.world_agent.stages.evaluate_model import default_loader, evaluate_model, make_scorer
 
     # decoded as the sft stage's model is (its budget, own check and retries): a full model, no adapter
     dtype = params.evaluate.decode_dtype(params.model.dtype)

@@ -37,10 +37,10 @@ STORIES = Path("data/stories")
 
 def story_prompts(count: int, offset: int = 0) -> list[list[dict[str, str]]]:
     """The single-turn prompts the generate stage would build for the first stories (by id)."""
-    from worldagent.policy.prompts import prompt_messages
-    from worldagent.policy.solution import module_exports, reference_solution
     from worldagent.stories.discover import discover_stories
     from worldagent.tools.registry import tool_schemas
+    from worldagent.world_agent.prompts import prompt_messages
+    from worldagent.world_agent.solution import module_exports, reference_solution
 
     records = sorted(discover_stories([STORIES], root=STORIES).stories, key=lambda r: r.id)[offset : offset + count]
     prompts = []
@@ -59,8 +59,8 @@ def story_prompts(count: int, offset: int = 0) -> list[list[dict[str, str]]]:
 
 def tiny_model(prompts: list[list[dict[str, str]]]) -> tuple[Any, Any]:
     from worldagent.config import TinyModelParams
-    from worldagent.policy.base import build_tiny_model
-    from worldagent.policy.tokenizer import train_tokenizer
+    from worldagent.lm.base import build_tiny_model
+    from worldagent.lm.tokenizer import train_tokenizer
 
     texts = [m["content"] for prompt in prompts for m in prompt]
     tokenizer = train_tokenizer(texts, TinyModelParams().vocab_size)
@@ -71,8 +71,8 @@ def measure(
     model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int, constrained: str = ""
 ) -> dict[str, Any]:
     """``constrained``: "" (free), "calls" (well-formed calls, free text around) or "calls-only"."""
-    from worldagent.policy.constrained import tool_call_processor_factory
-    from worldagent.policy.rollout import GenerationStats, SamplingConfig, generate_batched
+    from worldagent.lm.constrained import tool_call_processor_factory
+    from worldagent.lm.rollout import GenerationStats, SamplingConfig, generate_batched
     from worldagent.tools.callformat import parse_calls
     from worldagent.tools.registry import tool_schemas
 
@@ -107,7 +107,7 @@ def measure(
 def decode_timings(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int) -> dict[str, Any]:
     """Greedy batched generation of ``new_tokens`` and of 1 token: the prefill's seconds and a decode
     step's, and the answers (token ids)."""
-    from worldagent.policy.rollout import GenerationStats, SamplingConfig, generate_batched
+    from worldagent.lm.rollout import GenerationStats, SamplingConfig, generate_batched
 
     seconds, answers = [], []
     for tokens in (1, new_tokens):
@@ -132,7 +132,7 @@ def cache_comparison(model: Any, tokenizer: Any, prompts: list, new_tokens: int,
 
     from transformers import DynamicCache
 
-    from worldagent.policy import rollout
+    from worldagent.lm import rollout
 
     current = decode_timings(model, tokenizer, prompts, new_tokens, batch_size)
     with (
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         model, tokenizer = tiny_model(prompts)
         results.append(run("tiny (random init)", model, tokenizer, prompts, args))
     if args.base is not None:
-        from worldagent.policy.base import load_base
+        from worldagent.lm.base import load_base
 
         model, tokenizer = load_base(args.base, device="cpu", dtype=args.dtype)
         results.append(run(str(args.base), model, tokenizer, prompts, args))

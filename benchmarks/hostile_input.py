@@ -24,7 +24,7 @@ MAX_PEAK_MB = 600.0  # the process as a whole: Python, FastAPI, SQLAlchemy and t
 
 def _constraints() -> Any:
     from worldagent.behavioral import AgentConstraints
-    from worldagent.policy.environment import content_checks
+    from worldagent.world_agent.environment import content_checks
 
     return AgentConstraints(known_tools=["writeTemplate"], path_allowed=lambda _path: True, checks=content_checks())
 
@@ -167,12 +167,12 @@ def run_case(name: str) -> dict[str, object]:
     # Imports are not the case's cost: load what the cases use before the clock starts.
     import fastapi.testclient  # noqa: F401
 
-    import worldagent.policy.environment  # noqa: F401
     import worldagent.registry.api  # noqa: F401
     import worldagent.specialists.api  # noqa: F401
     import worldagent.specialists.service  # noqa: F401
     import worldagent.specialists.trainer  # noqa: F401
     import worldagent.tools.callformat  # noqa: F401
+    import worldagent.world_agent.environment  # noqa: F401
 
     started = time.perf_counter()
     outcome = case()

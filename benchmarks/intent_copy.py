@@ -31,11 +31,11 @@ from benchmarks.paths import EVAL_TRAJECTORIES, MODELS, STORIES, STORIES_DIR
 from worldagent.config import load_params
 from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.compare import bootstrap_diff
-from worldagent.evaluation.evaluate import select_eval_rows
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
-from worldagent.evaluation.policies import evaluation_policy
-from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.io import read_jsonl
+from worldagent.world_agent.evaluate import select_eval_rows
+from worldagent.world_agent.policies import evaluation_policy
+from worldagent.world_agent.stages import evaluate_model as evaluate_stage
 
 QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
 WORD = re.compile(r"[A-Za-z0-9][\w.+%-]*")
@@ -100,7 +100,7 @@ def parse_setting(text: str) -> Setting:
 class IntentCopyBias:
     """A transformers ``LogitsProcessor``: raises the tokens that start or continue one of the row's
     intent phrases. Each row's phrases are found on the first call from its prompt (``lookup``);
-    ``select_rows`` follows the rows :func:`worldagent.policy.rollout.decode_batch` keeps."""
+    ``select_rows`` follows the rows :func:`worldagent.lm.rollout.decode_batch` keeps."""
 
     def __init__(
         self, prompt_width: int, lookup: Callable[[list[int]], list[tuple[int, ...]]], setting: Setting

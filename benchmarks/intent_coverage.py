@@ -5,7 +5,7 @@
 
 A story test asserts every accessible name in the reference story's accessibility tree. An intent
 *determines* its test when every word of each asserted name and description is a word of the intent
-or of a file the task gives (the held-out rule, :mod:`worldagent.policy.heldout`, which generate
+or of a file the task gives (the held-out rule, :mod:`worldagent.world_agent.heldout`, which generate
 applies to every eval story); otherwise a model passes only by guessing the name the reference happened to use ("Dismiss
 cookie notice" for "a labelled close button"). Printed: how
 many held-out intents determine their test, the names the others leave open, and each evaluated
@@ -23,11 +23,11 @@ from typing import Any
 
 from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, STORIES_DIR
 from worldagent.evaluation.eval_files import read_eval_report
-from worldagent.evaluation.evaluate import load_eval_rows
 from worldagent.evaluation.metrics import EvalReport, summarize
 from worldagent.io import read_jsonl
-from worldagent.policy.heldout import unstated_names
 from worldagent.storytest.runner import reference_assertions
+from worldagent.world_agent.evaluate import load_eval_rows
+from worldagent.world_agent.heldout import unstated_names
 
 EVAL_SUMMARY = Path("reports/world_agent/eval.json")
 EVAL_INTENTS = Path("reports/world_agent/eval_intents.jsonl")

@@ -243,7 +243,7 @@ def train_and_evaluate(
     adapter, eval_report = out / "sft", out / "sft-eval.json"
     common = ["--params", str(params), "--base", str(MODELS / "base")]
     run_module(
-        ["tasks.sft", *common, "--trajectories", str(trajectories), "--out", str(adapter)]
+        ["worldagent.world_agent.stages.sft", *common, "--trajectories", str(trajectories), "--out", str(adapter)]
         + ["--metrics", str(out / "sft-metrics.json"), "--curves", str(out / "sft-curves.json")]
     )
     run_module(

@@ -3,7 +3,7 @@
 The sft stage's own trainer (``build_sft_trainer`` on models/world_agent/base and the first rows of
 trajectories.jsonl, the profile's dtype and LoRA) computes the loss of the same rows twice, once as
 trl 1.16 does on a CPU (every position projected through the LM head, the prompt's zeroed after)
-and once as the stages do (``worldagent.policy.training.score_labelled_positions_only``: the answer's
+and once as the stages do (``worldagent.lm.training.score_labelled_positions_only``: the answer's
 positions alone). Runs alternate so that background load touches both alike; the medians are
 compared, and the largest loss difference shows that only the time changed.
 
@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from worldagent.config import load_params
-    from worldagent.policy.sft import build_sft_trainer
-    from worldagent.policy.training import score_labelled_positions_only
+    from worldagent.lm.training import score_labelled_positions_only
+    from worldagent.world_agent.sft import build_sft_trainer
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="loss-positions-") as scratch:

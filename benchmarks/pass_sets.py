@@ -7,7 +7,7 @@ file's passes, the stories every file passes and those at least one passes, and 
 each story. The union is a ceiling: an agent holding every one of those models, and told which
 answer passes the hidden test, would pass that many. With ``--own-check`` (minutes: every answer's
 story is run again) the agent is told nothing: it keeps, per intent, the answer its ranked own check
-(:func:`~worldagent.evaluation.self_check.tiered_check`) places highest, the first file's on a tie;
+(:func:`~worldagent.world_agent.self_check.tiered_check`) places highest, the first file's on a tie;
 ``--agreement`` breaks that tie by agreement instead (minimum Bayes risk, self-consistency): among
 the answers of the top rank, the one whose text is most like all the others'.
 
@@ -31,7 +31,7 @@ from benchmarks.seeds import own_check_choice
 from worldagent.config import load_params
 from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.model_eval import EvalRow, read_model_eval
-from worldagent.evaluation.self_check import Level
+from worldagent.world_agent.self_check import Level
 
 
 def first_row(path: Path) -> EvalRow:
@@ -118,9 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     same_intents(rows)
     print("\n".join(table(rows)))
     if args.own_check:
-        from worldagent.evaluation.evaluate import load_eval_rows
-        from worldagent.evaluation.self_check import tiered_check
-        from worldagent.evaluation.stages.evaluate_model import make_scorer
+        from worldagent.world_agent.evaluate import load_eval_rows
+        from worldagent.world_agent.self_check import tiered_check
+        from worldagent.world_agent.stages.evaluate_model import make_scorer
 
         params = load_params(args.params)
         ids = [result.id for result in next(iter(rows.values())).per_intent]

@@ -8,7 +8,7 @@ adapter (the way the evaluation loads it):
 - **padded**: the batch as one left-padded block through the model (every pad token computed,
   attention through a padding mask), the way ``decode_batch`` prefilled before and still prefills a
   cache it cannot write row by row (here transformers' ``DynamicCache``);
-- **row by row**: :func:`worldagent.policy.rollout.prefill_rows`, each prompt on its own without
+- **row by row**: :func:`worldagent.lm.rollout.prefill_rows`, each prompt on its own without
   padding, the prefix all of them share (the system prompt) prefilled once;
 
 and the largest difference between the two's last-token logits, then a greedy decode step at the
@@ -32,7 +32,7 @@ from benchmarks.paths import EVAL_TRAJECTORIES, MODELS
 
 def held_out_prompts(path: Path, count: int) -> list[list[dict[str, Any]]]:
     """The first ``count`` prompts of the eval split, as the evaluation asks them."""
-    from worldagent.evaluation.evaluate import load_eval_rows, prompts_of
+    from worldagent.world_agent.evaluate import load_eval_rows, prompts_of
 
     return prompts_of(load_eval_rows(path, count))
 
@@ -66,7 +66,7 @@ def measure(model: Any, tokenizer: Any, prompts: list[list[dict[str, Any]]], ste
     import torch
     from transformers import DynamicCache
 
-    from worldagent.policy.rollout import (
+    from worldagent.lm.rollout import (
         encode_prompt,
         left_pad,
         pad_token_id,
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from worldagent.policy.load import load_policy
+    from worldagent.lm.load import load_policy
 
     torch.set_num_threads(args.threads)
     adapter = None if str(args.adapter) == "none" else args.adapter

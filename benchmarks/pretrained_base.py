@@ -1,7 +1,7 @@
 """Packaged pretrained base: conversion cost and plain generation speed on CPU.
 
 Converts a packaged GGUF base (``smollm2-135m`` by default) into a transformers directory with
-:func:`worldagent.policy.pretrained.build_packaged_base` (wall time and peak resident memory of the
+:func:`worldagent.lm.pretrained.build_packaged_base` (wall time and peak resident memory of the
 converting process), then loads the directory and measures plain ``model.generate`` (greedy, one
 prompt, KV cache on) in new tokens per second with 1 and with 2 torch threads.
 
@@ -58,8 +58,8 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    from worldagent.policy.base import load_base
-    from worldagent.policy.pretrained import build_packaged_base
+    from worldagent.lm.base import load_base
+    from worldagent.lm.pretrained import build_packaged_base
 
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory(prefix="bench-base-") as scratch:

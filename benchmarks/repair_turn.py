@@ -41,13 +41,13 @@ from benchmarks.self_check_intent import (
 from worldagent.config import Params, load_params
 from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
-from worldagent.evaluation.evaluate import Scorer, load_eval_rows, prompts_of
 from worldagent.evaluation.model_eval import read_model_eval
-from worldagent.evaluation.policies import Prompt
-from worldagent.evaluation.self_check import row_check
-from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.io import read_jsonl
-from worldagent.policy.relabel import RELABEL_SUFFIX, is_original_single_turn, is_relabelled
+from worldagent.world_agent.evaluate import Scorer, load_eval_rows, prompts_of
+from worldagent.world_agent.policies import Prompt
+from worldagent.world_agent.relabel import RELABEL_SUFFIX, is_original_single_turn, is_relabelled
+from worldagent.world_agent.self_check import row_check
+from worldagent.world_agent.stages import evaluate_model as evaluate_stage
 
 
 def _answer(row: Mapping[str, Any]) -> str:
@@ -124,7 +124,7 @@ def repair_params(params: Params, steps: int, max_length: int) -> Params:
 
 def train_repair(params: Params, stage: str, rows: list[dict[str, Any]], out: Path) -> dict[str, Any]:
     """A new LoRA on ``stage``'s merged model over ``rows`` (the experience loop's trainer)."""
-    from worldagent.policy.experience_loop import train_experience_adapter
+    from worldagent.world_agent.experience_loop import train_experience_adapter
 
     return train_experience_adapter(params, MODELS / "base", MODELS / stage, rows, out)
 

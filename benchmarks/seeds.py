@@ -24,7 +24,7 @@ samples the next intents into the same store, and the evaluation reads the last 
 Under the table, the intents every run of the stage passes and those at least one passes. With
 ``--own-check`` (minutes: every kept answer's story is run again), an agent holding all those runs'
 models answers each intent with the answer its ranked own check
-(:func:`~worldagent.evaluation.self_check.tiered_check`) places highest, the committed run's on a
+(:func:`~worldagent.world_agent.self_check.tiered_check`) places highest, the committed run's on a
 tie: its passes, and the intents where every answer reached the top rank.
 docs/profiles.md ("Seeds", "Levers measured and left out") records the figures.
 """
@@ -49,15 +49,15 @@ from benchmarks.stages import stage_command as dvc_command
 from worldagent.config import Params, load_params
 from worldagent.errors import InputError, RunError, clean_errors
 from worldagent.evaluation.compare import STEP_CHAIN, TRAINED_STAGES, bootstrap_diff
-from worldagent.evaluation.evaluate import load_eval_rows
 from worldagent.evaluation.model_eval import EvalRow, read_model_eval
-from worldagent.evaluation.self_check import SHOWN, Level, tiered_check
-from worldagent.evaluation.stages.evaluate_model import make_scorer
+from worldagent.lm.device import THREADS_ENV
 from worldagent.pipeline.table import Pipeline, Stage, interpolate
 from worldagent.pipeline.world_agent import PIPELINE
-from worldagent.policy.device import THREADS_ENV
-from worldagent.policy.experience import read_store, write_store
 from worldagent.profiles import assign
+from worldagent.world_agent.evaluate import load_eval_rows
+from worldagent.world_agent.experience import read_store, write_store
+from worldagent.world_agent.self_check import SHOWN, Level, tiered_check
+from worldagent.world_agent.stages.evaluate_model import make_scorer
 
 Override = tuple[str, Any]  # a dotted params.yaml key and its new value
 

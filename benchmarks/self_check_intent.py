@@ -6,7 +6,7 @@
     python -m benchmarks.self_check_intent --rerun sft --tiered --out tmp/sft-tiered.json  # (~12 min)
 
 The evaluation answers again while an answer fails the agent's own check
-(``worldagent.evaluation.self_check``: it renders and passes the accessibility and pattern rules).
+(``worldagent.world_agent.self_check``: it renders and passes the accessibility and pattern rules).
 Most held-out intents also quote the user's own words (``a submit control reading "Create
 account"``), and an answer that renders other words passes that check and fails the hidden story
 test. The agent is given the intent, so asking its page to show every quoted phrase is still its own
@@ -21,7 +21,7 @@ passes and the hidden test fails (what the stricter check should catch), and ans
 test passes (what it should leave alone). ``--rerun STAGE`` evaluates one trained stage as its
 evaluate stage does, the stricter check choosing which answers to retry, and prints its story pass
 rate and mean reward next to the stage's own evaluation. With ``--tiered`` the two checks are ranks
-(:class:`~worldagent.evaluation.self_check.TieredSelfCheckingPolicy`, as the evaluation ranks them):
+(:class:`~worldagent.world_agent.self_check.TieredSelfCheckingPolicy`, as the evaluation ranks them):
 an answer that shows the quoted words is kept, else the first that passes the own check, else the
 first answer; with ``--attempts N`` or ``--adapter DIR`` that measures more retries or another
 adapter trained as the stage. ``--feedback STAGE`` takes the stage's kept
@@ -46,11 +46,11 @@ from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, MODELS, STORIES, STORI
 from worldagent.config import Params, load_params
 from worldagent.errors import clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
-from worldagent.evaluation.evaluate import Scorer, load_eval_rows, prompts_of
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, read_model_eval, write_model_eval
-from worldagent.evaluation.policies import Policy, Prompt, evaluation_policy
-from worldagent.evaluation.self_check import quoted_check, quoted_phrases, row_check
-from worldagent.evaluation.stages import evaluate_model as evaluate_stage
+from worldagent.world_agent.evaluate import Scorer, load_eval_rows, prompts_of
+from worldagent.world_agent.policies import Policy, Prompt, evaluation_policy
+from worldagent.world_agent.self_check import quoted_check, quoted_phrases, row_check
+from worldagent.world_agent.stages import evaluate_model as evaluate_stage
 
 REPLAYED = ("nearest", *TRAINED_STAGES)
 

@@ -13,7 +13,7 @@ that ever set it. Only the training stories are read (``stories.jsonl`` less the
 
 By default this prints the cues and how well they predict the held-out stories' own states (true
 and false predictions). ``--rerun STAGE`` evaluates a trained stage as its evaluate stage does with
-a third rank above the evaluation's two (:func:`~worldagent.evaluation.self_check.tiered_check`):
+a third rank above the evaluation's two (:func:`~worldagent.world_agent.self_check.tiered_check`):
 the page also has every predicted state true on some element, so the answers that lack one are
 answered again; it prints the pass rate next to the stage's own evaluation, paired.
 """
@@ -34,14 +34,14 @@ from benchmarks.paths import EVAL_DIR, EVAL_TRAJECTORIES, MODELS, STORIES, STORI
 from benchmarks.state_wording import split_stories, states_set
 from worldagent.config import Params, load_params
 from worldagent.errors import clean_errors
-from worldagent.evaluation import self_check
 from worldagent.evaluation.compare import TRAINED_STAGES
-from worldagent.evaluation.evaluate import Scorer, load_eval_rows
 from worldagent.evaluation.model_eval import ModelEvalFile, read_model_eval, write_model_eval
-from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.storytest.axtree import accessibility_tree
 from worldagent.storytest.result import StoryResult
 from worldagent.storytest.runner import StoryRunner
+from worldagent.world_agent import self_check
+from worldagent.world_agent.evaluate import Scorer, load_eval_rows
+from worldagent.world_agent.stages import evaluate_model as evaluate_stage
 
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _QUOTED = re.compile(r'"[^"]*"')
@@ -145,7 +145,7 @@ class StatesRunner:
 
 
 def states_check(scorer: Scorer, rows: Sequence[dict[str, Any]], cues: StateCues) -> self_check.Level:
-    """The evaluation's ranks (as :func:`~worldagent.evaluation.self_check.tiered_check` gives them,
+    """The evaluation's ranks (as :func:`~worldagent.world_agent.self_check.tiered_check` gives them,
     written out: it reads the top rank at call time) with :data:`STATES` above them: the page shows
     the quoted words and has every predicted state."""
     own, words = self_check.row_check(scorer, rows), self_check.quoted_check(scorer, rows)

@@ -34,7 +34,7 @@ from benchmarks.paths import EVAL_TRAJECTORIES, STORIES, TRAJECTORIES
 from benchmarks.state_check import StateCues, component_of, mine_state_cues
 from benchmarks.state_wording import split_stories
 from worldagent.errors import InputError, clean_errors
-from worldagent.policy.relabel import RELABEL_SUFFIX
+from worldagent.world_agent.relabel import RELABEL_SUFFIX
 
 Predict = Callable[[Mapping[str, Any]], set[str]]  # a trajectory row -> the states its hint names
 

@@ -31,7 +31,7 @@ from benchmarks.intent_last import rewrite_trajectories, sft_and_paired, sft_ben
 from benchmarks.paths import EVAL_TRAJECTORIES, TRAJECTORIES
 from benchmarks.state_wording import whole_phrases
 from worldagent.errors import InputError, clean_errors
-from worldagent.policy.relabel import is_relabelled
+from worldagent.world_agent.relabel import is_relabelled
 
 # Phrases that say the same state and stand in the same place in a sentence (before a noun or after
 # "is"), so one replaces another; "cannot be clicked" and the like are left as written.

@@ -35,7 +35,7 @@ from worldagent.errors import InputError, clean_errors
 from worldagent.io import directory_files, read_jsonl, write_directory
 from worldagent.pipeline.table import interpolate
 from worldagent.pipeline.world_agent import PIPELINE
-from worldagent.policy.retrieval import words
+from worldagent.world_agent.retrieval import words
 
 STATE_STORIES = Path("benchmarks/state_stories")
 STORY_SUFFIX = ".stories.tsx"

@@ -30,12 +30,12 @@ from benchmarks.paths import MODELS, STORIES, STORIES_DIR, TRAJECTORIES
 from worldagent.config import Params, load_params
 from worldagent.errors import InputError, clean_errors
 from worldagent.evaluation.compare import TRAINED_STAGES
-from worldagent.evaluation.evaluate import Scorer, select_eval_rows
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
-from worldagent.evaluation.policies import evaluation_policy
-from worldagent.evaluation.stages import evaluate_model as evaluate_stage
 from worldagent.io import read_jsonl
-from worldagent.policy.relabel import RELABEL_SUFFIX
+from worldagent.world_agent.evaluate import Scorer, select_eval_rows
+from worldagent.world_agent.policies import evaluation_policy
+from worldagent.world_agent.relabel import RELABEL_SUFFIX
+from worldagent.world_agent.stages import evaluate_model as evaluate_stage
 
 
 def training_rows(trajectories: Path, max_intents: int | None) -> list[dict[str, Any]]:

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from tasks._stage import stage_main
-from worldagent.evaluation.stages.compare import compare_stage as run
+from worldagent.pipeline.entry import stage_main
+from worldagent.world_agent.stages.compare import compare_stage as run
 
 
 def main(argv: list[str] | None = None) -> int:

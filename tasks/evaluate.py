@@ -6,8 +6,8 @@ A failing model is an error; a missing champion (the first run) is a note in the
 
 from __future__ import annotations
 
-from tasks._stage import stage_main
-from worldagent.evaluation.stages.evaluate import combine_evaluations_stage as run
+from worldagent.pipeline.entry import stage_main
+from worldagent.world_agent.stages.evaluate import combine_evaluations_stage as run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from tasks._stage import stage_main
-from worldagent.evaluation.stages.evaluate_model import MODEL_STAGES
+from worldagent.pipeline.entry import stage_main
+from worldagent.world_agent.stages.evaluate_model import MODEL_STAGES
 
 run = MODEL_STAGES["sft"]
 

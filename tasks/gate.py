@@ -7,8 +7,8 @@ deploy step makes the job fail).
 
 from __future__ import annotations
 
-from tasks._stage import stage_main
-from worldagent.evaluation.stages.gate import gate_best_stage as run
+from worldagent.pipeline.entry import stage_main
+from worldagent.world_agent.stages.gate import gate_best_stage as run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from tasks._stage import stage_main
 from worldagent.intervention.stages.simulate import simulate_stage as run
+from worldagent.pipeline.entry import stage_main
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -74,7 +74,7 @@ def test_trimming_hands_the_holes_pages_back_without_changing_the_threshold() ->
 def test_each_freed_memory_setting_does_what_it_says(
     setting: FreedMemory, allocator_calls: int, callbacks: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from worldagent.policy import training
+    from worldagent.lm import training
 
     calls: list[str] = []
     monkeypatch.setattr(training, "return_freed_memory", lambda: calls.append("unmap") or True)

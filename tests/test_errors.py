@@ -8,8 +8,8 @@ import torch
 from worldagent.config import ParamsError
 from worldagent.errors import InputError, RunError, clean_errors
 from worldagent.intervention.serve import BundleError
-from worldagent.policy.base import BaseModelUnavailable
-from worldagent.policy.training import TrainingError
+from worldagent.lm.base import BaseModelUnavailable
+from worldagent.lm.training import TrainingError
 from worldagent.registry.api import RegistryBusyError
 from worldagent.registry.deploy import DeployError
 from worldagent.registry.publishers import PublishError

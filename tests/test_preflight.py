@@ -49,8 +49,8 @@ def native() -> bool:
 @pytest.fixture
 def emulating_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """The stages would run on a CPU that only emulates bfloat16, and nobody said go ahead."""
-    monkeypatch.setattr("worldagent.policy.device.cpu_multiplies_bfloat16", emulated)
-    monkeypatch.setattr("worldagent.policy.device.select_device", lambda: "cpu")
+    monkeypatch.setattr("worldagent.lm.device.cpu_multiplies_bfloat16", emulated)
+    monkeypatch.setattr("worldagent.lm.device.select_device", lambda: "cpu")
     monkeypatch.delenv(ALLOW_SLOW_BFLOAT16, raising=False)
 
 

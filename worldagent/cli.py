@@ -185,7 +185,7 @@ def _cmd_a11y(args: argparse.Namespace) -> int:
 def _cmd_stage(args: argparse.Namespace) -> int:
     import importlib
 
-    module = importlib.import_module(f"tasks.{args.command}")
+    module = importlib.import_module(f"worldagent.world_agent.stages.{args.command}")
     return int(module.main(["--params", args.params, "--root", args.root or "."]))
 
 

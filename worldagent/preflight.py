@@ -46,8 +46,8 @@ def check_precision(
 ) -> None:
     """Refuse ``model.dtype`` or ``evaluate.dtype`` ``bfloat16`` on a CPU without native bfloat16
     (unless the environment says to go ahead); every other setting and device passes. ``device`` defaults to the one the
-    stages would pick, ``native_bfloat16`` to :func:`worldagent.policy.device.cpu_multiplies_bfloat16`."""
-    from worldagent.policy import device as devices
+    stages would pick, ``native_bfloat16`` to :func:`worldagent.lm.device.cpu_multiplies_bfloat16`."""
+    from worldagent.lm import device as devices
 
     environ = os.environ if environ is None else environ
     asked = [
@@ -116,7 +116,7 @@ def precision_note(params: Params, recorded: Mapping[str, str], device: str | No
     run's, by stage, from :func:`recorded_precisions`): those stages then write other bytes than the
     lock records, so a run here trains them again and the report's figures move. None when every
     recorded precision is this machine's, or nothing is recorded."""
-    from worldagent.policy import device as devices
+    from worldagent.lm import device as devices
 
     device = device or devices.select_device()
     here = devices.resolve_dtype(params.model.dtype, device)

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks.discover import main as discover_stage_main
 from worldagent.cli import main
 from worldagent.config import ParamsError, load_params
+from worldagent.world_agent.stages.discover import main as discover_stage_main
 
 PROJECT = Path(__file__).resolve().parents[2]
 BUTTON = PROJECT / "data" / "stories" / "button"

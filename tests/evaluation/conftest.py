@@ -8,14 +8,14 @@ from evaluation_helpers import DATA
 
 @pytest.fixture(scope="session")
 def eval_rows() -> list[dict]:
-    from worldagent.evaluation.evaluate import load_eval_rows
+    from worldagent.world_agent.evaluate import load_eval_rows
 
     return load_eval_rows(DATA / "trajectories.eval.jsonl")
 
 
 @pytest.fixture(scope="session")
 def token_files() -> dict[str, list[str]]:
-    from worldagent.evaluation.evaluate import load_token_files
+    from worldagent.world_agent.evaluate import load_token_files
 
     return load_token_files(DATA / "stories.jsonl")
 
@@ -34,6 +34,6 @@ def rejected() -> dict[tuple[str, str], str]:
 @pytest.fixture(scope="session")
 def tiny_model():
     """(model, tokenizer): the random-init tiny causal LM of the policy tests, call markers as single tokens."""
-    from tests.policy.model_fixtures import tiny_model_and_tokenizer
+    from tests.lm.model_fixtures import tiny_model_and_tokenizer
 
     return tiny_model_and_tokenizer()

@@ -6,11 +6,11 @@ import pytest
 from evaluation_helpers import STORIES
 
 from worldagent.config import RewardWeights
-from worldagent.evaluation.evaluate import Scorer, evaluate_models, evaluate_outputs, prompts_of, select_eval_rows
 from worldagent.evaluation.metrics import summarize
-from worldagent.evaluation.policies import ReferencePolicy, StaticPolicy
 from worldagent.storytest.runner import PythonStoryRunner
 from worldagent.tools.callformat import parse_calls, render_calls
+from worldagent.world_agent.evaluate import Scorer, evaluate_models, evaluate_outputs, prompts_of, select_eval_rows
+from worldagent.world_agent.policies import ReferencePolicy, StaticPolicy
 
 INLINE_ID = "avatar/avatar.stories.tsx#photoAvatar"
 DIV_SOUP_ID = "card/card.stories.tsx#productCard"

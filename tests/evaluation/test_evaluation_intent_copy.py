@@ -21,12 +21,12 @@ from benchmarks.intent_copy import (
     prompt_lookup,
 )
 from worldagent.config import Params, RewardWeights
-from worldagent.evaluation.evaluate import Scorer, prompts_of, select_eval_rows
-from worldagent.evaluation.policies import decoding_policy
-from worldagent.evaluation.stages.evaluate_model import generate_rows, score_policy_row
 from worldagent.io import read_jsonl
-from worldagent.policy.rollout import encode_prompt
+from worldagent.lm.rollout import encode_prompt
 from worldagent.storytest.runner import PythonStoryRunner
+from worldagent.world_agent.evaluate import Scorer, prompts_of, select_eval_rows
+from worldagent.world_agent.policies import decoding_policy
+from worldagent.world_agent.stages.evaluate_model import generate_rows, score_policy_row
 
 
 def test_the_phrases_are_the_quoted_words_then_the_named_ones() -> None:

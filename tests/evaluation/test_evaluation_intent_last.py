@@ -19,13 +19,13 @@ from benchmarks.intent_last import (
 )
 from worldagent.config import RewardWeights
 from worldagent.errors import InputError
-from worldagent.evaluation.evaluate import Scorer
 from worldagent.evaluation.metrics import summarize
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
 from worldagent.stories.discover import object_props
 from worldagent.stories.parse import parse_tsx
 from worldagent.storytest.runner import PythonStoryRunner
 from worldagent.tools.callformat import parse_calls
+from worldagent.world_agent.evaluate import Scorer
 
 TWO_STORIES = """import { story } from 'plaited/testing'
 import { Button } from './button.template.tsx'

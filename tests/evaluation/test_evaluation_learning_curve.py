@@ -52,7 +52,7 @@ def test_every_held_out_story_stays_and_each_component_keeps_its_share_in_order(
 def test_the_generate_command_reads_the_kept_stories_and_writes_only_under_the_scratch_folder(tmp_path: Path) -> None:
     stories = tmp_path / "data" / "stories.jsonl"
     command = generate_command(ROOT / "params.yaml", stories, tmp_path / "data")
-    assert command[0] == "tasks.generate"
+    assert command[0] == "worldagent.world_agent.stages.generate"
     assert command[command.index("--stories") + 1] == str(stories)
     for flag in ("--trajectories", "--eval-trajectories", "--preferences", "--eval-preferences", "--manifest"):
         assert Path(command[command.index(flag) + 1]).parent == tmp_path / "data"

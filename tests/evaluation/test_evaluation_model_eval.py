@@ -11,14 +11,16 @@ from typing import Any
 import pytest
 from evaluation_helpers import DATA, STORIES
 
-from tasks._stage import path_arguments
 from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.evaluation.eval_files import read_eval_report
-from worldagent.evaluation.evaluate import load_eval_rows, prompts_of
 from worldagent.evaluation.model_eval import ModelEvalFile, combine, read_model_eval, write_model_eval
-from worldagent.evaluation.stages.evaluate import combine_evaluations_stage, combine_model_files, evaluate_stage
-from worldagent.evaluation.stages.evaluate_model import (
+from worldagent.io import read_jsonl
+from worldagent.pipeline.entry import path_arguments
+from worldagent.tools.callformat import parse_calls
+from worldagent.world_agent.evaluate import load_eval_rows, prompts_of
+from worldagent.world_agent.stages.evaluate import combine_evaluations_stage, combine_model_files, evaluate_stage
+from worldagent.world_agent.stages.evaluate_model import (
     MODEL_STAGES,
     evaluate_adapter_stage,
     evaluate_base_stage,
@@ -26,8 +28,6 @@ from worldagent.evaluation.stages.evaluate_model import (
     evaluate_nearest_stage,
     evaluate_reference_stage,
 )
-from worldagent.io import read_jsonl
-from worldagent.tools.callformat import parse_calls
 
 EVAL = DATA / "trajectories.eval.jsonl"
 TRAIN = DATA / "trajectories.jsonl"
@@ -169,7 +169,7 @@ def test_the_untrained_base_can_have_its_own_smaller_budget_and_the_file_says_so
 def test_models_are_decoded_in_evaluate_dtype_and_the_report_says_so_once(
     tmp_path: Path, base_dir: Path, tiny_model, monkeypatch: pytest.MonkeyPatch, setting: str, decoded_in: str
 ) -> None:
-    import worldagent.evaluation.stages.evaluate_model as stage
+    import worldagent.world_agent.stages.evaluate_model as stage
 
     asked: list[str] = []
 
@@ -337,7 +337,7 @@ def test_the_single_step_path_is_a_loop_over_the_per_model_function(tmp_path: Pa
 
 
 def test_a_model_stage_runs_from_the_command_line_its_tasks_entry_gives_it(tmp_path: Path, capsys) -> None:
-    from tasks._stage import option, stage_main
+    from worldagent.pipeline.entry import option, stage_main
 
     (tmp_path / "params.yaml").write_text("evaluate: {max_intents: 2}\n")
     common = ["--params", str(tmp_path / "params.yaml")]
@@ -374,7 +374,7 @@ def test_a_model_that_fails_its_own_check_is_sampled_again_and_the_file_counts_i
 
 
 def test_the_nearest_baseline_copies_the_runner_up_when_the_nearest_copy_fails_its_check(tmp_path: Path) -> None:
-    from worldagent.policy.retrieval import BM25Index, NearestStoryPolicy, documents_from_trajectories
+    from worldagent.world_agent.retrieval import BM25Index, NearestStoryPolicy, documents_from_trajectories
 
     training = read_jsonl(TRAIN)
     [first_prompt] = prompts_of(load_eval_rows(EVAL, 1))  # the stage's first intent

@@ -11,7 +11,7 @@ from benchmarks.pass_sets import agreement_choice, first_row, main, most_agreed,
 from worldagent.errors import InputError
 from worldagent.evaluation.metrics import summarize
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
-from worldagent.evaluation.self_check import Level
+from worldagent.world_agent.self_check import Level
 
 
 def _row(name: str, passed: list[bool], ids: list[str] | None = None) -> EvalRow:

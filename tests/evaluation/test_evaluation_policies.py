@@ -12,8 +12,11 @@ from evaluation_helpers import ROOT
 
 from worldagent.config import Params
 from worldagent.evaluation.eval_files import read_eval_report
-from worldagent.evaluation.evaluate import prompts_of
-from worldagent.evaluation.policies import (
+from worldagent.io import directory_hash
+from worldagent.pipeline import world_agent as world_agent_table
+from worldagent.tools.callformat import parse_calls
+from worldagent.world_agent.evaluate import prompts_of
+from worldagent.world_agent.policies import (
     Policy,
     ReferencePolicy,
     ReusingPolicy,
@@ -21,10 +24,7 @@ from worldagent.evaluation.policies import (
     decoding_policy,
     evaluation_policy,
 )
-from worldagent.evaluation.stages.evaluate import evaluate_stage
-from worldagent.io import directory_hash
-from worldagent.pipeline import world_agent as world_agent_table
-from worldagent.tools.callformat import parse_calls
+from worldagent.world_agent.stages.evaluate import evaluate_stage
 
 
 def run_evaluate(params: Params, root: Path, loader, champion: dict | None = None) -> None:  # type: ignore[no-untyped-def]
@@ -62,7 +62,7 @@ def test_reference_and_static_policies(eval_rows) -> None:
 
 
 def test_decoding_policy_constrained_answers_parse_and_unconstrained_is_plain_batched(eval_rows) -> None:
-    from tests.policy.model_fixtures import tiny_model_and_tokenizer
+    from tests.lm.model_fixtures import tiny_model_and_tokenizer
 
     model, tokenizer = tiny_model_and_tokenizer()
     prompts = prompts_of(eval_rows[:3])
@@ -99,7 +99,7 @@ def test_a_reusing_policy_decodes_only_the_prompts_it_cannot_reuse(eval_rows) ->
 
 
 def test_decoding_policy_applies_the_loop_guard_when_set(eval_rows) -> None:
-    from tests.policy.model_fixtures import tiny_model_and_tokenizer
+    from tests.lm.model_fixtures import tiny_model_and_tokenizer
 
     model, tokenizer = tiny_model_and_tokenizer()
     prompts = prompts_of(eval_rows[:2])

@@ -10,9 +10,9 @@ from evaluation_helpers import COOKIES_ID, STORIES, cookies_answers
 from benchmarks.repair_turn import own_repairs, relabelled_repairs, repair_row
 from benchmarks.self_check_intent import feedback_prompts, quoted_check
 from worldagent.config import Params, RewardWeights
-from worldagent.evaluation.evaluate import Scorer, prompts_of
-from worldagent.evaluation.self_check import row_check
 from worldagent.storytest.runner import PythonStoryRunner
+from worldagent.world_agent.evaluate import Scorer, prompts_of
+from worldagent.world_agent.self_check import row_check
 
 
 def _with_answer(row: dict, intent: str, answer: str, story_id: str) -> dict:
@@ -50,7 +50,7 @@ def test_a_repair_row_trains_the_fixed_answer_only(eval_rows, tiny_model, tmp_pa
     from datasets import Dataset
     from trl import SFTTrainer
 
-    from worldagent.policy.sft import sft_config
+    from worldagent.world_agent.sft import sft_config
 
     model, tokenizer = tiny_model
     row, (reference, mislabelled, _) = cookies_answers(eval_rows)

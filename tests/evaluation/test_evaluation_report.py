@@ -10,18 +10,18 @@ import pytest
 from evaluation_helpers import synthetic_report
 
 import tasks.gate
-from tasks._stage import option
 from worldagent.config import GateParams, Params
 from worldagent.errors import InputError
 from worldagent.evaluation.compare import compare, compare_stages
 from worldagent.evaluation.eval_files import read_eval_report, write_eval_outputs
 from worldagent.evaluation.family import WORLD_AGENT, above_nearest_check, gate_decision
 from worldagent.evaluation.report import render_report
-from worldagent.evaluation.stages.compare import compare_stage
-from worldagent.evaluation.stages.gate import gate_best_stage, gate_stage
 from worldagent.io import directory_hash
 from worldagent.pipeline import world_agent as world_agent_table
+from worldagent.pipeline.entry import option
 from worldagent.pipeline.table import stage_paths
+from worldagent.world_agent.stages.compare import compare_stage
+from worldagent.world_agent.stages.gate import gate_best_stage, gate_stage
 
 PNG = b"\x89PNG\r\n\x1a\n"
 MODELS = {

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from benchmarks.retrieval_templates import argument_coverage, measure, shown_example_intent, story_arguments
-from worldagent.policy.generate import ExampleIndex
 from worldagent.stories.discover import discover_stories, discovery_to_jsonl
+from worldagent.world_agent.generate import ExampleIndex
 
 STORIES_DIR = Path(__file__).resolve().parents[2] / "data" / "stories"
 

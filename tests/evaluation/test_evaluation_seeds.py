@@ -25,18 +25,18 @@ from benchmarks.seeds import (
 )
 from worldagent.config import Params, RewardWeights
 from worldagent.errors import InputError
-from worldagent.evaluation.evaluate import Scorer
 from worldagent.evaluation.metrics import summarize
 from worldagent.evaluation.model_eval import EvalRow
-from worldagent.evaluation.self_check import tiered_check
 from worldagent.pipeline.table import Pipeline, Plot, Stage
-from worldagent.policy.experience import ExperienceSample, merge_samples, read_store, write_store
 from worldagent.storytest.runner import PythonStoryRunner
+from worldagent.world_agent.evaluate import Scorer
+from worldagent.world_agent.experience import ExperienceSample, merge_samples, read_store, write_store
+from worldagent.world_agent.self_check import tiered_check
 
 STAGES = (
     Stage(
         "grpo",
-        "tasks.grpo",
+        "worldagent.world_agent.stages.grpo",
         "trains",
         inputs={"dpo": "models/dpo", "stories_dir": "${discover.stories_dir}"},
         outputs={"out": "models/grpo"},
@@ -124,7 +124,7 @@ def _arguments(command: list[str]) -> dict[str, str]:
 def test_the_stage_writes_only_under_the_seed_folder_and_its_evaluation_reads_that_adapter(tmp_path: Path) -> None:
     params = Params.model_validate({"discover": {"stories_dir": "data/stories"}})
     train, evaluate = seed_commands(PIPELINE, "grpo", params, tmp_path / "params.yaml", tmp_path)
-    assert train[1:3] == ["-m", "tasks.grpo"] and evaluate[1:3] == ["-m", "tasks.evaluate_grpo"]
+    assert train[1:3] == ["-m", "worldagent.world_agent.stages.grpo"] and evaluate[1:3] == ["-m", "tasks.evaluate_grpo"]
     trained = _arguments(train)
     assert trained["--params"] == str(tmp_path / "params.yaml")
     assert (trained["--dpo"], trained["--stories-dir"]) == ("models/dpo", "data/stories")  # the committed inputs
@@ -184,7 +184,7 @@ def test_evaluations_of_other_intents_are_refused() -> None:
 EXPERIENCE = (
     Stage(
         "experience",
-        "tasks.experience",
+        "worldagent.world_agent.stages.experience",
         "samples and trains",
         inputs={"sft": "models/sft"},
         outputs={"store": "data/experience", "out": "models/experience"},
@@ -214,7 +214,9 @@ def test_weeks_run_the_stage_again_on_the_same_store_before_one_evaluation(tmp_p
     pipeline = Pipeline("world-agent", EXPERIENCE, "report.md", "gate.json", "champion.json", "world_agent.family")
     params = Params.model_validate({})
     *weeks, evaluate = seed_commands(pipeline, "experience", params, tmp_path / "params.yaml", tmp_path, weeks=3)
-    assert [command[2] for command in weeks] == ["tasks.experience"] * 3 and evaluate[2] == "tasks.evaluate_experience"
+    assert [command[2] for command in weeks] == ["worldagent.world_agent.stages.experience"] * 3 and evaluate[
+        2
+    ] == "tasks.evaluate_experience"
     assert weeks[0] == weeks[1] == weeks[2]  # each week reads and grows the one scratch store
     assert _arguments(evaluate)["--adapter"] == _arguments(weeks[-1])["--out"]  # the last week's adapter
 

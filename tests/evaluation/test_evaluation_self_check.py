@@ -8,9 +8,10 @@ import pytest
 from evaluation_helpers import COOKIES_ID, STORIES, cookies_answers
 
 from worldagent.config import RewardWeights
-from worldagent.evaluation.evaluate import Scorer, prompts_of
-from worldagent.evaluation.policies import StaticPolicy
-from worldagent.evaluation.self_check import (
+from worldagent.storytest.runner import PythonStoryRunner
+from worldagent.world_agent.evaluate import Scorer, prompts_of
+from worldagent.world_agent.policies import StaticPolicy
+from worldagent.world_agent.self_check import (
     OWN,
     SHOWN,
     SelfCheckingPolicy,
@@ -21,7 +22,6 @@ from worldagent.evaluation.self_check import (
     row_check,
     tiered_check,
 )
-from worldagent.storytest.runner import PythonStoryRunner
 
 INLINE_ID = "avatar/avatar.stories.tsx#photoAvatar"
 
@@ -214,7 +214,7 @@ def test_the_tiered_check_ranks_the_words_above_the_own_check(eval_rows, token_f
 
 def test_the_evaluation_ranks_answers_by_the_quoted_words_unless_told_not_to(eval_rows, token_files) -> None:
     from worldagent.config import Params
-    from worldagent.evaluation.stages.evaluate_model import with_self_check
+    from worldagent.world_agent.stages.evaluate_model import with_self_check
 
     scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
     row, (_, wrong, broken) = cookies_answers(eval_rows)

@@ -6,10 +6,10 @@ from evaluation_helpers import COOKIES_ID, STORIES, cookies_answers, scored_row
 
 from benchmarks.self_check_intent import feedback_prompts, feedback_targets, replay_counts
 from worldagent.config import Params, RewardWeights
-from worldagent.evaluation.evaluate import Scorer, prompts_of
 from worldagent.evaluation.model_eval import ModelEvalFile
-from worldagent.evaluation.self_check import quoted_check, row_check
 from worldagent.storytest.runner import PythonStoryRunner
+from worldagent.world_agent.evaluate import Scorer, prompts_of
+from worldagent.world_agent.self_check import quoted_check, row_check
 
 
 def test_the_benchmark_counts_what_the_stricter_check_catches_and_what_it_leaves_alone(eval_rows, token_files) -> None:
@@ -56,7 +56,7 @@ def test_feedback_names_the_missing_words_in_the_request_or_in_a_repair_turn(eva
 
 def test_a_rerun_swaps_the_check_in_for_its_own_call_only(monkeypatch) -> None:
     from benchmarks import self_check_intent
-    from worldagent.evaluation.stages import evaluate_model as evaluate_stage
+    from worldagent.world_agent.stages import evaluate_model as evaluate_stage
 
     seen = []
     monkeypatch.setattr(

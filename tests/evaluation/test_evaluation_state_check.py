@@ -15,8 +15,8 @@ from benchmarks.state_check import (
     states_check,
 )
 from worldagent.config import RewardWeights
-from worldagent.evaluation.evaluate import Scorer
 from worldagent.storytest.runner import PythonStoryRunner
+from worldagent.world_agent.evaluate import Scorer
 
 
 def story(sid: str, intent: str, **args: object) -> dict:

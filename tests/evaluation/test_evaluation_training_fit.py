@@ -11,8 +11,8 @@ from evaluation_helpers import DATA, STORIES, cookies_answers, scored_row
 from benchmarks.training_fit import fit_params, fit_summary, measure_fit, training_rows
 from worldagent.config import Params, RewardWeights
 from worldagent.errors import InputError
-from worldagent.evaluation.evaluate import Scorer
 from worldagent.storytest.runner import PythonStoryRunner
+from worldagent.world_agent.evaluate import Scorer
 
 
 def _write(path: Path, rows: list[dict]) -> Path:

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from tasks.deploy import deploy_intervention as deploy_predictor
 from tests.intervention.conftest import pin_champion, run_stage
 from worldagent.config import Params
 from worldagent.intervention.serve import BundleError, InterventionPredictor
 from worldagent.intervention.stages.common import read_steps
 from worldagent.pipeline import intervention as intervention_table
+from worldagent.pipeline.deploy import deploy_intervention as deploy_predictor
 
 
 def test_compare_gate_deploy_then_compare_with_the_champion(pipeline_root: Path, small_params: Params) -> None:

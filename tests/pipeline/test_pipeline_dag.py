@@ -35,7 +35,7 @@ def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothin
     report = (project / "reports/world_agent/report.md").read_text()
     assert "reference" in report and ("passed" in report.lower() or "failed" in report.lower())
 
-    deployed = python(project, "-m", "tasks.deploy", check=False)
+    deployed = python(project, "-m", "worldagent.pipeline.deploy", check=False)
     assert deployed.returncode in (0, 1), deployed.stderr[-3000:]
     listing = python(project, "-m", "worldagent.cli", "models", "list", "--json").stdout
     versions = json.loads(listing)
@@ -65,7 +65,9 @@ def test_a_retrained_model_with_the_same_bytes_is_not_evaluated_again(project: P
 
 def test_the_prefect_flow_pins_the_new_champion_then_recomputes_nothing(project: Path) -> None:
     dvc(project, "repro", WORLD_AGENT)
-    deployed = json.loads(python(project, "-m", "tasks.deploy", check=False).stdout.strip().splitlines()[-1])
+    deployed = json.loads(
+        python(project, "-m", "worldagent.pipeline.deploy", check=False).stdout.strip().splitlines()[-1]
+    )
 
     first = flow(project)
     if deployed["champion"]:

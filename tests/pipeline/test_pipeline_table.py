@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tasks._stage import path_arguments
 from worldagent.pipeline.deps import code_deps
 from worldagent.pipeline.dvcfile import render
+from worldagent.pipeline.entry import path_arguments
 from worldagent.pipeline.families import PIPELINES
 from worldagent.pipeline.table import Stage
 
@@ -56,7 +56,7 @@ def test_no_stage_depends_on_orchestration_code() -> None:
 
 
 def test_the_reward_module_is_code_of_grpo_and_not_of_the_stages_before_it() -> None:
-    reward = "worldagent/policy/rewards.py"
+    reward = "worldagent/world_agent/rewards.py"
     world_agent = PIPELINES[0]
     assert reward in code_deps(PROJECT, [world_agent.stage("grpo").entry])
     for name in ("discover", "generate", "base", "sft", "dpo"):

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from fake_hub import TOKEN, FakeHub
 
-from tasks import deploy as deploy_stage
-from tasks.deploy import deploy_world_agent
 from worldagent.config import Params, parse_params
 from worldagent.io import directory_hash
+from worldagent.pipeline import deploy as deploy_stage
+from worldagent.pipeline.deploy import deploy_world_agent
 from worldagent.registry.api import CHAMPION, open_registry
 from worldagent.registry.deploy import DeployError, params_hash
 from worldagent.registry.publishers import PublishedRef, PublishError

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from fake_hub import TOKEN, FakeHub
 
-from tasks.upload import run_upload
 from worldagent.config import parse_params
+from worldagent.pipeline.upload import run_upload
 
 FILES = {
     "trajectories.jsonl": '{"messages": []}\n',

@@ -169,7 +169,7 @@ def test_registering_requires_an_adapter_whose_files_match_its_hash(
 def test_one_evaluation_request_generates_for_a_bounded_number_of_short_prompts(
     service: SpecialistsService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import worldagent.policy.training as training
+    import worldagent.lm.training as training
     import worldagent.specialists.modeling as modeling
 
     seen: list[list[dict]] = []  # type: ignore[type-arg]

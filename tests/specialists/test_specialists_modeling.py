@@ -56,7 +56,7 @@ def test_resolver_builtin_tiny_is_built_once_and_the_default_falls_back_to_it(tm
 
 
 def test_resolver_converts_a_packaged_base_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import worldagent.policy.pretrained as pretrained
+    import worldagent.lm.pretrained as pretrained
 
     calls: list[tuple[str, Path]] = []
 
@@ -75,7 +75,7 @@ def test_resolver_converts_a_packaged_base_once_into_the_cache(tmp_path: Path, m
 
 
 def test_constrained_answers_name_a_known_action_and_an_element_of_their_page(tiny_base: Path) -> None:
-    from worldagent.policy.load import load_policy
+    from worldagent.lm.load import load_policy
     from worldagent.specialists.constrained import generate_answers
 
     rows = feedback_rows(generate_decisions(11, 6, "heldout"))
@@ -93,7 +93,7 @@ def test_constrained_answers_name_a_known_action_and_an_element_of_their_page(ti
     metrics = evaluate_model_dir(tiny_base, None, {"rows": rows}, 24)["rows"]
     assert metrics["n"] == 6 and metrics["constrained"] and metrics["action_type_accuracy"] is not None
     # The model is loaded where select_device() points, in its auto precision, and the metrics say so.
-    from worldagent.policy.device import precision_label, resolve_dtype, select_device
+    from worldagent.lm.device import precision_label, resolve_dtype, select_device
 
     assert metrics["precision"] == precision_label(resolve_dtype("auto", select_device()), select_device())
 
@@ -135,7 +135,7 @@ def test_the_base_score_is_measured_once_per_base_and_rows(tiny_base: Path, tmp_
     # Another precision (here: as if the device ran bfloat16) is another measurement, never the cached one.
     import torch
 
-    import worldagent.policy.device as device_module
+    import worldagent.lm.device as device_module
 
     monkeypatch.setattr(device_module, "resolve_dtype", lambda *_a, **_k: torch.bfloat16)
     base_accuracy(tiny_base, rows, tmp_path, 16)
@@ -163,8 +163,8 @@ def test_joint_choice_scores_each_opening_exactly_and_answers_with_the_best(
 ) -> None:
     import torch
 
-    from worldagent.policy.load import load_policy
-    from worldagent.policy.rollout import encode_prompt
+    from worldagent.lm.load import load_policy
+    from worldagent.lm.rollout import encode_prompt
     from worldagent.specialists.constrained import allowed_openings, best_openings, generate_answers, score_openings
     from worldagent.specialists.decisions import prompt_messages
 

@@ -21,4 +21,4 @@ def _ngram_guard(value: int) -> int:
 
 NgramGuard = Annotated[int, Field(ge=0), AfterValidator(_ngram_guard)]
 """``no_repeat_ngram``: never repeat an n-gram of this length that the completion itself wrote
-(``worldagent.policy.ngram_guard``; the prompt is ignored, so copying from it stays free). 0: off."""
+(``worldagent.lm.ngram_guard``; the prompt is ignored, so copying from it stays free). 0: off."""

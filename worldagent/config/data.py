@@ -38,7 +38,7 @@ class StorytestParams(Section):
 
 
 # The stories of data/stories written for evaluation only (issue 11): each intent was written on its own,
-# not as a rewording of a training intent (tests/policy/test_policy_generate_heldout.py checks that no training intent
+# not as a rewording of a training intent (tests/world_agent/test_world_agent_generate_heldout.py checks that no training intent
 # is lexically close). One id per story, so that the held-out set is reviewed like code.
 DATA_STORIES_HELDOUT: tuple[str, ...] = (
     "accordion/accordion.stories.tsx#recipeMethodLastStepOpen",
@@ -156,7 +156,7 @@ class GenerateParams(Section):
     relabelled_variants: int = Field(default=0, ge=0)
     """Relabelled copies of each training story that writes its story alone: its quoted labels
     swapped for other training intents' labels, in the intent and the story (SFT rows only; see
-    ``worldagent.policy.relabel``). 0: none."""
+    ``worldagent.world_agent.relabel``). 0: none."""
 
     @model_validator(mode="after")
     def _components_need_component_split(self) -> GenerateParams:

@@ -34,7 +34,7 @@ class EvaluateParams(Section):
     models: list[EvalModel] = Field(
         default_factory=lambda: ["base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference"]
     )
-    constrained: bool = True  # decode tool calls through worldagent.policy.constrained (well formed by construction)
+    constrained: bool = True  # decode tool calls through worldagent.lm.constrained (well formed by construction)
     # Loop guard (see ``NgramGuard``): must exceed the longest n-gram a good answer repeats (the
     # story's path, written in writeStory and again in runStory). 0: off.
     no_repeat_ngram: NgramGuard = 0
@@ -43,7 +43,7 @@ class EvaluateParams(Section):
     self_check_attempts: int = Field(default=3, ge=0)
     """Retries per intent whose answer fails the agent's own check (it parses, no call is blocked, the
     story renders and passes the accessibility and pattern rules; never the hidden assertions):
-    ``worldagent.evaluation.self_check``. A retry is a sampled decode of the same model (the
+    ``worldagent.world_agent.self_check``. A retry is a sampled decode of the same model (the
     next-nearest story for ``nearest``); the first answer that passes is scored (with ``self_check_words``,
     the earliest of the highest rank). 0: off."""
     self_check_words: bool = True

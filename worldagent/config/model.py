@@ -36,7 +36,7 @@ class PretrainParams(Section):
 
 
 class MarkerRowsParams(Section):
-    """Fitting the rows of call markers that a packaged base's tokenizer lacked (policy/marker_rows.py)."""
+    """Fitting the rows of call markers that a packaged base's tokenizer lacked (lm/marker_rows.py)."""
 
     conversations: int = Field(default=24, ge=1)  # training conversations the frozen base reads once
     max_length: int = Field(default=2048, gt=0)  # tokens per conversation

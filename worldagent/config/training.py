@@ -61,11 +61,11 @@ class GrpoParams(TrainerParams):
     min_reward_std: float = Field(default=1e-6, ge=0)
     """A prompt has signal when the standard deviation of its probe rewards is above this."""
     constrained: bool = True
-    """Constrained decoding (``worldagent.policy.constrained``) in GRPO's own generation and the probe."""
+    """Constrained decoding (``worldagent.lm.constrained``) in GRPO's own generation and the probe."""
 
 
 class ExperienceParams(TrainerParams):
-    """The experience loop (``worldagent.policy.experience_loop``): sample the SFT policy on training
+    """The experience loop (``worldagent.world_agent.experience_loop``): sample the SFT policy on training
     intents, score through the constraints and the story test, keep the experience in the store, and
     train a rejection-sampling adapter on the passing completions (+ the reference rows)."""
 

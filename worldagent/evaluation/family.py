@@ -4,7 +4,7 @@ A family is a small, declarative record (:class:`Family`): its registry family n
 rules (which metrics gate, their limits, which are higher-is-better, the non-inferiority metric
 and margin), where the champion difference sits in its comparison, and what goes on its model
 card. The evaluation of a candidate and its champion on the same held-out set is each family's
-own stage function (``worldagent.evaluation.stages`` for the world agent,
+own stage function (``worldagent.world_agent.stages`` for the world agent,
 ``worldagent.intervention.stages.evaluate``/``compare`` for the intervention predictor,
 ``SpecialistsService.evaluate_model`` for browser specialists); everything after it is shared:
 :func:`worldagent.evaluation.gate.decide` and :func:`worldagent.registry.deploy.deploy`.

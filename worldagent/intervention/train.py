@@ -5,7 +5,7 @@ Deterministic on CPU for a seed: torch, numpy and random are seeded, the thread 
 (CPU kernels are deterministic for a fixed count), and batches are drawn from a seeded generator.
 
 Both trainers run on the ``device`` they are given (the stages pass
-:func:`worldagent.policy.device.select_device`'s, as every family does). The models are initialised
+:func:`worldagent.lm.device.select_device`'s, as every family does). The models are initialised
 on the CPU, so a seed starts from the same weights on every device, and are returned on the CPU.
 """
 
@@ -24,11 +24,11 @@ from torch.nn import functional as F
 from worldagent.config import InterventionEncoderParams, InterventionTrainParams
 from worldagent.intervention.dataset import PAGE_FEATURES, Arrays
 from worldagent.intervention.model import EncoderConfig, ExperienceEncoder, PredictorHead, supcon_loss
-from worldagent.policy.device import seed_everything as seed_all
+from worldagent.lm.device import seed_everything as seed_all
 
 
 def seed_everything(seed: int, threads: int | None = None, device: str = "cpu") -> None:
-    """Seed random, numpy and torch (:func:`worldagent.policy.device.seed_everything`) and fix the
+    """Seed random, numpy and torch (:func:`worldagent.lm.device.seed_everything`) and fix the
     thread count. Deterministic algorithms only on an accelerator, where CUDA's embedding backward
     otherwise sums in a different order on every run; on the CPU they made a training step 3.4x
     slower (embedding backward) for no change in the result, since CPU kernels are deterministic

@@ -2,7 +2,7 @@
 
 ``--args STAGE`` prints a stage's path options, for launching its entry another way:
 
-    accelerate launch --config_file configs/accelerate/multi_gpu.yaml -m tasks.sft $(python -m worldagent.pipeline --args sft)
+    accelerate launch --config_file configs/accelerate/multi_gpu.yaml -m worldagent.world_agent.stages.sft $(python -m worldagent.pipeline --args sft)
 """
 
 from __future__ import annotations

@@ -131,6 +131,6 @@ PIPELINE = Pipeline(
             metrics={"decision": GATE},
             params=("intervention.family", "intervention.gate"),
         ),
-        SideEffect("deploy", "tasks.deploy:deploy_intervention", "publish the gated predictor"),
+        SideEffect("deploy", "worldagent.pipeline.deploy:deploy_intervention", "publish the gated predictor"),
     ),
 )

@@ -72,7 +72,7 @@ def _evaluate_model(name: str, inputs: dict[str, str], generates: bool = True, p
 def _trainer(name: str, inputs: dict[str, str], out: str, params: tuple[str, ...], y: str = "loss") -> Stage:
     return Stage(
         name=name,
-        entry=f"tasks.{name}",
+        entry=f"worldagent.world_agent.stages.{name}",
         description=f"{name.upper()} LoRA adapter on top of the previous model",
         inputs=inputs,
         outputs={"out": out},
@@ -91,7 +91,7 @@ PIPELINE = Pipeline(
     steps=(
         Stage(
             name="discover",
-            entry="tasks.discover",
+            entry="worldagent.world_agent.stages.discover",
             description="parse every *.stories.tsx under discover.stories_dir (tree-sitter) into story records",
             inputs={"stories_dir": STORIES_DIR},
             outputs={"stories": STORIES},
@@ -100,7 +100,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="generate",
-            entry="tasks.generate",
+            entry="worldagent.world_agent.stages.generate",
             description="SFT trajectories and DPO preference pairs, every row scored by a real story test",
             inputs={"stories": STORIES, "stories_dir": STORIES_DIR},
             outputs={
@@ -113,11 +113,14 @@ PIPELINE = Pipeline(
             params=("seed", "generate", "reward", "storytest"),
         ),
         SideEffect(
-            "upload", "tasks.upload:run_upload", "push the generated datasets to the Hub or the DVC remote", retries=2
+            "upload",
+            "worldagent.pipeline.upload:run_upload",
+            "push the generated datasets to the Hub or the DVC remote",
+            retries=2,
         ),
         Stage(
             name="base",
-            entry="tasks.base",
+            entry="worldagent.world_agent.stages.base",
             description="the base model and tokenizer (model.base): built and pre-trained, or loaded",
             inputs={"trajectories": TRAJECTORIES},
             outputs={"out": BASE},
@@ -127,7 +130,7 @@ PIPELINE = Pipeline(
         _trainer("sft", {"base": BASE, "trajectories": TRAJECTORIES}, SFT, ()),
         Stage(
             name="experience",
-            entry="tasks.experience",
+            entry="worldagent.world_agent.stages.experience",
             description="sample the SFT policy on the training intents, score each sample with the story test "
             "through the constraints, keep it in the store (persistent, deduplicated); rejection-sampling "
             "adapter and on-policy preference pairs",
@@ -202,6 +205,10 @@ PIPELINE = Pipeline(
             metrics={"decision": GATE},
             params=("gate", "registry.family"),  # gate.json names the registry family
         ),
-        SideEffect("deploy", "tasks.deploy:deploy_world_agent", "publish the gated candidate and move the champion"),
+        SideEffect(
+            "deploy",
+            "worldagent.pipeline.deploy:deploy_world_agent",
+            "publish the gated candidate and move the champion",
+        ),
     ),
 )

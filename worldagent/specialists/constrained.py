@@ -200,7 +200,7 @@ def best_openings(
     """Per input, the allowed opening with the highest joint log-probability (as a one-item list; empty
     when the input allows none): the exact argmax over the page's (action, element) pairs, where greedy
     decoding commits to the action before it has looked at the elements."""
-    from worldagent.policy.rollout import encode_prompt, pad_token_id
+    from worldagent.lm.rollout import encode_prompt, pad_token_id
 
     pad = pad_token_id(tokenizer)
     chosen: list[list[str]] = []
@@ -235,7 +235,7 @@ def generate_answers(
     """
     from transformers import LogitsProcessorList
 
-    from worldagent.policy.rollout import (
+    from worldagent.lm.rollout import (
         cut_at_stop,
         decode_completion,
         encode_prompt,

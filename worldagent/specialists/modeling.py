@@ -109,8 +109,8 @@ def build_builtin_base(params: Params, cache_dir: Path) -> Path:
     A small Gemma-3 sized by ``model.tiny`` with a tokenizer trained on :func:`tokenizer_corpus`;
     random init (the short fine-tune learns the answer format). Same params → same directory.
     """
-    from worldagent.policy.base import build_tiny_model, save_base
-    from worldagent.policy.tokenizer import train_tokenizer
+    from worldagent.lm.base import build_tiny_model, save_base
+    from worldagent.lm.tokenizer import train_tokenizer
 
     tiny = params.model.tiny
     key = hashlib.sha256(
@@ -136,10 +136,10 @@ def build_builtin_base(params: Params, cache_dir: Path) -> Path:
 def build_cached_packaged_base(name: str, params: Params, cache_dir: Path) -> Path:
     """Convert packaged base ``name`` (``smollm2-135m``, ``gemma3-270m``) once into ``cache_dir/<name>``.
 
-    Atomic (:func:`worldagent.policy.pretrained.build_packaged_base` writes through a temporary
+    Atomic (:func:`worldagent.lm.pretrained.build_packaged_base` writes through a temporary
     directory) and under a file lock, so concurrent workers build it once.
     """
-    from worldagent.policy.pretrained import build_packaged_base
+    from worldagent.lm.pretrained import build_packaged_base
 
     out = Path(cache_dir) / name
     if (out / "base.json").is_file():
@@ -154,14 +154,14 @@ def resolve_base(base_model: str, params: Params, cache_dir: Path) -> Path:
     """The one place that turns ``specialists.base_model`` into a base directory (trainer and evaluation).
 
     - ``builtin:tiny``: the builtin tiny base, built once into ``cache_dir``;
-    - a packaged base name (:data:`worldagent.policy.pretrained.PACKAGED_BASES`: ``smollm2-135m``,
+    - a packaged base name (:data:`worldagent.lm.pretrained.PACKAGED_BASES`: ``smollm2-135m``,
       ``gemma3-270m``): converted once from its PyPI package into ``cache_dir/<name>``;
     - a directory with ``base.json`` (the ``base`` stage's output, or any converted base): used as is;
     - the default ``models/world_agent/base`` while missing (a fresh clone): the builtin tiny base.
 
     Any other value is an error naming the fix.
     """
-    from worldagent.policy.pretrained import PACKAGED_BASES
+    from worldagent.lm.pretrained import PACKAGED_BASES
 
     if base_model == BUILTIN_TINY:
         return build_builtin_base(params, cache_dir)
@@ -197,8 +197,8 @@ def training_params(params: Params) -> Params:
 def train_specialist(
     params: Params, base_dir: Path, conversations: Sequence[Mapping[str, Any]], out_dir: Path, work_dir: Path
 ) -> dict[str, Any]:
-    """A short LoRA SFT (trl ``SFTTrainer`` via :func:`worldagent.policy.sft.train_sft`); the adapter is written atomically."""
-    from worldagent.policy.sft import train_sft
+    """A short LoRA SFT (trl ``SFTTrainer`` via :func:`worldagent.world_agent.sft.train_sft`); the adapter is written atomically."""
+    from worldagent.world_agent.sft import train_sft
 
     work_dir.mkdir(parents=True, exist_ok=True)
     data = work_dir / "train.jsonl"
@@ -215,7 +215,7 @@ def train_specialist(
 
 
 def adapter_base_dir(adapter_dir: Path) -> Path:
-    from worldagent.policy.training import read_stage
+    from worldagent.lm.training import read_stage
 
     info = read_stage(Path(adapter_dir))
     return Path(info["base_dir"])
@@ -287,7 +287,7 @@ def evaluate_loaded(
     choice: str = "greedy",
 ) -> dict[str, Any]:
     """:func:`action_metrics` of greedy answers of a loaded model on the good browser rows of ``rows``."""
-    from worldagent.policy.device import precision_label
+    from worldagent.lm.device import precision_label
     from worldagent.specialists.constrained import AnswerStats, generate_answers
 
     usable = usable_rows(rows)
@@ -337,9 +337,9 @@ def evaluate_model_dir(
     choice: str = "greedy",
     device: str | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Load base (+ adapter) once, on ``device`` (default :func:`~worldagent.policy.device.select_device`'s,
+    """Load base (+ adapter) once, on ``device`` (default :func:`~worldagent.lm.device.select_device`'s,
     in its ``auto`` precision), and evaluate it on each named row set."""
-    from worldagent.policy.load import load_policy
+    from worldagent.lm.load import load_policy
 
     model, tokenizer = load_policy(Path(base_dir), Path(adapter_dir) if adapter_dir else None, device=device)
     return {
@@ -359,7 +359,7 @@ def evaluate_model_dir(
 
 def base_eval_key(base_dir: Path, rows: Sequence[Mapping[str, Any]], settings: Mapping[str, Any]) -> str:
     """What a base's own score depends on: its files' identity, the rows and the decoding settings."""
-    from worldagent.policy.training import file_hash
+    from worldagent.lm.training import file_hash
 
     base_dir = Path(base_dir)
     parts = {
@@ -383,7 +383,7 @@ def base_accuracy(
 ) -> dict[str, Any]:
     """The untrained base's own metrics on ``rows`` (what a specialist must beat), cached in ``cache_dir``."""
     from worldagent.io import atomic_write_text, pretty_json
-    from worldagent.policy.device import precision_label, resolve_dtype, select_device
+    from worldagent.lm.device import precision_label, resolve_dtype, select_device
 
     device = select_device()
     # a score measured in another precision is another measurement

@@ -316,7 +316,7 @@ class SpecialistsService:
 
     def _adapter(self, model_ref: str, field: str) -> Path:
         """A trained adapter inside ``model_roots`` whose files hash to what its stage.json records."""
-        from worldagent.policy.training import TrainingError, read_stage
+        from worldagent.lm.training import TrainingError, read_stage
 
         path = self._confined(model_ref, field)
         try:
@@ -390,7 +390,7 @@ class SpecialistsService:
         next to the untrained base's own score on the same rows (``base_action_accuracy``, measured
         once per base and cached), and on the job's held-out feedback rows when it has any (``feedback``).
         """
-        from worldagent.policy.training import file_hash, read_stage
+        from worldagent.lm.training import file_hash, read_stage
         from worldagent.specialists.browser_set import embedded_rows
         from worldagent.specialists.modeling import base_accuracy, base_cache_dir, evaluate_model_dir
 
@@ -459,7 +459,7 @@ def adapter_files_hash(adapter_dir: Path) -> str:
     A symlink anywhere inside is refused (:func:`worldagent.io.directory_files`): the hash would
     vouch for a file outside the directory.
     """
-    from worldagent.policy.training import STAGE_FILE
+    from worldagent.lm.training import STAGE_FILE
 
     return directory_hash(adapter_dir, ignore=(STAGE_FILE,)) or hashlib.sha256(b"").hexdigest()
 

@@ -16,7 +16,7 @@ from worldagent.intervention import clip as clipmod
 from worldagent.intervention.serve import _torch_bytes
 from worldagent.intervention.stages.common import read_steps, resolve
 from worldagent.io import pretty_json, write_directory
-from worldagent.policy.device import select_device
+from worldagent.lm.device import select_device
 
 log = logging.getLogger("worldagent.intervention")
 

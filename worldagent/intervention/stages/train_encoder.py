@@ -15,7 +15,7 @@ from worldagent.intervention.dataset import PAGE_FEATURES, build_vocab, featuriz
 from worldagent.intervention.serve import _torch_bytes
 from worldagent.intervention.stages.common import load_embeddings, read_steps, split_index
 from worldagent.io import atomic_write_text, pretty_json, write_directory
-from worldagent.policy.device import select_device
+from worldagent.lm.device import select_device
 
 log = logging.getLogger("worldagent.intervention")
 

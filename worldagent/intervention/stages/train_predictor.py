@@ -14,7 +14,7 @@ from worldagent.intervention.metrics import classification_metrics
 from worldagent.intervention.serve import _load_state, write_bundle
 from worldagent.intervention.stages.common import inputs_for, load_embeddings, load_encoder, read_steps
 from worldagent.io import atomic_write_text, pretty_json
-from worldagent.policy.device import select_device
+from worldagent.lm.device import select_device
 
 log = logging.getLogger("worldagent.intervention")
 

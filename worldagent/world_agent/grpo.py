@@ -1,0 +1,333 @@
+"""GRPO stage: a new LoRA on base+sft+experience+dpo (merged), rewarded by the story tests.
+
+GRPO learns only from groups whose rewards differ (the advantage is the reward minus its group mean,
+divided by the group std): a prompt whose completions all score the same gives no gradient. So the
+stage measures first: it samples ``grpo.probe_generations`` completions per prompt with the current
+policy (the same constrained decoding as training), scores them with the same reward, and trains
+only on the prompts whose reward varies. After training it samples those prompts again the same way
+with the trained policy: ``trained_prompts`` in the metrics says whether their reward rose. When
+no prompt varies, it does not train: the input adapter is written through unchanged with
+``{"skipped": true, "reason": ...}`` in its record and the metrics, so the report can say so.
+
+trl's GRPOTrainer generates the completions itself; ``grpo.constrained`` hooks the tool-call
+processor into that generation (a ``logits_processor`` passed to the model's ``generate``, the one
+hook trl 1.16's transformers path leaves: ``generation_kwargs`` only reach a ``GenerationConfig``,
+which cannot carry a processor). The per-step log (reward, reward_std, frac_reward_zero_std, loss,
+kl when beta > 0, entropy) goes into the curves file and the metrics.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from worldagent.config import Params
+from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes
+from worldagent.lm.training import (
+    TrainingError,
+    canonical_json,
+    checkpoint_root,
+    curve_rows,
+    fingerprint,
+    freed_memory_callbacks,
+    load_training_model,
+    lora_config,
+    prepare_checkpoints,
+    read_stage,
+    require_complete_adapter,
+    run_trainer,
+    stage_params,
+    trainer_kwargs,
+    write_stage,
+)
+from worldagent.world_agent.rewards import StoryTestReward
+
+log = logging.getLogger(__name__)
+STAGE = "grpo"
+
+
+def _fit_prompts(rows: list[dict[str, Any]], tokenizer: Any, max_length: int) -> list[dict[str, Any]]:
+    """Drop prompts longer than ``grpo.max_length`` tokens (trl 1.16's GRPO does not truncate prompts)."""
+    kept = []
+    for row in rows:
+        ids = tokenizer.apply_chat_template(row["prompt"], add_generation_prompt=True, tokenize=True, return_dict=False)
+        if len(ids) <= max_length:
+            kept.append(row)
+    if len(kept) < len(rows):
+        log.warning(
+            "grpo: %d of %d prompts are longer than grpo.max_length=%d tokens and were left out",
+            len(rows) - len(kept),
+            len(rows),
+            max_length,
+        )
+    if not kept:
+        raise TrainingError(f"params.yaml: grpo.max_length={max_length} is shorter than every prompt")
+    return kept
+
+
+def grpo_config(params: Params, output_dir: Path, device: str, dtype: Any, model: Any) -> Any:
+    from trl import GRPOConfig
+
+    p = params.grpo
+    generations_per_step = p.batch_size * p.gradient_accumulation_steps
+    if generations_per_step % p.num_generations:
+        raise TrainingError(
+            f"params.yaml: grpo.batch_size × grpo.gradient_accumulation_steps ({generations_per_step}) must be a multiple"
+            f" of grpo.num_generations ({p.num_generations}): each step trains on whole groups of completions"
+        )
+    return GRPOConfig(
+        **trainer_kwargs(p, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
+        num_generations=p.num_generations,
+        temperature=p.temperature,
+        max_completion_length=p.max_completion_length,
+        remove_unused_columns=False,  # the reward function reads the `id` column
+    )
+
+
+STEP_KEYS = (
+    "loss",
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "kl",
+    "entropy",
+    "rewards/story_test/mean",
+    "rewards/story_test/std",
+    "completions/mean_length",
+    "completions/clipped_ratio",
+    "grad_norm",
+    "learning_rate",
+)
+
+
+def step_rows(log_history: Sequence[Any]) -> list[dict[str, Any]]:
+    """trl's per-step log, reduced to what says whether GRPO had signal and moved."""
+    rows = []
+    for row in curve_rows(log_history):
+        kept = {key: row[key] for key in STEP_KEYS if key in row}
+        if kept:
+            rows.append({"step": row["step"], **kept})
+    return rows
+
+
+@contextlib.contextmanager
+def constrained_generate(model: Any, factory: Callable[[int], Any] | None) -> Iterator[dict[str, int]]:
+    """While active, ``model.generate`` also applies ``factory(prompt width)`` as a logits processor.
+
+    trl's GRPOTrainer calls ``generate`` on the unwrapped policy (the same object when training on
+    one device); the yielded counter says how many generate calls were constrained.
+    """
+    calls = {"constrained": 0}
+    if factory is None:
+        yield calls
+        return
+    from transformers import LogitsProcessorList
+
+    original = model.generate
+
+    def generate(*args: Any, **kwargs: Any) -> Any:
+        input_ids = kwargs.get("input_ids", args[0] if args else None)
+        processors = LogitsProcessorList(kwargs.pop("logits_processor", None) or [])
+        processors.append(factory(int(input_ids.shape[1])))
+        calls["constrained"] += 1
+        return original(*args, logits_processor=processors, **kwargs)
+
+    model.generate = generate
+    try:
+        yield calls
+    finally:
+        del model.generate  # the instance attribute; the class's method is back
+
+
+def grpo_trainer_class(factory: Callable[[int], Any] | None) -> Any:
+    """GRPOTrainer whose own generation is constrained by ``factory`` (None: trl's as is)."""
+    from trl import GRPOTrainer
+
+    class ConstrainedGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
+        constrained_calls = 0
+
+        def _generate_single_turn(self, *args: Any, **kwargs: Any) -> Any:
+            with constrained_generate(self.model, factory) as calls:
+                result = super()._generate_single_turn(*args, **kwargs)
+            self.constrained_calls += calls["constrained"]
+            return result
+
+    return ConstrainedGRPOTrainer
+
+
+def probe_signal(
+    params: Params,
+    model: Any,
+    tokenizer: Any,
+    rows: list[dict[str, Any]],
+    reward: Callable[..., Sequence[float]],
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """(the rows whose reward varies under ``model``, the measurement) before any training."""
+    from worldagent.lm.rollout import GenerationStats
+    from worldagent.world_agent.experience_loop import sample_groups, score_groups, variance_summary
+
+    p = params.grpo
+    stats = GenerationStats()
+    groups = sample_groups(
+        model,
+        tokenizer,
+        rows,
+        samples=p.probe_generations,
+        temperature=p.temperature,
+        top_p=1.0,
+        max_new_tokens=p.max_completion_length,
+        batch_size=p.batch_size,
+        constrained=p.constrained,
+        seed=params.seed,
+        stats=stats,
+    )
+    rewards = score_groups(reward, rows, groups)
+    summary = variance_summary(rows, rewards, p.min_reward_std)
+    varying = {item["id"] for item in summary["per_prompt"] if item["std"] > p.min_reward_std}
+    summary["generations"] = p.probe_generations
+    summary["tokens_per_second"] = round(stats.tokens_per_second, 3)
+    return [row for row in rows if row["id"] in varying], summary
+
+
+def trained_prompt_rewards(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """Each trained prompt's mean reward under the policy GRPO started from (``before``, the probe)
+    and under the policy it trained (``after``, the same prompts sampled again the same way).
+
+    trl's per-step reward is of the step's own prompts (here one or two a step), so the steps alone
+    cannot say whether the reward rose; the same prompts before and after can."""
+    started = {item["id"]: item["mean"] for item in before["per_prompt"]}
+    rows = [{"id": item["id"], "before": started[item["id"]], "after": item["mean"]} for item in after["per_prompt"]]
+    mean = lambda key: sum(row[key] for row in rows) / len(rows) if rows else 0.0  # noqa: E731
+    return {
+        "prompts": len(rows),
+        "generations": after.get("generations"),
+        "mean_before": mean("before"),
+        "mean_after": mean("after"),
+        "rose": sum(row["after"] > row["before"] for row in rows),
+        "fell": sum(row["after"] < row["before"] for row in rows),
+        "per_prompt": rows,
+    }
+
+
+def pass_through(parent_dir: Path, out_dir: Path, record: dict[str, Any]) -> None:
+    """Write ``parent_dir`` to ``out_dir`` unchanged (a GRPO that did not train), its record saying why."""
+    info = read_stage(parent_dir)
+    with atomic_directory(out_dir) as tmp:
+        shutil.copytree(parent_dir, tmp, dirs_exist_ok=True, symlinks=False)
+        write_stage(tmp, {**info, "stage": STAGE, "passthrough_of": info.get("stage"), **record})
+
+
+def train_grpo(
+    params: Params,
+    base_dir: Path,
+    dpo_dir: Path,
+    dataset_path: Path,
+    stories_root: Path,
+    out_dir: Path,
+    *,
+    curves_path: Path | None = None,
+    checkpoints: Path | None = None,
+    device: str | None = None,
+    callbacks: Sequence[Any] = (),
+    runner: Any = None,
+    reward: Callable[..., Sequence[float]] | None = None,
+) -> dict[str, Any]:
+    """Measure the reward variance, then train the GRPO adapter on base+sft(+experience)+dpo on the
+    prompts that vary, into ``out_dir``; or write the input adapter through when none does.
+    Returns the metrics. ``reward`` replaces the story-test reward (tests)."""
+    from datasets import Dataset
+
+    from worldagent.storytest.runner import make_runner
+    from worldagent.world_agent.experience_loop import prompt_rows, tool_processor
+
+    base_dir, dpo_dir, dataset_path, out_dir = Path(base_dir), Path(dpo_dir), Path(dataset_path), Path(out_dir)
+    require_complete_adapter(dpo_dir, "dpo")
+    rows = prompt_rows(dataset_path, params.grpo.max_prompts)
+    memory_callbacks = freed_memory_callbacks(params.grpo.freed_memory)  # before the model loads
+    model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, dpo_dir, device)
+    rows = _fit_prompts(rows, tokenizer, params.grpo.max_length)
+    if reward is None:
+        reward = StoryTestReward(Path(stories_root), runner or make_runner(params.storytest), params.reward, tokenizer)
+    kept, probe = probe_signal(params, model, tokenizer, rows, reward)
+    log.info(
+        "grpo: %d of %d prompts have reward variance (mean reward %.3f, frac_reward_zero_std %.3f)",
+        len(kept),
+        len(rows),
+        probe["mean_reward"],
+        probe["frac_reward_zero_std"],
+    )
+    if not kept:
+        reason = (
+            f"no prompt's reward varies under the current policy: {len(rows)} prompts x {params.grpo.probe_generations}"
+            f" samples, mean reward {probe['mean_reward']:.3f}, every group's std <= {params.grpo.min_reward_std}"
+        )
+        metrics = {"skipped": True, "reason": reason, "prompts": len(rows), "probe": probe, "global_step": 0}
+        pass_through(dpo_dir, out_dir, {"skipped": True, "reason": reason, "metrics": metrics})
+        if curves_path is not None:
+            atomic_write_text(Path(curves_path), pretty_json([]))
+        log.warning("grpo: skipped: %s", reason)
+        return metrics
+
+    model.train()
+    data_hash = sha256_bytes(canonical_json(kept).encode("utf-8"))
+    checkpoints = checkpoints or checkpoint_root(out_dir, STAGE)
+    stage_fingerprint = fingerprint(STAGE, params, data_hash, base_dir, parents)
+    stage_fingerprint["reward"] = {"weights": params.reward.model_dump(), "storytest": params.storytest.model_dump()}
+    resume = prepare_checkpoints(checkpoints, stage_fingerprint)
+    factory = tool_processor(tokenizer, model, params.grpo.max_completion_length) if params.grpo.constrained else None
+    trainer = grpo_trainer_class(factory)(
+        model=model,
+        reward_funcs=[reward],
+        args=grpo_config(params, checkpoints, device, dtype, model),
+        train_dataset=Dataset.from_list(kept),
+        processing_class=tokenizer,
+        peft_config=lora_config(params.lora, model),
+        callbacks=[*callbacks, *memory_callbacks],
+    )
+    metrics = run_trainer(
+        trainer,
+        stage=STAGE,
+        out_dir=out_dir,
+        checkpoints=checkpoints,
+        resume=resume,
+        base_dir=base_dir,
+        parents=parents,
+        params={**stage_params(params, STAGE), "reward": params.reward.model_dump()},
+        data_hash=data_hash,
+        tokenizer=tokenizer,
+        curves_path=curves_path,
+        metric_keys=(
+            "loss",
+            "reward",
+            "reward_std",
+            "frac_reward_zero_std",
+            "rewards/story_test/mean",
+            "completions/mean_length",
+        ),
+    )
+    trainer.model.eval()
+    _, after = probe_signal(params, trainer.model, tokenizer, kept, reward)
+    metrics.update(
+        skipped=False,
+        trained_prompts=trained_prompt_rewards(probe, after),
+        prompts=len(kept),
+        prompts_probed=len(rows),
+        probe=probe,
+        steps=step_rows(trainer.state.log_history),
+        constrained_generation=bool(factory is not None and trainer.constrained_calls > 0),
+        constrained_generate_calls=trainer.constrained_calls,
+    )
+    if factory is not None and trainer.constrained_calls == 0:
+        log.warning("grpo: the constraint was not applied to trl's generation (a wrapped model?)")
+    log.info("grpo: %s", {k: v for k, v in metrics.items() if k not in ("probe", "steps", "trained_prompts")})
+    log.info(
+        "grpo: mean reward on the %d trained prompts %.3f before, %.3f after",
+        metrics["trained_prompts"]["prompts"],
+        metrics["trained_prompts"]["mean_before"],
+        metrics["trained_prompts"]["mean_after"],
+    )
+    return metrics

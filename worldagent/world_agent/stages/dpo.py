@@ -1,0 +1,49 @@
+"""dpo stage: base + experience adapter + rule and on-policy pairs → the DPO LoRA adapter (models/world_agent/dpo).
+
+`python -m worldagent.world_agent.stages.dpo` is the command dvc.yaml runs, with paths from the stage table.
+An interrupted run resumes from models/world_agent/checkpoints/dpo.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from worldagent.config import Params
+from worldagent.io import atomic_write_text, pretty_json
+from worldagent.pipeline.entry import stage_main
+from worldagent.world_agent.dpo import train_dpo
+
+log = logging.getLogger("dpo")
+
+
+def run(
+    params: Params,
+    *,
+    base: Path,
+    experience: Path,
+    preferences: Path,
+    experience_pairs: Path,
+    out: Path,
+    metrics: Path,
+    curves: Path,
+) -> None:
+    result = train_dpo(
+        params, base, experience, preferences, out, experience_pairs=experience_pairs, curves_path=curves
+    )
+    atomic_write_text(metrics, pretty_json(result))
+    log.info(
+        "dpo: %d steps, margin %s, accuracy %s, %.1f s",
+        result["global_step"],
+        result.get("rewards_margins_last"),
+        result.get("rewards_accuracies_last"),
+        result["wall_s"],
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    return stage_main(__doc__.splitlines()[0], run, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,446 @@
+"""evaluate_<model>: ONE model of ``evaluate.models`` on the eval split → ``eval/<model>.json``.
+
+One cached step per model, so a model whose inputs did not change is never generated again:
+
+- ``base``: the base alone; ``sft``/``experience``/``dpo``/``grpo``: the stage's adapter (its chain
+  merged) on the base; ``champion``: the adapter the champion reference names (no champion yet: a
+  file with no rows and a note);
+- ``nearest``: the copy-the-nearest-training-story baseline
+  (:class:`worldagent.world_agent.retrieval.NearestStoryPolicy` over the training split);
+- ``reference``: the reference outputs, the upper bound.
+
+Models are decoded greedily in batches with a KV cache (:func:`worldagent.world_agent.policies.evaluation_policy`),
+through the constrained tool-call decoder when ``evaluate.constrained``; models listed in
+``evaluate.unconstrained_models`` are decoded a second time without it (row ``"<model> (unconstrained)"``).
+``out`` has deterministic bytes; ``speed`` (generation tokens per second) varies run to run.
+
+The stage table wires one of the ``evaluate_*_stage`` functions per model (:data:`MODEL_STAGES`),
+each taking exactly the paths that model needs.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+from collections.abc import Callable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from worldagent.config import Params
+from worldagent.errors import InputError
+from worldagent.evaluation.compare import TRAINED_STAGES
+from worldagent.evaluation.metrics import summarize
+from worldagent.evaluation.model_eval import (
+    EvalRow,
+    GenerationCounts,
+    ModelEvalFile,
+    speed_payload,
+    unconstrained_name,
+    write_model_eval,
+)
+from worldagent.io import atomic_write_text, pretty_json, read_jsonl
+from worldagent.world_agent.evaluate import Scorer, evaluate_outputs, load_eval_rows, load_token_files, prompts_of
+from worldagent.world_agent.policies import Policy, ReferencePolicy, ReusingPolicy, evaluation_policy
+from worldagent.world_agent.self_check import SelfCheckingPolicy, TieredSelfCheckingPolicy, row_check, tiered_check
+
+if TYPE_CHECKING:
+    from worldagent.lm.rollout import BatchedPolicy, GenerationStats
+
+log = logging.getLogger("worldagent.evaluation")
+
+# (base_dir, adapter_dir or None) -> (model, tokenizer); the default is worldagent.lm.load.load_policy.
+Loader = Callable[[Path, "Path | None"], tuple[Any, Any]]
+
+
+def default_loader(base_dir: Path, adapter_dir: Path | None, dtype: str = "auto") -> tuple[Any, Any]:
+    from worldagent.lm.load import load_policy
+
+    return load_policy(base_dir, adapter_dir, dtype=dtype)
+
+
+def score_policy_row(
+    name: str, policy: Policy, rows: Sequence[dict[str, Any]], scorer: Scorer, **extra: Any
+) -> EvalRow:
+    """``policy``'s answer to every row, scored: one :class:`EvalRow` (with the self-check's counts
+    when ``policy`` is a :class:`SelfCheckingPolicy`)."""
+    outputs = policy.complete(prompts_of(rows))
+    results = evaluate_outputs(rows, outputs, scorer.stories_root, scorer.runner, scorer.weights, scorer=scorer)
+    if isinstance(policy, SelfCheckingPolicy):
+        extra["self_check"] = policy.counts
+    row = EvalRow(name=name, metrics=summarize(results), per_intent=results, outputs=list(outputs), **extra)
+    m = row.metrics
+    log.info(
+        "%s: reward %.3f  story %.2f  a11y %.2f  parse %.2f  (n=%d)",
+        *(name, m.mean_reward, m.story_pass_rate, m.a11y_pass_rate, m.parse_rate, m.n),
+    )
+    return row
+
+
+def decode_variants(params: Params, model_name: str) -> list[tuple[str, bool]]:
+    """(row name, constrained) for each way ``model_name`` is decoded."""
+    variants = [(model_name, params.evaluate.constrained)]
+    if params.evaluate.constrained and model_name in params.evaluate.unconstrained_models:
+        variants.append((unconstrained_name(model_name), False))
+    return variants
+
+
+def with_self_check(
+    params: Params,
+    model_name: str,
+    first: Policy,
+    retry: Callable[[int], Policy],
+    rows: Sequence[dict[str, Any]],
+    scorer: Scorer,
+) -> Policy:
+    """``first``, retried by ``retry(k)`` while an answer fails the agent's own check (ranked with the
+    intent's quoted words when ``evaluate.self_check_words``), when ``evaluate.self_check_attempts``
+    and ``evaluate.self_check_models`` say so; else ``first``."""
+    settings = params.evaluate
+    if not settings.self_check_attempts or model_name not in settings.self_check_models:
+        return first
+    if settings.self_check_words:
+        return TieredSelfCheckingPolicy(first, retry, tiered_check(scorer, rows), settings.self_check_attempts)
+    return SelfCheckingPolicy(first, retry, row_check(scorer, rows), settings.self_check_attempts)
+
+
+def generation_stats(policy: Policy) -> GenerationStats:
+    """The decoding counts of ``policy``, its retries' included."""
+    from worldagent.lm.rollout import GenerationStats
+
+    used = policy.used if isinstance(policy, SelfCheckingPolicy) else [policy]
+    total = GenerationStats()
+    for part in used:
+        stats: GenerationStats = part.stats  # type: ignore[attr-defined]
+        total.prompts += stats.prompts
+        total.new_tokens += stats.new_tokens
+        total.seconds += stats.seconds
+        total.batches += stats.batches
+    return total
+
+
+def generate_rows(
+    params: Params, model_name: str, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], scorer: Scorer
+) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
+    """The model's rows (constrained and/or not) and their timings."""
+    settings = params.evaluate
+    evaluated: list[EvalRow] = []
+    timings: dict[str, dict[str, Any]] = {}
+    greedy: BatchedPolicy | None = None  # the constrained variant's first (greedy) decoding
+    for name, constrained in decode_variants(params, model_name):
+        decode = partial(evaluation_policy, model, tokenizer, settings, model_name, constrained=constrained)
+
+        def retry(k: int, decode: Callable[..., Policy] = decode) -> Policy:
+            # the k-th retry samples with its own seed: a different, reproducible answer each time
+            return decode(temperature=settings.self_check_temperature, seed=params.seed + k)
+
+        decoder = decode()
+        first: Policy = decoder
+        if not constrained and greedy is not None and len(greedy.last) == len(rows):
+            # where the grammar never changed the greedy choice, decoding without it answers the same
+            first = ReusingPolicy(decoder, [c.text for c in greedy.last], [not c.steered for c in greedy.last])
+        policy = with_self_check(params, model_name, first, retry, rows, scorer)
+        row = score_policy_row(name, policy, rows, scorer)
+        if constrained:
+            greedy = decoder
+        stats = generation_stats(policy)
+        row.generation = GenerationCounts(
+            prompts=stats.prompts,
+            new_tokens=stats.new_tokens,
+            batches=stats.batches,
+            batch_size=settings.batch_size,
+            max_new_tokens=settings.budget(model_name),
+            constrained=constrained,
+        )
+        evaluated.append(row)
+        timings[name] = {
+            "constrained": constrained,
+            "prompts": stats.prompts,
+            "new_tokens": stats.new_tokens,
+            "seconds": round(stats.seconds, 3),
+            "tokens_per_second": round(stats.tokens_per_second, 2),
+            "batch_size": settings.batch_size,
+        }
+        if isinstance(first, ReusingPolicy):
+            timings[name]["reused_first_answers"] = first.reused
+        log.info(
+            "%s: %d new tokens in %.1f s (%.1f tokens/s)%s",
+            *(name, stats.new_tokens, stats.seconds, stats.tokens_per_second),
+            f"; {first.reused} first answers reused" if isinstance(first, ReusingPolicy) else "",
+        )
+    return evaluated, timings
+
+
+def _require_dir(path: Path | None, what: str, stage: str) -> Path:
+    if path is None or not Path(path).is_dir():
+        raise InputError(f"{path}: {what} not found (run the {stage} stage first)")
+    return Path(path)
+
+
+def evaluate_model(
+    params: Params,
+    name: str,
+    rows: Sequence[dict[str, Any]],
+    scorer: Scorer,
+    *,
+    base: Path | None = None,
+    adapter: Path | None = None,
+    champion: Path | None = None,
+    trajectories: Path | None = None,
+    root: Path = Path("."),
+    loader: Loader | None = None,
+) -> tuple[ModelEvalFile, dict[str, dict[str, Any]]]:
+    """One model's evaluation file and its timings (see the module docstring for what ``name`` takes)."""
+    evaluation = ModelEvalFile(
+        model=name,
+        intents=[str(row["id"]) for row in rows],
+        components=sorted({str(row["component"]) for row in rows}),
+    )
+    timings: dict[str, dict[str, Any]] = {}
+    if name == "reference":
+        evaluation.rows.append(score_policy_row(name, ReferencePolicy(rows), rows, scorer))
+    elif name == "nearest":
+        from worldagent.world_agent.retrieval import BM25Index, NearestStoryPolicy, documents_from_trajectories
+
+        if trajectories is None:
+            raise InputError("the nearest-story baseline needs the training trajectories (trajectories.jsonl)")
+        training = read_jsonl(trajectories, "the training trajectories", hint="run the generate stage first")
+        try:
+            index = BM25Index(documents_from_trajectories(training))
+        except ValueError as error:
+            raise InputError(f"{trajectories}: {error}") from None
+        nearest = [NearestStoryPolicy(index)]  # rank k: the k-th retry copies the (k+1)-th nearest story
+
+        def runner_up(rank: int) -> Policy:
+            nearest.append(NearestStoryPolicy(index, rank))
+            return nearest[-1]
+
+        policy = with_self_check(params, name, nearest[0], runner_up, rows, scorer)
+        row = score_policy_row(name, policy, rows, scorer)
+        ranks = policy.answered_by if isinstance(policy, SelfCheckingPolicy) else [0] * len(rows)
+        row.copied = [nearest[rank].choose(prompt).id for prompt, rank in zip(prompts_of(rows), ranks, strict=True)]
+        evaluation.rows.append(row)
+        evaluation.notes.append(
+            "`nearest` answers each intent with the nearest training story's calls copied unchanged"
+            " (BM25 over the training intents; the baseline a trained model must beat)."
+        )
+    else:
+        base = _require_dir(base, "base model", "base")
+        if name == "champion":
+            from worldagent.registry.champion import load_champion
+
+            if champion is None:
+                raise InputError("the champion evaluation needs the champion reference file")
+            pinned = load_champion(champion, root, params.registry.family)
+            if pinned is None:
+                evaluation.notes.append("No champion is deployed yet (first run): the champion was not evaluated.")
+                return evaluation, timings
+            evaluation.notes.append(
+                f"The champion is {pinned.label} ({pinned.path}), re-evaluated on the same intents."
+            )
+            adapter = pinned.path
+        elif name in TRAINED_STAGES:
+            adapter = _require_dir(adapter, f"{name} adapter", name)
+        elif name != "base":
+            raise InputError(f"unknown model {name!r} to evaluate")
+        adapter = adapter if name != "base" else None
+        if loader is None:  # evaluate.dtype, not always the one it was trained in (model.dtype)
+            model, tokenizer = default_loader(base, adapter, dtype=params.evaluate.decode_dtype(params.model.dtype))
+        else:
+            model, tokenizer = loader(base, adapter)
+        evaluation.notes.append(precision_note(model))
+        try:
+            evaluated, timings = generate_rows(params, name, model, tokenizer, rows, scorer)
+        finally:
+            del model
+            gc.collect()
+        evaluation.rows.extend(evaluated)
+        if budget_note := _budget_note(params, name):
+            evaluation.notes.append(budget_note)
+    evaluation.notes.extend(row.self_check.note(row.name) for row in evaluation.rows if row.self_check)
+    return evaluation, timings
+
+
+def precision_note(model: Any) -> str:
+    """What the answers were decoded in: the same sentence for every model so decoded (the report keeps one)."""
+    from worldagent.lm.device import precision_label
+
+    weights = next(model.parameters())  # the base's (LoRA weights stay float32): as the training metrics say it
+    precision = precision_label(weights.dtype, weights.device.type)
+    return f"The models' answers were decoded in {precision} (`evaluate.dtype`)."
+
+
+def _budget_note(params: Params, name: str) -> str | None:
+    budget, usual = params.evaluate.budget(name), params.evaluate.max_new_tokens
+    if budget == usual:
+        return None
+    return f"`{name}` was decoded with at most {budget} new tokens per answer (the other models {usual})."
+
+
+def make_scorer(params: Params, stories: Path, stories_dir: Path) -> Scorer:
+    from worldagent.storytest.runner import make_runner
+
+    return Scorer(stories_dir, make_runner(params.storytest), params.reward, load_token_files(stories))
+
+
+def evaluate_model_stage(
+    params: Params,
+    *,
+    name: str,
+    eval_trajectories: Path,
+    stories: Path,
+    stories_dir: Path,
+    out: Path,
+    speed: Path | None = None,
+    base: Path | None = None,
+    adapter: Path | None = None,
+    champion: Path | None = None,
+    trajectories: Path | None = None,
+    root: Path = Path("."),
+    loader: Loader | None = None,
+) -> ModelEvalFile:
+    """Evaluate the model ``name`` → ``out`` (eval/<name>.json) and, for generating models, ``speed``."""
+    rows = load_eval_rows(eval_trajectories, params.evaluate.max_intents)
+    scorer = make_scorer(params, stories, stories_dir)
+    evaluation, timings = evaluate_model(
+        params,
+        name,
+        rows,
+        scorer,
+        base=base,
+        adapter=adapter,
+        champion=champion,
+        trajectories=trajectories,
+        root=root,
+        loader=loader,
+    )
+    write_model_eval(out, evaluation)
+    if speed is not None:
+        atomic_write_text(speed, pretty_json(speed_payload(name, timings)))
+    return evaluation
+
+
+# -- the stage table's entries: exactly the paths each model needs ------------------------------------
+
+
+def evaluate_base_stage(
+    params: Params,
+    *,
+    eval_trajectories: Path,
+    stories: Path,
+    stories_dir: Path,
+    base: Path,
+    out: Path,
+    speed: Path,
+    loader: Loader | None = None,
+) -> ModelEvalFile:
+    """The base model alone → ``out`` and ``speed``."""
+    return evaluate_model_stage(
+        params,
+        name="base",
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        base=base,
+        out=out,
+        speed=speed,
+        loader=loader,
+    )
+
+
+def evaluate_adapter_stage(
+    params: Params,
+    *,
+    name: str,
+    eval_trajectories: Path,
+    stories: Path,
+    stories_dir: Path,
+    base: Path,
+    adapter: Path,
+    out: Path,
+    speed: Path,
+    loader: Loader | None = None,
+) -> ModelEvalFile:
+    """A trained stage's adapter (``name``: sft, experience, dpo or grpo) on the base → ``out`` and ``speed``."""
+    if name not in TRAINED_STAGES:
+        raise InputError(f"{name!r} is not a trained stage ({', '.join(TRAINED_STAGES)})")
+    return evaluate_model_stage(
+        params,
+        name=name,
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        base=base,
+        adapter=adapter,
+        out=out,
+        speed=speed,
+        loader=loader,
+    )
+
+
+def evaluate_champion_stage(
+    params: Params,
+    *,
+    eval_trajectories: Path,
+    stories: Path,
+    stories_dir: Path,
+    base: Path,
+    champion: Path,
+    out: Path,
+    speed: Path,
+    root: Path = Path("."),
+    loader: Loader | None = None,
+) -> ModelEvalFile:
+    """The champion the reference file names (resolved against ``root``) → ``out`` and ``speed``."""
+    return evaluate_model_stage(
+        params,
+        name="champion",
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        base=base,
+        champion=champion,
+        out=out,
+        speed=speed,
+        root=root,
+        loader=loader,
+    )
+
+
+def evaluate_nearest_stage(
+    params: Params, *, eval_trajectories: Path, stories: Path, stories_dir: Path, trajectories: Path, out: Path
+) -> ModelEvalFile:
+    """The copy-the-nearest-training-story baseline (``trajectories``: the training split) → ``out``."""
+    return evaluate_model_stage(
+        params,
+        name="nearest",
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        trajectories=trajectories,
+        out=out,
+    )
+
+
+def evaluate_reference_stage(
+    params: Params, *, eval_trajectories: Path, stories: Path, stories_dir: Path, out: Path
+) -> ModelEvalFile:
+    """The reference outputs (the upper bound) → ``out``."""
+    return evaluate_model_stage(
+        params,
+        name="reference",
+        eval_trajectories=eval_trajectories,
+        stories=stories,
+        stories_dir=stories_dir,
+        out=out,
+    )
+
+
+# model name → the ``run`` of its ``tasks/evaluate_<model>.py`` entry.
+MODEL_STAGES: dict[str, Callable[..., ModelEvalFile]] = {
+    "base": evaluate_base_stage,
+    "nearest": evaluate_nearest_stage,
+    **{name: partial(evaluate_adapter_stage, name=name) for name in TRAINED_STAGES},
+    "champion": evaluate_champion_stage,
+    "reference": evaluate_reference_stage,
+}
