@@ -16,7 +16,7 @@ import yaml
 from worldagent import profiles
 
 PROJECT = Path(__file__).resolve().parents[1]
-CODE = ("tasks", "worldagent", "flows", ".dvc")
+CODE = ("worldagent", "flows", ".dvc")
 # A world-agent DAG that runs end to end in minutes: three components, a tiny model, a few steps.
 TINY_COMPONENTS = ("button", "badge", "toggle-button")
 TINY = {
@@ -123,6 +123,9 @@ def copy_project(root: Path, params: Mapping[str, Any] | None = None, components
     for component in copied:
         shutil.copytree(stories / component, root / "data" / "stories" / component)
     run(root, "git", "init", "-q")
+    # a project has commits: DVCLive (and dvc exp) need one to start from
+    run(root, "git", "add", "-A")
+    run(root, "git", "-c", "user.name=tests", "-c", "user.email=tests@localhost", "commit", "-qm", "the project")
     return root
 
 

@@ -183,10 +183,18 @@ def _cmd_a11y(args: argparse.Namespace) -> int:
 
 
 def _cmd_stage(args: argparse.Namespace) -> int:
-    import importlib
+    """A stage outside DVC, with the paths its table entry gives (relative to ``--root``)."""
+    from worldagent.config import load_params
+    from worldagent.pipeline.__main__ import run, stages
+    from worldagent.pipeline.entry import option
+    from worldagent.pipeline.table import stage_paths
 
-    module = importlib.import_module(f"worldagent.world_agent.stages.{args.command}")
-    return int(module.main(["--params", args.params, "--root", args.root or "."]))
+    stage = stages()[args.command]
+    root = Path(args.root or ".")
+    paths = stage_paths(stage, root, load_params(args.params))
+    argv = [part for name, path in paths.items() for part in (option(name), str(path))]
+    options = [part for name, value in stage.options.items() for part in (option(name), value)]
+    return run([stage.name, "--params", args.params, *options, *argv])
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import pytest
 
 from worldagent.cli import main
 from worldagent.config import ParamsError, load_params
-from worldagent.world_agent.stages.discover import main as discover_stage_main
+from worldagent.pipeline.__main__ import run as run_stage_command
 
 PROJECT = Path(__file__).resolve().parents[2]
 BUTTON = PROJECT / "data" / "stories" / "button"
@@ -122,7 +122,7 @@ def test_stage_entry_point_exits_2_with_the_reason(tmp_path: Path, capsys: pytes
         "--report",
         str(tmp_path / "r.json"),
     ]
-    assert discover_stage_main(["--params", str(params), *paths]) == 2
+    assert run_stage_command(["discover", "--params", str(params), *paths]) == 2
     assert "generate.eval_fraction" in capsys.readouterr().err
     assert not (tmp_path / "s.jsonl").exists()
 

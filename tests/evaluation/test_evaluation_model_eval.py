@@ -17,17 +17,19 @@ from worldagent.evaluation.eval_files import read_eval_report
 from worldagent.evaluation.model_eval import ModelEvalFile, combine, read_model_eval, write_model_eval
 from worldagent.io import read_jsonl
 from worldagent.pipeline.entry import path_arguments
+from worldagent.pipeline.world_agent import EVAL_MODELS, PIPELINE
 from worldagent.tools.callformat import parse_calls
 from worldagent.world_agent.evaluate import load_eval_rows, prompts_of
 from worldagent.world_agent.stages.evaluate import combine_evaluations_stage, combine_model_files, evaluate_stage
-from worldagent.world_agent.stages.evaluate_model import (
-    MODEL_STAGES,
-    evaluate_adapter_stage,
-    evaluate_base_stage,
-    evaluate_champion_stage,
-    evaluate_nearest_stage,
-    evaluate_reference_stage,
-)
+from worldagent.world_agent.stages.evaluate_model import evaluate_model_stage
+
+# the stage table's entries call the one stage function with each model's name
+MODEL_STAGES = {name: partial(evaluate_model_stage, name=name) for name in EVAL_MODELS}
+evaluate_base_stage = MODEL_STAGES["base"]
+evaluate_champion_stage = MODEL_STAGES["champion"]
+evaluate_nearest_stage = MODEL_STAGES["nearest"]
+evaluate_reference_stage = MODEL_STAGES["reference"]
+evaluate_adapter_stage = evaluate_model_stage
 
 EVAL = DATA / "trajectories.eval.jsonl"
 TRAIN = DATA / "trajectories.jsonl"
@@ -64,8 +66,10 @@ def test_each_model_stage_takes_exactly_the_paths_it_needs() -> None:
         **dict.fromkeys(("sft", "experience", "dpo", "grpo"), split | {"base", "adapter", "speed"}),
     }
     assert set(MODEL_STAGES) == set(expected)
-    for name, run in MODEL_STAGES.items():
-        assert set(path_arguments(run)) == expected[name], name
+    for name in MODEL_STAGES:
+        stage = PIPELINE.stage(f"evaluate_{name}")
+        assert stage.options == {"name": name}
+        assert set(stage.arguments) == expected[name], name
     combined = {f"{name}_eval" for name in expected} | {"summary", "intents"}
     assert set(path_arguments(combine_evaluations_stage)) == combined
 
@@ -226,10 +230,10 @@ def test_adapter_and_champion_stages(tmp_path: Path, base_dir: Path, tiny_model)
             speed=tmp_path / "x.speed.json",
             loader=loader,
         )
-    with pytest.raises(InputError, match="not a trained stage"):
+    with pytest.raises(InputError, match="unknown model 'ensemble'"):
         evaluate_adapter_stage(
             settings,
-            name="base",
+            name="ensemble",
             **SPLIT,
             base=base_dir,
             adapter=adapter,
@@ -336,17 +340,19 @@ def test_the_single_step_path_is_a_loop_over_the_per_model_function(tmp_path: Pa
     assert list(report.models) == ["base", "nearest", "reference"]
 
 
-def test_a_model_stage_runs_from_the_command_line_its_tasks_entry_gives_it(tmp_path: Path, capsys) -> None:
-    from worldagent.pipeline.entry import option, stage_main
+def test_a_model_stage_runs_from_the_command_line_its_table_entry_gives_it(tmp_path: Path, capsys) -> None:
+    from worldagent.pipeline.entry import option, run_stage
 
     (tmp_path / "params.yaml").write_text("evaluate: {max_intents: 2}\n")
     common = ["--params", str(tmp_path / "params.yaml")]
     common += [part for key, path in SPLIT.items() for part in (option(key), str(path))]
     out = tmp_path / "eval" / "reference.json"
-    assert stage_main("evaluate_reference", MODEL_STAGES["reference"], [*common, "--out", str(out)]) == 0
+    reference = [*common, "--name", "reference", "--out", str(out)]
+    assert run_stage(PIPELINE.stage("evaluate_reference"), reference) == 0
     assert read_model_eval(out, "reference").rows[0].metrics.n == 2
     missing = ["--base", str(tmp_path), "--adapter", str(tmp_path / "none"), "--speed", str(tmp_path / "s.json")]
-    assert stage_main("evaluate_dpo", MODEL_STAGES["dpo"], [*common, *missing, "--out", str(out)]) == 2
+    dpo = [*common, "--name", "dpo", *missing, "--out", str(out)]
+    assert run_stage(PIPELINE.stage("evaluate_dpo"), dpo) == 2
     assert "dpo adapter not found (run the dpo stage first)" in capsys.readouterr().err
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from evaluation_helpers import synthetic_report
 
-import tasks.gate
 from worldagent.config import GateParams, Params
 from worldagent.errors import InputError
 from worldagent.evaluation.compare import compare, compare_stages
@@ -18,6 +17,7 @@ from worldagent.evaluation.family import WORLD_AGENT, above_nearest_check, gate_
 from worldagent.evaluation.report import render_report
 from worldagent.io import directory_hash
 from worldagent.pipeline import world_agent as world_agent_table
+from worldagent.pipeline.__main__ import run as run_stage_command
 from worldagent.pipeline.entry import option
 from worldagent.pipeline.table import stage_paths
 from worldagent.world_agent.stages.compare import compare_stage
@@ -117,7 +117,7 @@ def test_gate_stage_without_inputs_is_a_clear_error(tmp_path: Path, capsys) -> N
     (tmp_path / "params.yaml").write_text("{}\n")
     paths = stage_paths(world_agent_table.PIPELINE.stage("gate"), tmp_path, Params())
     options = [part for argument, path in paths.items() for part in (option(argument), str(path))]
-    assert tasks.gate.main(["--params", str(tmp_path / "params.yaml"), *options]) == 2
+    assert run_stage_command(["gate", "--params", str(tmp_path / "params.yaml"), *options]) == 2
     assert "run the evaluate stage first" in capsys.readouterr().err
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import logging
 from pathlib import Path
@@ -12,6 +11,7 @@ import pytest
 import yaml
 
 from worldagent.config import Params, parse_params
+from worldagent.pipeline.entry import resolve, scoped_params
 from worldagent.pipeline.intervention import PIPELINE
 from worldagent.pipeline.table import stage_paths
 from worldagent.registry.champion import refresh_champion_reference
@@ -57,9 +57,10 @@ def small_params() -> Params:
 def run_stage(name: str, params: Params, root: Path) -> Any:
     """The intervention stage ``name`` on the paths its table gives, under ``root``."""
     stage = PIPELINE.stage(f"intervention_{name}")
-    run = importlib.import_module(stage.entry).run
+    run = resolve(stage.entry)
     options = {"root": root} if "root" in inspect.signature(run).parameters else {}
-    return run(params, **stage_paths(stage, root, params), **options)
+    # as the stage entry hands it: only the params sections the table entry declares
+    return run(scoped_params(params, stage.params, stage.name), **stage_paths(stage, root, params), **options)
 
 
 def pin_champion(params: Params, root: Path) -> None:

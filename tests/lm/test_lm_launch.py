@@ -14,6 +14,7 @@ import yaml
 from training_fixtures import build_tiny_base, sft_rows, tiny_params, write_jsonl
 
 from tests.databases import free_port
+from worldagent.live import read_curve
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,7 +48,7 @@ def sft_arguments(work: Path) -> list[str]:
     return [
         *("--params", str(work / "params.yaml"), "--base", str(work / "base")),
         *("--trajectories", str(work / "trajectories.jsonl"), "--out", str(work / "sft")),
-        *("--metrics", str(work / "metrics.json"), "--curves", str(work / "curves.json")),
+        *("--metrics", str(work / "metrics.json"), "--live", str(work / "live")),
     ]
 
 
@@ -63,11 +64,10 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_multi_gpu_config_trains_data_parallel_in_two_cpu_processes(work: Path) -> None:
     arguments = ["--config_file", str(CONFIGS / "multi_gpu.yaml"), "--num_processes", "2", "--mixed_precision", "no"]
     env = dict(os.environ, OMP_NUM_THREADS="1", CUDA_VISIBLE_DEVICES="")
-    done = accelerate_launch([*arguments, "-m", "worldagent.world_agent.stages.sft", *sft_arguments(work)], env)
+    done = accelerate_launch([*arguments, "-m", "worldagent.pipeline", "run", "sft", *sft_arguments(work)], env)
     assert done.returncode == 0, launch_failure(done.stderr)
     assert done.stderr.count("INFO sft: sft: 2 steps") == 2  # both ranks trained
-    curve = json.loads((work / "curves.json").read_text())
-    assert curve[-1]["epoch"] == 1.0  # 2 steps x batch 2 x 2 processes = the 8 rows once
+    assert read_curve(work / "live", "epoch")[-1][1] == 1.0  # 2 steps x batch 2 x 2 processes = the 8 rows once
     assert json.loads((work / "sft" / "stage.json").read_text())["stage"] == "sft"
 
 

@@ -11,6 +11,7 @@ import torch
 from training_fixtures import STORIES, TRAJECTORIES, build_tiny_base, dpo_rows, sft_rows, tiny_params, write_jsonl
 from transformers import TrainerCallback
 
+from worldagent.live import read_curve
 from worldagent.lm import training
 from worldagent.lm.device import precision_label, resolve_dtype, select_device
 from worldagent.lm.load import load_policy
@@ -40,7 +41,7 @@ def sft_run(work: Path) -> dict:
         work / "base",
         work / "trajectories.jsonl",
         work / "models" / "sft",
-        curves_path=work / "curves" / "sft.json",
+        live_dir=work / "live" / "sft",
     )
     return metrics
 
@@ -100,10 +101,9 @@ def test_sft_learns_and_writes_a_loadable_adapter(work: Path, sft_run: dict) -> 
     base, _ = load_base(work / "base", device="cpu")
     peft_model = PeftModel.from_pretrained(base, str(out))
     assert any(("lora_B" in n) and p.abs().sum() > 0 for n, p in peft_model.named_parameters())
-    # the curve is a DVC plots file with one row per logged step
-    curve = json.loads((work / "curves" / "sft.json").read_text())
-    assert [row["step"] for row in curve] == list(range(1, 9))
-    assert all("loss" in row for row in curve)
+    # the curve went through DVCLive: one row per logged step, and the latest values as metrics
+    assert [step for step, _ in read_curve(work / "live" / "sft", "loss")] == list(range(1, 9))
+    assert json.loads((work / "live" / "sft" / "metrics.json").read_text())["step"] >= 8
     # checkpoints are cleaned up after success, and no temporary directory is left behind
     assert not (work / "models" / "checkpoints" / "sft").exists()
     assert not list((work / "models").glob(".sft.*"))
@@ -234,15 +234,16 @@ def test_dpo_logs_reward_margins_and_records_its_chain(work: Path, sft_run: dict
         work / "models" / "sft",
         work / "preferences.jsonl",
         out,
-        curves_path=work / "curves" / "dpo.json",
+        live_dir=work / "live" / "dpo",
     )
     # The first logged step is on the starting policy: it equals the reference (the merged SFT model)
     assert metrics["loss_first"] == pytest.approx(0.6931, abs=1e-3)
     assert metrics["rewards_margins_first"] == pytest.approx(0.0, abs=1e-4)
     assert metrics["rewards_margins_last"] > 0 and metrics["rewards_accuracies_last"] > 0.5
     assert metrics["train_tokens_per_second"] > 0
-    curve = json.loads((work / "curves" / "dpo.json").read_text())
-    assert all("rewards/margins" in row and "rewards/accuracies" in row for row in curve)
+    assert read_curve(work / "live" / "dpo", "rewards/margins") and read_curve(
+        work / "live" / "dpo", "rewards/accuracies"
+    )
     info = read_stage(out)
     assert info["stage"] == "dpo" and [c["stage"] for c in info["chain"]] == ["sft"]
     assert info["params"]["dpo"]["beta"] == 0.1
@@ -321,14 +322,13 @@ def test_grpo_runs_a_step_and_the_policy_loads_with_its_chain(work: Path, sft_ru
         TRAJECTORIES,
         STORIES,
         out,
-        curves_path=work / "curves" / "grpo.json",
+        live_dir=work / "live" / "grpo",
         reward=story_test_with_jitter,
     )
     assert metrics["global_step"] == 1 and metrics["prompts"] == 2 and not metrics["skipped"]
     assert metrics["completions_mean_length_last"] <= 32
     assert 0.0 <= metrics["reward_last"] <= 1.0
-    curve = json.loads((work / "curves" / "grpo.json").read_text())
-    assert any("rewards/story_test/mean" in row for row in curve)
+    assert read_curve(work / "live" / "grpo", "rewards/story_test/mean")
     info = read_stage(out)
     assert [c["stage"] for c in info["chain"]] == ["sft", "dpo"]
     model, tokenizer = load_policy(work / "base", out, device="cpu")

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from worldagent.config import EvaluateParams, GateParams, Params
 from worldagent.pipeline.deps import code_deps, section_modules
+from worldagent.pipeline.dvcfile import stage_code
 from worldagent.pipeline.families import PIPELINES
 from worldagent.pipeline.table import Stage
 from worldagent.pipeline.world_agent import PIPELINE as WORLD_AGENT
@@ -23,7 +24,7 @@ EVALUATIONS = [stage for stage in WORLD_AGENT.stages if stage.name.startswith("e
 
 def stage_deps(stage: Stage) -> list[str]:
     """What dvc.yaml lists as the stage's code: its entry's imports, with its declared params."""
-    return code_deps(PROJECT, [stage.entry], stage.params)
+    return stage_code(stage, PROJECT)
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -37,8 +38,8 @@ def test_imports_are_followed_transitively_relative_lazy_and_by_submodule(tmp_pa
     write(
         tmp_path,
         {
-            "tasks/__init__.py": "",
-            "tasks/train.py": "from worldagent.policy import sft\n",
+            "worldagent/jobs/__init__.py": "",
+            "worldagent/jobs/train.py": "from worldagent.policy import sft\n",
             "worldagent/__init__.py": "",
             "worldagent/policy/__init__.py": "",
             "worldagent/policy/sft.py": "from . import helpers\n\ndef run():\n    from ..reward import score\n",
@@ -48,15 +49,17 @@ def test_imports_are_followed_transitively_relative_lazy_and_by_submodule(tmp_pa
             "worldagent/policy/notes.txt": "not named by any module",
         },
     )
-    assert code_deps(tmp_path, ["tasks.train"]) == [
-        "tasks/__init__.py",
-        "tasks/train.py",
-        "worldagent/__init__.py",
-        "worldagent/policy/__init__.py",
-        "worldagent/policy/helpers.py",
-        "worldagent/policy/sft.py",
-        "worldagent/reward.py",
-    ]
+    assert code_deps(tmp_path, ["worldagent.jobs.train"]) == sorted(
+        [
+            "worldagent/jobs/__init__.py",
+            "worldagent/jobs/train.py",
+            "worldagent/__init__.py",
+            "worldagent/policy/__init__.py",
+            "worldagent/policy/helpers.py",
+            "worldagent/policy/sft.py",
+            "worldagent/reward.py",
+        ]
+    )
 
 
 def test_a_data_folder_a_module_names_beside_itself_is_a_dependency(tmp_path: Path) -> None:
@@ -150,9 +153,9 @@ def test_the_config_package_brings_in_only_the_declared_sections_and_a_direct_im
     write(
         tmp_path,
         {
-            "tasks/__init__.py": "",
-            "tasks/score.py": "from worldagent.config import Params\n",
-            "tasks/peek.py": "from worldagent.config import Params\nfrom worldagent.config.training import SftParams\n",
+            "worldagent/jobs/__init__.py": "",
+            "worldagent/jobs/score.py": "from worldagent.config import Params\n",
+            "worldagent/jobs/peek.py": "from worldagent.config import Params\nfrom worldagent.config.training import SftParams\n",
             "worldagent/__init__.py": "",
             "worldagent/errors.py": "",
             "worldagent/config/__init__.py": (
@@ -167,19 +170,23 @@ def test_the_config_package_brings_in_only_the_declared_sections_and_a_direct_im
         },
     )
     root_and_base = ["worldagent/config/__init__.py", "worldagent/config/base.py"]
-    assert code_deps(tmp_path, ["tasks.score"], ("evaluate.batch_size", "seed")) == [
-        "tasks/__init__.py",
-        "tasks/score.py",
-        "worldagent/__init__.py",
-        *root_and_base,
-        "worldagent/config/evaluation.py",
-        "worldagent/errors.py",  # the package's other imports are followed as ever
-    ]
-    assert code_deps(tmp_path, ["tasks.score"]) == [  # no params: the root and the base only
-        "tasks/__init__.py",
-        "tasks/score.py",
-        "worldagent/__init__.py",
-        *root_and_base,
-        "worldagent/errors.py",
-    ]
-    assert "worldagent/config/training.py" in code_deps(tmp_path, ["tasks.peek"], ("evaluate",))
+    assert code_deps(tmp_path, ["worldagent.jobs.score"], ("evaluate.batch_size", "seed")) == sorted(
+        [
+            "worldagent/jobs/__init__.py",
+            "worldagent/jobs/score.py",
+            "worldagent/__init__.py",
+            *root_and_base,
+            "worldagent/config/evaluation.py",
+            "worldagent/errors.py",  # the package's other imports are followed as ever
+        ]
+    )
+    assert code_deps(tmp_path, ["worldagent.jobs.score"]) == sorted(
+        [  # no params: the root and the base only
+            "worldagent/jobs/__init__.py",
+            "worldagent/jobs/score.py",
+            "worldagent/__init__.py",
+            *root_and_base,
+            "worldagent/errors.py",
+        ]
+    )
+    assert "worldagent/config/training.py" in code_deps(tmp_path, ["worldagent.jobs.peek"], ("evaluate",))

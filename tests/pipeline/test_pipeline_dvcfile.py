@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests.harness import dvc
+from worldagent.pipeline.deps import code_deps
 from worldagent.pipeline.dvcfile import HEADER, stage_lines
 from worldagent.pipeline.table import Stage
 from worldagent.pipeline.world_agent import PIPELINE as WORLD_AGENT
@@ -31,7 +32,7 @@ log.write_text((log.read_text() if log.exists() else "") + args.note.read_text()
 """
 STAGE = Stage(
     name="grow",
-    entry="tasks.grow",
+    entry="worldagent.grow:main",
     description="append the note to the store",
     inputs={"note": "note.txt"},
     outputs={"store": "store"},
@@ -55,15 +56,23 @@ def test_a_stage_lists_the_config_modules_of_the_params_it_declares() -> None:
 
 def test_persist_must_name_an_output() -> None:
     with pytest.raises(ValueError, match="persist names nope"):
-        Stage(name="s", entry="tasks.s", description="d", outputs={"out": "o"}, persist=("nope",))
+        Stage(name="s", entry="worldagent.s:run", description="d", outputs={"out": "o"}, persist=("nope",))
 
 
 @pytest.mark.slow
-def test_a_persistent_store_grows_across_runs_and_comes_back_with_pull(tmp_path: Path) -> None:
+def test_a_persistent_store_grows_across_runs_and_comes_back_with_pull(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "project"
-    (root / "tasks").mkdir(parents=True)
-    (root / "tasks" / "__init__.py").write_text("")
-    (root / "tasks" / "grow.py").write_text(GROW)
+    (root / "worldagent").mkdir(parents=True)
+    (root / "worldagent" / "__init__.py").write_text("")
+    (root / "worldagent" / "grow.py").write_text(GROW)
+    # this project has no stage entry of its own: the stage runs its module as a script
+    script = ["python -m worldagent.grow", "--note note.txt", "--store store"]
+    monkeypatch.setattr("worldagent.pipeline.dvcfile.command", lambda stage: script)
+    monkeypatch.setattr(
+        "worldagent.pipeline.dvcfile.stage_code", lambda stage, root: code_deps(root, ["worldagent.grow"])
+    )
     (root / "dvc.yaml").write_text(HEADER + "stages:\n" + "\n".join(stage_lines(STAGE, root)) + "\n")
     assert "persist: true" in (root / "dvc.yaml").read_text()
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)

@@ -4,14 +4,13 @@ the flows agree with them, and each stage depends on exactly the code it runs.""
 from __future__ import annotations
 
 import ast
-import importlib
 from pathlib import Path
 
 import pytest
 
 from worldagent.pipeline.deps import code_deps
 from worldagent.pipeline.dvcfile import render
-from worldagent.pipeline.entry import path_arguments
+from worldagent.pipeline.entry import entry_module, keyword_arguments, path_arguments, resolve
 from worldagent.pipeline.families import PIPELINES
 from worldagent.pipeline.table import Stage
 
@@ -29,8 +28,10 @@ def test_dvc_yaml_is_written_from_the_tables() -> None:
 
 @pytest.mark.parametrize("stage", STAGES, ids=lambda stage: stage.name)
 def test_each_entry_takes_exactly_the_paths_its_table_gives(stage: Stage) -> None:
-    run = importlib.import_module(stage.entry).run
-    assert sorted(path_arguments(run)) == sorted(stage.arguments)
+    run = resolve(stage.entry)
+    given = set(stage.arguments) | set(stage.options)
+    assert set(path_arguments(run)) <= given, "the table leaves out an argument the function requires"
+    assert given <= keyword_arguments(run), "the table gives an argument the function does not take"
 
 
 def test_every_input_is_made_by_an_earlier_stage_or_is_a_source() -> None:
@@ -45,7 +46,7 @@ def test_every_input_is_made_by_an_earlier_stage_or_is_a_source() -> None:
 
 def test_no_stage_depends_on_orchestration_code() -> None:
     for stage in STAGES:
-        deps = code_deps(PROJECT, [stage.entry])
+        deps = code_deps(PROJECT, [entry_module(stage.entry)])
         assert not [dep for dep in deps if dep.startswith("flows/")], stage.name
         for dep in (dep for dep in deps if dep.endswith(".py")):
             tree = ast.parse((PROJECT / dep).read_text(encoding="utf-8"))
@@ -58,9 +59,9 @@ def test_no_stage_depends_on_orchestration_code() -> None:
 def test_the_reward_module_is_code_of_grpo_and_not_of_the_stages_before_it() -> None:
     reward = "worldagent/world_agent/rewards.py"
     world_agent = PIPELINES[0]
-    assert reward in code_deps(PROJECT, [world_agent.stage("grpo").entry])
+    assert reward in code_deps(PROJECT, [entry_module(world_agent.stage("grpo").entry)])
     for name in ("discover", "generate", "base", "sft", "dpo"):
-        assert reward not in code_deps(PROJECT, [world_agent.stage(name).entry]), name
+        assert reward not in code_deps(PROJECT, [entry_module(world_agent.stage(name).entry)]), name
 
 
 def test_the_champion_is_an_explicit_input_of_what_compares_with_it() -> None:

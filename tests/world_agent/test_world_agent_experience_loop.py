@@ -19,6 +19,7 @@ from tests.lm.training_fixtures import (
     write_jsonl,
 )
 from worldagent.config import ExperienceParams, Params
+from worldagent.live import read_curve
 from worldagent.lm.load import load_policy
 from worldagent.lm.training import TrainingError, read_stage
 from worldagent.tools.callformat import parse_calls
@@ -159,22 +160,22 @@ def test_prompts_start_where_asked_and_wrap_round_without_repeating() -> None:
 def test_the_stage_entry_with_the_story_test_reward(work: Path, tmp_path: Path) -> None:
     """Real prompts, the real reward through the constraints: the tiny policy fails, so the pairs are
     reference-vs-failure and the adapter trains on the reference rows."""
-    from worldagent.world_agent.stages import experience as stage
+    from worldagent.pipeline.__main__ import run as run_stage_command
 
     params_file = tmp_path / "params.yaml"
     params = experience_params(max_prompts=2, samples_per_prompt=2, max_new_tokens=16, max_length=4096)
     params_file.write_text(json.dumps(params.model_dump(mode="json")))
     out = tmp_path / "models"
-    argv = ["--params", str(params_file), "--base", str(work / "base"), "--sft", str(work / "sft")]
+    argv = ["experience", "--params", str(params_file), "--base", str(work / "base"), "--sft", str(work / "sft")]
     argv += ["--trajectories", str(TRAJECTORIES), "--stories-dir", str(STORIES), "--store", str(out / "store")]
     argv += ["--out", str(out / "experience"), "--pairs", str(tmp_path / "pairs.jsonl")]
-    argv += ["--metrics", str(tmp_path / "metrics.json"), "--curves", str(tmp_path / "curves.json")]
-    assert stage.main(argv) == 0
+    argv += ["--metrics", str(tmp_path / "metrics.json"), "--live", str(tmp_path / "live")]
+    assert run_stage_command(argv) == 0
     metrics = json.loads((tmp_path / "metrics.json").read_text())
     assert metrics["completions"] == 4 and metrics["store"]["total"] >= 1
     assert metrics["pairs"]["total"] == metrics["pairs"]["reference"] > 0
     assert metrics["training"]["global_step"] == 2
-    assert json.loads((tmp_path / "curves.json").read_text())
+    assert read_curve(tmp_path / "live", "loss")
     assert (out / "store" / "manifest.json").is_file() and (out / "experience" / "stage.json").is_file()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from transformers import TrainerCallback
 
 from tests.lm.training_fixtures import STORIES, build_tiny_base, dpo_rows, sft_rows, tiny_params, write_jsonl
 from worldagent.io import without_run_dependent
+from worldagent.live import read_curve
 from worldagent.lm.load import load_policy
 from worldagent.lm.training import read_stage
 from worldagent.tools.callformat import parse_calls
@@ -77,7 +77,7 @@ def _tokenizer(work: Path):
 
 def test_no_variance_means_no_training_and_the_input_adapter_written_through(work: Path) -> None:
     reward = TextReward(_tokenizer(work), lambda text: 0.0)
-    out, curves = work / "grpo-flat", work / "curves" / "grpo-flat.json"
+    out, curves = work / "grpo-flat", work / "live" / "grpo-flat"
     metrics = train_grpo(
         tiny_params(grpo=GRPO),
         work / "base",
@@ -85,7 +85,7 @@ def test_no_variance_means_no_training_and_the_input_adapter_written_through(wor
         work / "trajectories.jsonl",
         STORIES,
         out,
-        curves_path=curves,
+        live_dir=curves,
         reward=reward,
     )
     assert metrics["skipped"] is True and "no prompt's reward varies" in metrics["reason"]
@@ -95,7 +95,7 @@ def test_no_variance_means_no_training_and_the_input_adapter_written_through(wor
     assert info["stage"] == "grpo" and info["skipped"] and info["passthrough_of"] == "dpo"
     assert without_run_dependent(info) == info  # no clock times in the out: the same skip, the same bytes
     assert (out / "adapter_model.safetensors").read_bytes() == (work / "dpo" / "adapter_model.safetensors").read_bytes()
-    assert json.loads(curves.read_text()) == []
+    assert read_curve(curves, "trained") == [(0, 0.0)]  # the declared curves exist: one step, not trained
     model, tokenizer = load_policy(work / "base", out, device="cpu")
     dpo, _ = load_policy(work / "base", work / "dpo", device="cpu")
     ids = tokenizer("<start_function_call>call:runStory", return_tensors="pt")["input_ids"]
@@ -106,7 +106,7 @@ def test_no_variance_means_no_training_and_the_input_adapter_written_through(wor
 def test_varying_rewards_train_every_lora_parameter_and_log_the_signal(work: Path) -> None:
     reward = TextReward(_tokenizer(work), lambda text: int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 2**32)
     snapshot = LoraSnapshot()
-    out, curves = work / "grpo", work / "curves" / "grpo.json"
+    out, curves = work / "grpo", work / "live" / "grpo"
     metrics = train_grpo(
         tiny_params(grpo=GRPO),
         work / "base",
@@ -114,7 +114,7 @@ def test_varying_rewards_train_every_lora_parameter_and_log_the_signal(work: Pat
         work / "trajectories.jsonl",
         STORIES,
         out,
-        curves_path=curves,
+        live_dir=curves,
         reward=reward,
         callbacks=[snapshot],
     )
@@ -130,7 +130,7 @@ def test_varying_rewards_train_every_lora_parameter_and_log_the_signal(work: Pat
     steps = metrics["steps"]
     assert [row["step"] for row in steps] == [1, 2, 3]
     assert all({"reward", "reward_std", "frac_reward_zero_std", "loss"} <= set(row) for row in steps)
-    assert json.loads(curves.read_text())
+    assert read_curve(curves, "loss")
     # GRPO's own generation was constrained: every completion trl sampled is well-formed calls
     sampled = reward.texts[metrics["prompts_probed"] * 2 :]  # trl's samples, then the re-sampling
     assert len(sampled) > metrics["prompts"] * 2

@@ -380,8 +380,23 @@ def curve_rows(log_history: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
     return rows
 
 
-def write_curves(log_history: Iterable[Mapping[str, Any]], path: Path) -> None:
-    atomic_write_text(path, pretty_json(curve_rows(log_history)))
+def live_curves(live: Any) -> Any:
+    """A trainer callback: each row the trainer logs becomes one DVCLive step of ``live``."""
+    from transformers import TrainerCallback
+
+    from worldagent.live import loggable
+
+    class LiveCurves(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Mapping[str, Any] | None = None, **kwargs: Any):
+            values = loggable(logs or {})
+            if not state.is_world_process_zero or not values:
+                return
+            live.step = int(state.global_step)
+            for key, value in values.items():
+                live.log_metric(key, value)
+            live.next_step()
+
+    return LiveCurves()
 
 
 def summary_metrics(log_history: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict[str, Any]:
@@ -428,10 +443,11 @@ def run_trainer(
     params: Mapping[str, Any],
     data_hash: str,
     tokenizer: Any,
-    curves_path: Path | None,
+    live_dir: Path | None,
     metric_keys: Sequence[str],
 ) -> dict[str, Any]:
-    """Train (resuming when a checkpoint is given), then write the adapter, the curve, clean up."""
+    """Train (resuming when a checkpoint is given; the curves go to DVCLive in ``live_dir`` as they
+    are logged), then write the adapter and clean up."""
     dataset = getattr(trainer, "train_dataset", None)
     if dataset is not None and len(dataset) == 0:
         # trl drops rows whose trainable tokens were all cut off: say which knob to turn.
@@ -439,8 +455,18 @@ def run_trainer(
             f"{stage}: no training example has a trainable token left within {stage}.max_length="
             f"{params.get(stage, {}).get('max_length')} (prompts are long: raise {stage}.max_length in params.yaml)"
         )
+    live = None
+    if live_dir is not None and trainer.is_world_process_zero():
+        from worldagent.live import open_live
+
+        live = open_live(live_dir, resume=resume is not None)
+        trainer.add_callback(live_curves(live))
     started = time.perf_counter()
-    output = trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
+    try:
+        output = trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
+    finally:
+        if live is not None:
+            live.end()
     wall = time.perf_counter() - started
     history = list(trainer.state.log_history)
     metrics = summary_metrics(history, metric_keys)
@@ -456,8 +482,6 @@ def run_trainer(
     metrics["train_loss"] = float(output.training_loss) if output.training_loss is not None else None
     if not trainer.is_world_process_zero():
         return metrics  # data-parallel launch (accelerate, torchrun): one process writes the outputs
-    if curves_path is not None:
-        write_curves(history, curves_path)
     save_adapter(
         trainer.model,
         tokenizer,

@@ -1,8 +1,10 @@
-"""``python -m worldagent.pipeline [--write | --check | --args STAGE]``: dvc.yaml from the stage tables.
+"""``python -m worldagent.pipeline [--write | --check | --args STAGE]``: dvc.yaml from the stage tables;
+``python -m worldagent.pipeline run STAGE --<option> VALUE --<arg> PATH ...``: the one stage entry,
+the command every ``dvc.yaml`` stage runs.
 
-``--args STAGE`` prints a stage's path options, for launching its entry another way:
+``--args STAGE`` prints a stage's options and paths, for launching it another way:
 
-    accelerate launch --config_file configs/accelerate/multi_gpu.yaml -m worldagent.world_agent.stages.sft $(python -m worldagent.pipeline --args sft)
+    accelerate launch --config_file configs/accelerate/multi_gpu.yaml -m worldagent.pipeline run sft $(python -m worldagent.pipeline --args sft)
 """
 
 from __future__ import annotations
@@ -14,12 +16,30 @@ from pathlib import Path
 
 from worldagent.config import load_params
 from worldagent.pipeline.dvcfile import render
+from worldagent.pipeline.entry import option, run_stage
 from worldagent.pipeline.families import PIPELINES
-from worldagent.pipeline.table import interpolate
+from worldagent.pipeline.table import Stage, interpolate
+
+
+def stages() -> dict[str, Stage]:
+    return {stage.name: stage for pipeline in PIPELINES for stage in pipeline.stages}
+
+
+def run(argv: list[str]) -> int:
+    """``run STAGE ...``: the stage's function with its options, paths and declared params."""
+    table = stages()
+    if not argv or argv[0] not in table:
+        named = repr(argv[0]) if argv else "no stage"
+        print(f"error: {named}: the stages are {', '.join(table)}", file=sys.stderr)
+        return 2
+    return run_stage(table[argv[0]], argv[1:])
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run"]:
+        return run(argv[1:])
+    parser = argparse.ArgumentParser(prog="python -m worldagent.pipeline", description=__doc__)
     parser.add_argument("--root", type=Path, default=Path("."), help="project root (default: .)")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help="write dvc.yaml")
@@ -27,12 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     action.add_argument("--args", metavar="STAGE", help="print a stage's path options (params.yaml values filled in)")
     args = parser.parse_args(argv)
     if args.args:
-        stages = {stage.name: stage for pipeline in PIPELINES for stage in pipeline.stages}
-        if args.args not in stages:
-            parser.error(f"no stage {args.args!r}; the stages are {', '.join(stages)}")
+        table = stages()
+        if args.args not in table:
+            parser.error(f"no stage {args.args!r}; the stages are {', '.join(table)}")
+        stage = table[args.args]
         params = load_params(args.root / "params.yaml")
-        paths = {name: interpolate(path, params) for name, path in stages[args.args].arguments.items()}
-        print(" ".join(f"--{name.replace('_', '-')} {path}" for name, path in paths.items()))
+        values = {**stage.options, **{name: interpolate(path, params) for name, path in stage.arguments.items()}}
+        print(" ".join(f"{option(name)} {value}" for name, value in values.items()))
         return 0
     text = render(PIPELINES, args.root)
     target = args.root / "dvc.yaml"

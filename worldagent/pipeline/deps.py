@@ -29,7 +29,7 @@ from typing import get_args, get_origin
 
 from pydantic import BaseModel
 
-PROJECT_PACKAGES = ("worldagent", "tasks")
+PROJECT_PACKAGES = ("worldagent",)
 CONFIG = "worldagent.config"
 """The params schema package: its ``__init__`` imports the section modules, which are not followed."""
 CONFIG_BASE = f"{CONFIG}.base"

@@ -14,7 +14,11 @@ from pathlib import Path
 import yaml
 
 from worldagent.pipeline.deps import code_deps
+from worldagent.pipeline.entry import entry_module, option
 from worldagent.pipeline.table import Pipeline, Plot, Stage
+
+ENTRY = "worldagent.pipeline.entry"
+"""The one stage entry every command goes through (``python -m worldagent.pipeline run``)."""
 
 HEADER = """\
 # Written by `python -m worldagent.pipeline --write` from the stage tables in worldagent/pipeline/:
@@ -26,9 +30,17 @@ HEADER = """\
 
 
 def command(stage: Stage) -> list[str]:
-    """The stage's command, one argument per line (folded by YAML into one line)."""
-    option = lambda argument: "--" + argument.replace("_", "-")  # noqa: E731 - the one rule for option names
-    return [f"python -m {stage.entry}", *(f"{option(arg)} {path}" for arg, path in stage.arguments.items())]
+    """The stage's command through the one stage entry, one argument per line (folded by YAML)."""
+    values = {**stage.options, **stage.arguments}
+    return [
+        f"python -m worldagent.pipeline run {stage.name}",
+        *(f"{option(arg)} {value}" for arg, value in values.items()),
+    ]
+
+
+def stage_code(stage: Stage, root: Path) -> list[str]:
+    """The code a stage runs: its function's module and the stage entry, with their imports."""
+    return code_deps(root, [entry_module(stage.entry), ENTRY], stage.params)
 
 
 def scalar(text: str) -> str:
@@ -54,7 +66,7 @@ def stage_lines(stage: Stage, root: Path) -> list[str]:
     lines = [f"  {stage.name}:", f"    desc: {scalar(stage.description)}", "    cmd: >-"]
     lines += [f"      {part}" for part in command(stage)]
     lines += ["    deps:", *(f"      - {path}" for path in stage.inputs.values())]
-    lines += [f"      - {path}" for path in code_deps(root, [stage.entry], stage.params)]
+    lines += [f"      - {path}" for path in stage_code(stage, root)]
     if stage.params:
         lines += ["    params:", *(f"      - {key}" for key in stage.params)]
     if stage.outputs or stage.reports:
@@ -65,9 +77,9 @@ def stage_lines(stage: Stage, root: Path) -> list[str]:
                 [f"      - {path}:", "          persist: true"] if argument in stage.persist else [f"      - {path}"]
             )
         lines += _uncached(stage.reports.values(), "      ")
-    if stage.metrics:
-        lines += ["    metrics:", *_uncached(stage.metrics.values(), "      ")]
-    plots = [*stage.plots.values(), *stage.extra_plots]
+    if stage.metric_files:
+        lines += ["    metrics:", *_uncached(stage.metric_files, "      ")]
+    plots = stage.plot_files
     if plots:
         lines += ["    plots:", *(line for plot in plots for line in _plot(plot, "      "))]
     return lines

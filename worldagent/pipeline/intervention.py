@@ -41,7 +41,7 @@ PIPELINE = Pipeline(
     steps=(
         Stage(
             name="intervention_simulate",
-            entry="tasks.intervention_simulate",
+            entry="worldagent.intervention.stages.simulate:simulate_stage",
             description="deterministic browser-agent episodes with screenshots into the experience store",
             outputs={"store": STORE, "screenshots": SCREENSHOTS},
             metrics={"report": f"{REPORTS}/simulate.json"},
@@ -49,7 +49,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="intervention_export",
-            entry="tasks.intervention_export",
+            entry="worldagent.intervention.stages.export:export_stage",
             description="the store's finished tasks → steps, interventions and successes, split by session",
             inputs={"store": STORE},
             outputs={
@@ -62,7 +62,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="intervention_embed",
-            entry="tasks.intervention_embed",
+            entry="worldagent.intervention.stages.embed:embed_stage",
             description="every screenshot through the frozen open_clip visual tower, once",
             inputs={"steps": STEPS, "screenshots": SCREENSHOTS},
             outputs={"embeddings": EMBEDDINGS},
@@ -70,11 +70,11 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="intervention_train_encoder",
-            entry="tasks.intervention_train_encoder",
+            entry="worldagent.intervention.stages.train_encoder:train_encoder_stage",
             description="the fused experience encoder, supervised-contrastive",
             inputs={"steps": STEPS, "embeddings": EMBEDDINGS},
             outputs={"encoder": ENCODER},
-            plots={"curves": Plot(f"{REPORTS}/encoder_training.json", x="epoch", y="loss")},
+            live={"live": f"{REPORTS}/training/encoder"},
             params=(
                 "seed",
                 "intervention.export.history",
@@ -88,11 +88,11 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="intervention_train_predictor",
-            entry="tasks.intervention_train_predictor",
+            entry="worldagent.intervention.stages.train_predictor:train_predictor_stage",
             description="the intervention classifier on the frozen encoder",
             inputs={"steps": STEPS, "embeddings": EMBEDDINGS, "encoder": ENCODER},
             outputs={"predictor": PREDICTOR},
-            plots={"curves": Plot(f"{REPORTS}/predictor_training.json", x="epoch", y="val_loss")},
+            live={"live": f"{REPORTS}/training/predictor"},
             params=(
                 "seed",
                 "intervention.family",
@@ -106,7 +106,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="intervention_evaluate",
-            entry="tasks.intervention_evaluate",
+            entry="worldagent.intervention.stages.evaluate:evaluate_stage",
             description="held-out sessions: accuracy, precision, recall, F1, ROC/PR AUC, baselines",
             inputs={"steps": STEPS, "embeddings": EMBEDDINGS, "predictor": PREDICTOR},
             reports={"predictions": PREDICTIONS},
@@ -116,7 +116,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="intervention_compare",
-            entry="tasks.intervention_compare",
+            entry="worldagent.intervention.stages.compare:compare_stage",
             description="candidate − champion on the same held-out steps, paired bootstrap CIs",
             inputs={"metrics": METRICS, "predictions": PREDICTIONS, "steps": STEPS, "champion": CHAMPION},
             metrics={"comparison": COMPARE},
@@ -124,7 +124,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="intervention_gate",
-            entry="tasks.intervention_gate",
+            entry="worldagent.intervention.stages.gate:gate_stage",
             description="thresholds, the baseline and non-inferiority to the champion; the readable report",
             inputs={"metrics": METRICS, "comparison": COMPARE, "predictor": PREDICTOR},
             reports={"report": REPORT},

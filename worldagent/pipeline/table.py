@@ -21,16 +21,19 @@ class Plot:
 
 @dataclass(frozen=True)
 class Stage:
-    """One ``dvc.yaml`` stage: ``python -m <entry> --<arg> <path> ...``.
+    """One ``dvc.yaml`` stage: ``python -m worldagent.pipeline run <name> --<option> VALUE --<arg> <path> ...``.
 
-    Every path reaches the entry as a command-line argument named after the key it has here; the
-    entry's ``run`` function takes the same names as keyword arguments (a test checks both agree).
+    Every option and path reaches the function as a command-line argument named after the key it
+    has here; the function takes the same names as keyword arguments (a test checks both agree).
     """
 
     name: str
     entry: str
-    """Module run with ``python -m``; its ``run(params, *, <arg>: Path, ...)`` does the work."""
+    """``module:function``: the stage's typed ``function(params, *, <arg>: Path, ...)`` that does the work;
+    it receives only the params sections this entry declares (``params``)."""
     description: str
+    options: Mapping[str, str] = field(default_factory=dict)
+    """Argument → a fixed non-path value (a per-model evaluation's model name), written into the command."""
     inputs: Mapping[str, str] = field(default_factory=dict)
     """Argument → path the stage reads (a DVC dependency). ``${section.key}`` reads params.yaml."""
     outputs: Mapping[str, str] = field(default_factory=dict)
@@ -45,15 +48,18 @@ class Stage:
     """Argument → JSON metrics file (``dvc metrics show``; git keeps it)."""
     plots: Mapping[str, Plot] = field(default_factory=dict)
     """Argument → plot file (``dvc plots show``; git keeps it)."""
+    live: Mapping[str, str] = field(default_factory=dict)
+    """Argument → a DVCLive folder (``worldagent.live``) the stage logs its curves into while it trains:
+    its ``metrics.json`` is a DVC metric and its ``plots/metrics/`` (one TSV a value, by step) DVC plots."""
     extra_plots: tuple[Plot, ...] = ()
     """Plots the stage writes next to one of its reports, under names its library owns."""
     params: tuple[str, ...] = ()
     """The params.yaml keys the stage reads (sections or dotted keys): a change reruns it."""
 
     def __post_init__(self) -> None:
-        for name in ("inputs", "outputs", "reports", "metrics", "plots"):
+        for name in ("options", "inputs", "outputs", "reports", "metrics", "plots", "live"):
             object.__setattr__(self, name, dict(getattr(self, name)))  # a copy: the table owns its paths
-        arguments = [*self.inputs, *self.outputs, *self.reports, *self.metrics, *self.plots]
+        arguments = [*self.options, *self.inputs, *self.outputs, *self.reports, *self.metrics, *self.plots, *self.live]
         repeated = sorted({argument for argument in arguments if arguments.count(argument) > 1})
         if repeated:
             raise ValueError(f"stage {self.name}: argument(s) {', '.join(repeated)} declared twice")
@@ -65,7 +71,18 @@ class Stage:
     def arguments(self) -> dict[str, str]:
         """Every argument of the entry's ``run`` with its path, in declaration order."""
         plots = {argument: plot.path for argument, plot in self.plots.items()}
-        return {**self.inputs, **self.outputs, **self.reports, **self.metrics, **plots}
+        return {**self.inputs, **self.outputs, **self.reports, **self.metrics, **plots, **self.live}
+
+    @property
+    def metric_files(self) -> list[str]:
+        """Every DVC metrics file: the declared ones and each DVCLive folder's ``metrics.json``."""
+        return [*self.metrics.values(), *(f"{folder}/metrics.json" for folder in self.live.values())]
+
+    @property
+    def plot_files(self) -> list[Plot]:
+        """Every DVC plot: the declared ones, the extra ones and each DVCLive folder's curves."""
+        live = [Plot(f"{folder}/plots/metrics", x="step") for folder in self.live.values()]
+        return [*self.plots.values(), *self.extra_plots, *live]
 
 
 @dataclass(frozen=True)

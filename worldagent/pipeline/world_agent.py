@@ -59,7 +59,8 @@ EVAL_MODELS = ("base", "nearest", "sft", "experience", "dpo", "grpo", "champion"
 def _evaluate_model(name: str, inputs: dict[str, str], generates: bool = True, params: tuple[str, ...] = ()) -> Stage:
     return Stage(
         name=f"evaluate_{name}",
-        entry=f"tasks.evaluate_{name}",
+        entry="worldagent.world_agent.stages.evaluate_model:evaluate_model_stage",
+        options={"name": name},
         description=f"{name} on the held-out intents, through the story runner (one cached step per model)",
         inputs={**EVAL_SPLIT, **inputs},
         outputs={"out": f"{EVAL_DIR}/{name}.json"},
@@ -69,16 +70,16 @@ def _evaluate_model(name: str, inputs: dict[str, str], generates: bool = True, p
     )
 
 
-def _trainer(name: str, inputs: dict[str, str], out: str, params: tuple[str, ...], y: str = "loss") -> Stage:
+def _trainer(name: str, inputs: dict[str, str], out: str, params: tuple[str, ...]) -> Stage:
     return Stage(
         name=name,
-        entry=f"worldagent.world_agent.stages.{name}",
+        entry=f"worldagent.world_agent.stages.{name}:run",
         description=f"{name.upper()} LoRA adapter on top of the previous model",
         inputs=inputs,
         outputs={"out": out},
         metrics={"metrics": f"{TRAINING}/{name}-metrics.json"},
-        plots={"curves": Plot(f"{TRAINING}/{name}.json", x="step", y=y)},
-        params=("seed", "model.dtype", "lora", name, *params),
+        live={"live": f"{TRAINING}/{name}"},
+        params=("seed", "model.base", "model.dtype", "lora", name, *params),
     )
 
 
@@ -91,7 +92,7 @@ PIPELINE = Pipeline(
     steps=(
         Stage(
             name="discover",
-            entry="worldagent.world_agent.stages.discover",
+            entry="worldagent.world_agent.stages.discover:run",
             description="parse every *.stories.tsx under discover.stories_dir (tree-sitter) into story records",
             inputs={"stories_dir": STORIES_DIR},
             outputs={"stories": STORIES},
@@ -100,7 +101,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="generate",
-            entry="worldagent.world_agent.stages.generate",
+            entry="worldagent.world_agent.stages.generate:run",
             description="SFT trajectories and DPO preference pairs, every row scored by a real story test",
             inputs={"stories": STORIES, "stories_dir": STORIES_DIR},
             outputs={
@@ -120,7 +121,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="base",
-            entry="worldagent.world_agent.stages.base",
+            entry="worldagent.world_agent.stages.base:run",
             description="the base model and tokenizer (model.base): built and pre-trained, or loaded",
             inputs={"trajectories": TRAJECTORIES},
             outputs={"out": BASE},
@@ -130,7 +131,7 @@ PIPELINE = Pipeline(
         _trainer("sft", {"base": BASE, "trajectories": TRAJECTORIES}, SFT, ()),
         Stage(
             name="experience",
-            entry="worldagent.world_agent.stages.experience",
+            entry="worldagent.world_agent.stages.experience:run",
             description="sample the SFT policy on the training intents, score each sample with the story test "
             "through the constraints, keep it in the store (persistent, deduplicated); rejection-sampling "
             "adapter and on-policy preference pairs",
@@ -138,8 +139,17 @@ PIPELINE = Pipeline(
             outputs={"store": EXPERIENCE_STORE, "out": EXPERIENCE, "pairs": EXPERIENCE_PAIRS},
             persist=("store",),
             metrics={"metrics": f"{TRAINING}/experience-metrics.json"},
-            plots={"curves": Plot(f"{TRAINING}/experience.json", x="step", y="loss")},
-            params=("seed", "model.dtype", "lora", "experience", "sft.assistant_only_loss", "reward", "storytest"),
+            live={"live": f"{TRAINING}/experience"},
+            params=(
+                "seed",
+                "model.base",
+                "model.dtype",
+                "lora",
+                "experience",
+                "sft.assistant_only_loss",
+                "reward",
+                "storytest",
+            ),
         ),
         _trainer(
             "dpo",
@@ -163,7 +173,7 @@ PIPELINE = Pipeline(
         _evaluate_model("reference", {}, generates=False),
         Stage(
             name="evaluate",
-            entry="tasks.evaluate",
+            entry="worldagent.world_agent.stages.evaluate:combine_evaluations_stage",
             description="the per-model evaluations of evaluate.models → eval.json, eval_intents.jsonl, plots",
             inputs={f"{name}_eval": f"{EVAL_DIR}/{name}.json" for name in EVAL_MODELS},
             reports={"intents": EVAL_INTENTS},
@@ -178,7 +188,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="compare",
-            entry="tasks.compare",
+            entry="worldagent.world_agent.stages.compare:compare_stage",
             description="candidate − champion and − base per metric, paired bootstrap CIs",
             inputs={"summary": EVAL, "intents": EVAL_INTENTS},
             metrics={"comparison": COMPARE},
@@ -186,7 +196,7 @@ PIPELINE = Pipeline(
         ),
         Stage(
             name="gate",
-            entry="tasks.gate",
+            entry="worldagent.world_agent.stages.gate:gate_best_stage",
             description="thresholds and non-inferiority to the champion; the readable report",
             inputs={
                 "summary": EVAL,

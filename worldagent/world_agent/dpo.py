@@ -77,7 +77,7 @@ def train_dpo(
     out_dir: Path,
     *,
     experience_pairs: Path | None = None,
-    curves_path: Path | None = None,
+    live_dir: Path | None = None,
     checkpoints: Path | None = None,
     device: str | None = None,
     callbacks: Sequence[Any] = (),
@@ -122,7 +122,7 @@ def train_dpo(
         params=stage_params(params, STAGE),
         data_hash=data_hash,
         tokenizer=tokenizer,
-        curves_path=curves_path,
+        live_dir=live_dir,
         metric_keys=("loss", "rewards/margins", "rewards/accuracies", "rewards/chosen", "rewards/rejected"),
     )
     metrics["samples"] = len(rows)

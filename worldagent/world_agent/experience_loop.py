@@ -254,7 +254,7 @@ def train_experience_adapter(
     rows: list[dict[str, Any]],
     out_dir: Path,
     *,
-    curves_path: Path | None = None,
+    live_dir: Path | None = None,
     device: str | None = None,
     callbacks: Sequence[Any] = (),
 ) -> dict[str, Any]:
@@ -289,7 +289,7 @@ def train_experience_adapter(
         params={**stage_params(params, STAGE), "reward": params.reward.model_dump()},
         data_hash=data_hash,
         tokenizer=tokenizer,
-        curves_path=curves_path,
+        live_dir=live_dir,
         metric_keys=("loss", "mean_token_accuracy", "grad_norm"),
     )
     return metrics
@@ -306,7 +306,7 @@ def run_experience(
     pairs_path: Path,
     *,
     previous_store: Path | None = None,
-    curves_path: Path | None = None,
+    live_dir: Path | None = None,
     reward: RewardFunction | None = None,
     runner: Any = None,
     device: str | None = None,
@@ -366,7 +366,7 @@ def run_experience(
     experience = read_store(store)
 
     train_rows, from_experience = training_rows(experience, reference_rows(trajectories), params)
-    training = train_experience_adapter(params, base_dir, sft_dir, train_rows, Path(out_dir), curves_path=curves_path)
+    training = train_experience_adapter(params, base_dir, sft_dir, train_rows, Path(out_dir), live_dir=live_dir)
 
     pairs = preference_pairs(experience, reference_answers(trajectories), max_pairs_per_prompt=p.max_pairs_per_prompt)
     atomic_write_text(Path(pairs_path), jsonl(pairs))

@@ -13,7 +13,7 @@ trl's GRPOTrainer generates the completions itself; ``grpo.constrained`` hooks t
 processor into that generation (a ``logits_processor`` passed to the model's ``generate``, the one
 hook trl 1.16's transformers path leaves: ``generation_kwargs`` only reach a ``GenerationConfig``,
 which cannot carry a processor). The per-step log (reward, reward_std, frac_reward_zero_std, loss,
-kl when beta > 0, entropy) goes into the curves file and the metrics.
+kl when beta > 0, entropy) goes into the DVCLive curves and the metrics.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.io import atomic_directory, atomic_write_text, pretty_json, sha256_bytes
+from worldagent.io import atomic_directory, sha256_bytes
+from worldagent.live import write_curve
 from worldagent.lm.training import (
     TrainingError,
     canonical_json,
@@ -229,7 +230,7 @@ def train_grpo(
     stories_root: Path,
     out_dir: Path,
     *,
-    curves_path: Path | None = None,
+    live_dir: Path | None = None,
     checkpoints: Path | None = None,
     device: str | None = None,
     callbacks: Sequence[Any] = (),
@@ -267,8 +268,8 @@ def train_grpo(
         )
         metrics = {"skipped": True, "reason": reason, "prompts": len(rows), "probe": probe, "global_step": 0}
         pass_through(dpo_dir, out_dir, {"skipped": True, "reason": reason, "metrics": metrics})
-        if curves_path is not None:
-            atomic_write_text(Path(curves_path), pretty_json([]))
+        if live_dir is not None:  # the declared curves exist either way: one step saying it did not train
+            write_curve(Path(live_dir), [{"step": 0, "trained": 0}], "step")
         log.warning("grpo: skipped: %s", reason)
         return metrics
 
@@ -299,7 +300,7 @@ def train_grpo(
         params={**stage_params(params, STAGE), "reward": params.reward.model_dump()},
         data_hash=data_hash,
         tokenizer=tokenizer,
-        curves_path=curves_path,
+        live_dir=live_dir,
         metric_keys=(
             "loss",
             "reward",

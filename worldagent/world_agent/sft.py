@@ -103,7 +103,7 @@ def train_sft(
     dataset_path: Path,
     out_dir: Path,
     *,
-    curves_path: Path | None = None,
+    live_dir: Path | None = None,
     checkpoints: Path | None = None,
     device: str | None = None,
     callbacks: Sequence[Any] = (),
@@ -128,7 +128,7 @@ def train_sft(
         params=stage_params(params, STAGE),
         data_hash=setup.data_hash,
         tokenizer=setup.tokenizer,
-        curves_path=curves_path,
+        live_dir=live_dir,
         metric_keys=("loss", "mean_token_accuracy", "grad_norm"),
     )
     metrics["samples"] = setup.rows

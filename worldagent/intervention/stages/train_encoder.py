@@ -14,7 +14,8 @@ from worldagent.intervention import train as training
 from worldagent.intervention.dataset import PAGE_FEATURES, build_vocab, featurize
 from worldagent.intervention.serve import _torch_bytes
 from worldagent.intervention.stages.common import load_embeddings, read_steps, split_index
-from worldagent.io import atomic_write_text, pretty_json, write_directory
+from worldagent.io import pretty_json, write_directory
+from worldagent.live import write_curve
 from worldagent.lm.device import select_device
 
 log = logging.getLogger("worldagent.intervention")
@@ -30,11 +31,9 @@ def contrastive_labels(rows: list[dict[str, Any]], mode: str, reasons: list[str]
     )
 
 
-def train_encoder_stage(
-    params: Params, *, steps: Path, embeddings: Path, encoder: Path, curves: Path
-) -> dict[str, Any]:
+def train_encoder_stage(params: Params, *, steps: Path, embeddings: Path, encoder: Path, live: Path) -> dict[str, Any]:
     """Train on ``steps``' training split (validation split for the curve) → the ``encoder``
-    directory (encoder.pt, encoder.json) and the loss curve → ``curves``."""
+    directory (encoder.pt, encoder.json) and the loss curve → the DVCLive folder ``live``."""
     intervention, train_params = params.intervention, params.intervention.train
     rows = read_steps(steps)
     visual, mask, info = load_embeddings(embeddings)
@@ -80,6 +79,6 @@ def train_encoder_stage(
     write_directory(
         encoder, {"encoder.pt": _torch_bytes(model.state_dict()), "encoder.json": pretty_json(meta).encode()}
     )
-    atomic_write_text(curves, pretty_json(curve))
+    write_curve(live, curve, "epoch")
     log.info("contrastive loss %.4f → %.4f over %d epochs", curve[0]["loss"], curve[-1]["loss"], len(curve))
     return {"curve": curve}

@@ -13,18 +13,18 @@ from worldagent.intervention import train as training
 from worldagent.intervention.metrics import classification_metrics
 from worldagent.intervention.serve import _load_state, write_bundle
 from worldagent.intervention.stages.common import inputs_for, load_embeddings, load_encoder, read_steps
-from worldagent.io import atomic_write_text, pretty_json
+from worldagent.live import write_curve
 from worldagent.lm.device import select_device
 
 log = logging.getLogger("worldagent.intervention")
 
 
 def train_predictor_stage(
-    params: Params, *, steps: Path, embeddings: Path, encoder: Path, predictor: Path, curves: Path
+    params: Params, *, steps: Path, embeddings: Path, encoder: Path, predictor: Path, live: Path
 ) -> dict[str, Any]:
     """Train the head on the frozen ``encoder`` over the training split, pick the threshold on
     validation → the bundle in ``predictor`` (encoder, head, visual tower, predictor.json) and the
-    curve → ``curves``."""
+    curve → the DVCLive folder ``live``."""
     train_params = params.intervention.train
     rows = read_steps(steps)
     visual, mask, _info = load_embeddings(embeddings)
@@ -58,7 +58,7 @@ def train_predictor_stage(
         "validation": {k: v for k, v in validation.items() if k != "notes"} if validation else None,
     }
     write_bundle(predictor, bundle_meta, model, head, clip_state)
-    atomic_write_text(curves, pretty_json(curve))
+    write_curve(live, curve, "epoch")
     log.info(
         "predictor: best epoch %d (val loss %.4f); threshold %.4f (%s)",
         info["best_epoch"],

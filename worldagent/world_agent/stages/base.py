@@ -1,6 +1,6 @@
 """base stage: the training split → models/world_agent/base/ (model, tokenizer, base.json).
 
-`python -m worldagent.world_agent.stages.base` is the command dvc.yaml runs, with paths from the stage table.
+`python -m worldagent.pipeline run base` is the command dvc.yaml runs, with paths from the stage table.
 With `model.base: builtin:tiny` it trains the tokenizer and pre-trains the
 tiny Gemma-3 model; with a hub id or a local path it loads that model (offline: cached copies only).
 """
@@ -13,7 +13,6 @@ from pathlib import Path
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
 from worldagent.lm.base import build_base
-from worldagent.pipeline.entry import stage_main
 
 log = logging.getLogger("base")
 
@@ -58,11 +57,3 @@ def run(params: Params, *, trajectories: Path, out: Path, report: Path) -> None:
             summary["parameters"],
             summary["seconds"],
         )
-
-
-def main(argv: list[str] | None = None) -> int:
-    return stage_main(__doc__.splitlines()[0], run, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

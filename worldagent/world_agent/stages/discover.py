@@ -1,6 +1,6 @@
 """discover stage: data/stories/**/*.stories.tsx → data/generated/world_agent/stories.jsonl.
 
-`python -m worldagent.world_agent.stages.discover` is the command dvc.yaml runs (paths from the stage table).
+`python -m worldagent.pipeline run discover` is the command dvc.yaml runs (paths from the stage table).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from pathlib import Path
 
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
-from worldagent.pipeline.entry import stage_main
 from worldagent.stories.discover import discover_stories, discovery_to_jsonl
 
 log = logging.getLogger("discover")
@@ -36,11 +35,3 @@ def run(params: Params, *, stories_dir: Path, stories: Path, report: Path) -> No
         summary["components"],
         summary["problems"],
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    return stage_main(__doc__.splitlines()[0], run, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

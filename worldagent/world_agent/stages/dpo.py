@@ -1,6 +1,6 @@
 """dpo stage: base + experience adapter + rule and on-policy pairs → the DPO LoRA adapter (models/world_agent/dpo).
 
-`python -m worldagent.world_agent.stages.dpo` is the command dvc.yaml runs, with paths from the stage table.
+`python -m worldagent.pipeline run dpo` is the command dvc.yaml runs, with paths from the stage table.
 An interrupted run resumes from models/world_agent/checkpoints/dpo.
 """
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
-from worldagent.pipeline.entry import stage_main
 from worldagent.world_agent.dpo import train_dpo
 
 log = logging.getLogger("dpo")
@@ -26,11 +25,9 @@ def run(
     experience_pairs: Path,
     out: Path,
     metrics: Path,
-    curves: Path,
+    live: Path,
 ) -> None:
-    result = train_dpo(
-        params, base, experience, preferences, out, experience_pairs=experience_pairs, curves_path=curves
-    )
+    result = train_dpo(params, base, experience, preferences, out, experience_pairs=experience_pairs, live_dir=live)
     atomic_write_text(metrics, pretty_json(result))
     log.info(
         "dpo: %d steps, margin %s, accuracy %s, %.1f s",
@@ -39,11 +36,3 @@ def run(
         result.get("rewards_accuracies_last"),
         result["wall_s"],
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    return stage_main(__doc__.splitlines()[0], run, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

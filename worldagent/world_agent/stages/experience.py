@@ -1,6 +1,6 @@
 """experience stage: base + sft adapter + training intents + last run's store → store, experience adapter, pairs.
 
-`python -m worldagent.world_agent.stages.experience` is the command dvc.yaml runs, with paths from the stage table. The store
+`python -m worldagent.pipeline run experience` is the command dvc.yaml runs, with paths from the stage table. The store
 (``--store``) is a persistent DVC out (``persist: true``): DVC leaves last run's store in place, this
 run reads it and writes it back with its own samples merged in.
 """
@@ -12,7 +12,6 @@ from pathlib import Path
 
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
-from worldagent.pipeline.entry import stage_main
 from worldagent.world_agent.experience_loop import run_experience
 
 log = logging.getLogger("experience")
@@ -29,9 +28,9 @@ def run(
     out: Path,
     pairs: Path,
     metrics: Path,
-    curves: Path,
+    live: Path,
 ) -> None:
-    result = run_experience(params, base, sft, trajectories, stories_dir, store, out, pairs, curves_path=curves)
+    result = run_experience(params, base, sft, trajectories, stories_dir, store, out, pairs, live_dir=live)
     atomic_write_text(metrics, pretty_json(result))
     log.info(
         "experience: %d completions, pass rate %.3f, store %d samples (%d runs), %.1f tok/s",
@@ -41,11 +40,3 @@ def run(
         result["store"]["runs"],
         result["generation"]["tokens_per_second"],
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    return stage_main(__doc__.splitlines()[0], run, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

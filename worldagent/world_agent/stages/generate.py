@@ -1,6 +1,6 @@
 """generate stage: stories.jsonl + the stories folder → SFT trajectories, DPO pairs and a manifest.
 
-`python -m worldagent.world_agent.stages.generate` is the command dvc.yaml runs, with paths from the stage table.
+`python -m worldagent.pipeline run generate` is the command dvc.yaml runs, with paths from the stage table.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 from worldagent.config import Params
-from worldagent.pipeline.entry import stage_main
 from worldagent.storytest.runner import make_runner
 from worldagent.tools.registry import tool_schemas
 from worldagent.world_agent.generate import (
@@ -60,11 +59,3 @@ def run(
         log.info("pairs dropped by verification: %s", summary["pairs_dropped_by_verification"])
     for failure in summary["reference_failures"]:
         log.warning("reference failure: %s", failure)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return stage_main(__doc__.splitlines()[0], run, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,6 +1,6 @@
 """grpo stage: base + dpo adapter (its chain) + story tests → the GRPO LoRA adapter (models/world_agent/grpo).
 
-`python -m worldagent.world_agent.stages.grpo` is the command dvc.yaml runs, with paths from the stage table.
+`python -m worldagent.pipeline run grpo` is the command dvc.yaml runs, with paths from the stage table.
 An interrupted run resumes from models/world_agent/checkpoints/grpo.
 """
 
@@ -11,7 +11,6 @@ from pathlib import Path
 
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
-from worldagent.pipeline.entry import stage_main
 from worldagent.world_agent.grpo import train_grpo
 
 log = logging.getLogger("grpo")
@@ -26,9 +25,9 @@ def run(
     stories_dir: Path,
     out: Path,
     metrics: Path,
-    curves: Path,
+    live: Path,
 ) -> None:
-    result = train_grpo(params, base, dpo, trajectories, stories_dir, out, curves_path=curves)
+    result = train_grpo(params, base, dpo, trajectories, stories_dir, out, live_dir=live)
     atomic_write_text(metrics, pretty_json(result))
     if result.get("skipped"):
         log.warning("grpo: skipped, the dpo adapter written through: %s", result["reason"])
@@ -40,11 +39,3 @@ def run(
         result.get("reward_last"),
         result["wall_s"],
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    return stage_main(__doc__.splitlines()[0], run, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

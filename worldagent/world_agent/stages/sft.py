@@ -1,6 +1,6 @@
 """sft stage: base + trajectories.jsonl → the SFT LoRA adapter (models/world_agent/sft).
 
-`python -m worldagent.world_agent.stages.sft` is the command dvc.yaml runs, with paths from the stage table.
+`python -m worldagent.pipeline run sft` is the command dvc.yaml runs, with paths from the stage table.
 An interrupted run resumes from models/world_agent/checkpoints/sft.
 """
 
@@ -11,14 +11,13 @@ from pathlib import Path
 
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
-from worldagent.pipeline.entry import stage_main
 from worldagent.world_agent.sft import train_sft
 
 log = logging.getLogger("sft")
 
 
-def run(params: Params, *, base: Path, trajectories: Path, out: Path, metrics: Path, curves: Path) -> None:
-    result = train_sft(params, base, trajectories, out, curves_path=curves)
+def run(params: Params, *, base: Path, trajectories: Path, out: Path, metrics: Path, live: Path) -> None:
+    result = train_sft(params, base, trajectories, out, live_dir=live)
     atomic_write_text(metrics, pretty_json(result))
     log.info(
         "sft: %d steps, loss %s → %s, %.1f s",
@@ -27,11 +26,3 @@ def run(params: Params, *, base: Path, trajectories: Path, out: Path, metrics: P
         result.get("loss_last"),
         result["wall_s"],
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    return stage_main(__doc__.splitlines()[0], run, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
