@@ -61,11 +61,18 @@ test: $(STAMP)  ## run the whole test suite, slow end-to-end tests included (TES
 test-fast: $(STAMP)  ## skip the slow end-to-end tests
 	$(PYTEST) -m "not slow"
 
-bench: $(STAMP)  ## run the speed benchmarks (figures on stdout)
-	$(PY) -m benchmarks
-	$(PY) -m benchmarks.sft_throughput
-	$(PY) -m benchmarks.specialists_trainer
-	$(PY) -m benchmarks.intervention_latency
+# Speed, memory and fidelity only: a lever's effect on quality is a `dvc exp run -S` (docs/decisions.md).
+# Each runs in its default (short) form; most read `make pipeline`'s outputs, storytest_fidelity needs
+# Chromium. BENCHES="benchmarks.stages" times each DAG stage on its own (it reruns them: hours on a CPU).
+BENCHES ?= benchmarks benchmarks.hostile_input benchmarks.storytest_fidelity benchmarks.generation \
+	benchmarks.prefill benchmarks.pretrained_base benchmarks.loss_positions benchmarks.sft_throughput \
+	benchmarks.experience_sampling benchmarks.specialists_trainer benchmarks.intervention_latency \
+	benchmarks.pipeline
+
+bench: $(STAMP)  ## run the speed, memory and fidelity benchmarks (BENCHES="benchmarks.x ..." runs some)
+	@failed=""; for bench in $(BENCHES); do \
+		echo "== python -m $$bench"; $(PY) -m $$bench || failed="$$failed $$bench"; \
+	done; if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 clean-venv:  ## remove the virtual environment
 	rm -rf $(VENV)

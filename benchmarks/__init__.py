@@ -1,1 +1,1 @@
-"""Speed benchmarks; run with `make bench` or `python -m benchmarks`."""
+"""Speed, memory and fidelity benchmarks; run with `make bench` (each also as `python -m benchmarks.<name>`)."""

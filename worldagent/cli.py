@@ -267,6 +267,39 @@ def _cmd_costs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from worldagent.evaluation.compare_evals import compare_evaluations, load_side
+    from worldagent.evaluation.metrics import LABELS
+
+    result = compare_evaluations(
+        load_side(args.a), load_side(args.b), samples=args.samples, confidence=args.confidence, seed=args.seed
+    )
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+        return EXIT_OK
+    a, b, passes = result["a"], result["b"], result["passes"]
+    print(f"A: {a['file']} ({a['row']})\nB: {b['file']} ({b['row']})")
+    level = f"{result['confidence']:.0%} CI"
+    resamples = f"{result['bootstrap_samples']} resamples, seed {result['seed']}"
+    print(f"{result['n']} intents, paired; B − A with its paired bootstrap {level} ({resamples})\n")
+    print(f"{'metric':<36} {'A':>7} {'B':>7} {'B − A':>8}  {level:<18} verdict for B")
+    for metric, values in result["metrics"].items():
+        diff = values["diff"]
+        interval = f"[{diff['low']:+.3f}, {diff['high']:+.3f}]"
+        print(
+            f"{LABELS[metric]:<36} {values['a']:>7.3f} {values['b']:>7.3f} {diff['mean']:>+8.3f}  {interval:<18}"
+            f" {values['verdict']}"
+        )
+    print(
+        f"\nstories passed: {len(passes['only_a'])} only by A, {len(passes['only_b'])} only by B,"
+        f" {passes['both']} by both, {passes['neither']} by neither"
+    )
+    for side in ("a", "b"):
+        for intent in passes[f"only_{side}"]:
+            print(f"  only {side.upper()}: {intent}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="worldagent",
@@ -347,6 +380,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     preflight.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
     preflight.set_defaults(handler=_cmd_preflight)
+
+    compare = commands.add_parser(
+        "compare",
+        help="two evaluations of the same held-out intents, paired: B − A per metric with bootstrap CIs",
+        description="Pairs two evaluations by intent (two `dvc exp` runs' outputs, or two stages of one run) and "
+        "prints each metric for A and B, B − A with its paired bootstrap CI (the compare stage's), and the "
+        "stories only one of them passes. A side is FILE[#ROW]: a per-model evaluation file "
+        "(reports/world_agent/eval/<model>.json, its first row unless #ROW names another) or the evaluate "
+        "stage's eval_intents.jsonl with the model named (eval_intents.jsonl#sft). Exit status 2 when a file is "
+        "missing or malformed or the two did not evaluate the same intents.",
+    )
+    compare.add_argument("a", metavar="A", help="the baseline: FILE or FILE#ROW")
+    compare.add_argument("b", metavar="B", help="the change: FILE or FILE#ROW")
+    compare.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default: 0)")
+    compare.add_argument("--samples", type=int, default=1000, help="bootstrap resamples (default: 1000)")
+    compare.add_argument("--confidence", type=float, default=0.95, help="the CI's level (default: 0.95)")
+    compare.add_argument("--json", action="store_true", help="the comparison as one JSON object")
+    compare.set_defaults(handler=_cmd_compare)
 
     from worldagent.pipeline.costs import DEFAULT_LEDGER
 

@@ -3,8 +3,8 @@
 bfloat16 on a CPU is fast only where the CPU multiplies bfloat16 natively (AVX-512 with BF16, or
 AMX): torch then hands the matrix products to oneDNN. Elsewhere (an AVX2-only CPU, e.g. many AMD
 EPYC hosts) every bfloat16 matrix product takes torch's generic fallback: the smollm2 profile's
-first SFT step took 375 s there against 29 s in float32 (docs/profiles.md, "bfloat16 needs a CPU
-that has it"), so SFT alone would run for about 15 hours. ``make pipeline`` and the flows stop at
+first SFT step took 375 s there against 29 s in float32 (docs/profiles.md, "Precision and
+machines"), so SFT alone would run for about 15 hours. ``make pipeline`` and the flows stop at
 once with the fix instead.
 
 A precision that runs at full speed here can still differ from the one the committed run trained
@@ -129,5 +129,5 @@ def precision_note(params: Params, recorded: Mapping[str, str], device: str | No
         f"`model.dtype: {params.model.dtype}` trains in {devices.precision_label(here, device)} here, but the "
         f"committed run trained {', '.join(differing)} in {' and '.join(sorted(set(differing.values())))}: those "
         "stages will train again, into other bytes than dvc.lock records, and the report's figures can move "
-        '(docs/profiles.md, "One params file on both kinds of CPU").'
+        '(docs/profiles.md, "Precision and machines").'
     )

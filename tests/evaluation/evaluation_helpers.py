@@ -17,15 +17,6 @@ def cookies_answers(eval_rows: list[dict]) -> tuple[dict, list[str]]:
     return row, [reference, mislabelled, reference.replace("export const", "export cnst", 1)]
 
 
-def scored_row(scorer, row: dict, answers: list[str], name: str = "sft"):
-    """An EvalRow of ``answers`` to ``row``, each scored by ``scorer``."""
-    from worldagent.evaluation.metrics import summarize
-    from worldagent.evaluation.model_eval import EvalRow
-
-    results = [scorer.score(row, answer) for answer in answers]
-    return EvalRow(name=name, metrics=summarize(results), per_intent=results, outputs=list(answers))
-
-
 def intent_result(intent_id: str, reward: float, **fields):
     """An IntentResult for ``intent_id`` (``component/...``) with ``reward``: parsed, two calls, none
     blocked, accessible, one assertion; ``fields`` override any of it."""

@@ -17,7 +17,6 @@ from worldagent.world_agent.self_check import (
     SelfCheckingPolicy,
     TieredSelfCheckingPolicy,
     missing_phrases,
-    quoted_check,
     quoted_phrases,
     row_check,
     tiered_check,
@@ -129,28 +128,6 @@ def test_a_phrase_counts_as_shown_in_text_names_or_states_and_case_matters() -> 
     shown = 'A "Create account" button, a "Phone number" field hinting "Enter 10 digits", "12 GB of 15 GB used"'
     assert missing_phrases(shown, html) == []
     assert missing_phrases('"create account", "Sign in" and "Create account"', html) == ["create account", "Sign in"]
-
-
-def test_the_quoted_check_fails_a_story_that_leaves_out_the_intents_words(eval_rows, token_files) -> None:
-    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
-    row, (reference, wrong, broken) = cookies_answers(eval_rows)
-    assert quoted_phrases(row["intent"]) == ["Essential cookies"]
-    plain, quoted = row_check(scorer, [row]), quoted_check(scorer, [row])
-    assert quoted(0, reference) and plain(0, reference)
-    assert plain(0, wrong) and not quoted(0, wrong)  # renders accessibly, but not what the user asked for
-    assert not quoted(0, broken)  # the story's own failures still fail it
-
-
-def test_a_self_checking_policy_with_the_quoted_check_answers_again_until_the_words_show(
-    eval_rows, token_files
-) -> None:
-    scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
-    row, (reference, wrong, _) = cookies_answers(eval_rows)
-    rows = [row]
-    first, retry = StaticPolicy([wrong]), StaticPolicy([reference])
-    policy = SelfCheckingPolicy(first, lambda k: retry, quoted_check(scorer, rows), 2)
-    assert policy.complete(prompts_of(rows)) == [reference]
-    assert (policy.counts.first_passed, policy.counts.fixed, policy.counts.failed) == (0, 1, 0)
 
 
 def test_the_tiered_check_keeps_the_best_level_and_retries_only_below_the_top() -> None:

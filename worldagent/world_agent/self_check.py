@@ -120,10 +120,11 @@ def missing_phrases(intent: str, html: str) -> list[str]:
 class QuotedPhrasesRunner:
     """A :class:`~worldagent.storytest.runner.StoryRunner` that runs ``runner``, then reads a passing
     story's page for every phrase ``intent`` quotes (set per prompt by the check): ``missing`` is what
-    the last run's page does not show, and such a story fails unless ``fail`` is False."""
+    the last run's page does not show. The result is ``runner``'s: the words rank an answer
+    (:func:`tiered_check`), they never fail it."""
 
-    def __init__(self, runner: StoryRunner, fail: bool = True) -> None:
-        self.runner, self.fail = runner, fail
+    def __init__(self, runner: StoryRunner) -> None:
+        self.runner = runner
         self.intent = ""
         self.missing: list[str] = []
 
@@ -142,23 +143,7 @@ class QuotedPhrasesRunner:
         if not result.passed or not quoted_phrases(self.intent):
             return result
         self.missing = missing_phrases(self.intent, render_story(Path(story_file), export, Path(root), overlay).html)
-        if not self.missing or not self.fail:
-            return result
-        errors = [f'intent: the page does not show "{phrase}"' for phrase in self.missing]
-        return result.model_copy(update={"passed": False, "errors": [*result.errors, *errors]})
-
-
-def quoted_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Check:
-    """The check of the prompt at position i: ``scorer.self_check`` on ``rows[i]``, and its story's
-    page shows every phrase ``rows[i]``'s intent quotes."""
-    runner = QuotedPhrasesRunner(scorer.runner)
-    checking = scorer.with_runner(runner)
-
-    def check(i: int, answer: str) -> bool:
-        runner.intent = str(rows[i]["intent"])
-        return checking.self_check(rows[i], answer)
-
-    return check
+        return result
 
 
 Level = Callable[[int, str], int]  # (prompt position, answer) -> 0 failed, 1 own check, 2 and words shown
@@ -166,10 +151,10 @@ OWN, SHOWN = 1, 2
 
 
 def tiered_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Level:
-    """The level of an answer to the prompt at position i: :data:`SHOWN` when it passes
-    :func:`quoted_check` (which includes the own check), :data:`OWN` when only the own check, else 0.
-    Each answer's story runs once: the own check's run, whose page is then read for the words."""
-    runner = QuotedPhrasesRunner(scorer.runner, fail=False)
+    """The level of an answer to the prompt at position i: :data:`SHOWN` when it passes the own check
+    and its page shows every phrase the intent quotes, :data:`OWN` when it passes the own check only,
+    else 0. Each answer's story runs once: the own check's run, whose page is then read for the words."""
+    runner = QuotedPhrasesRunner(scorer.runner)
     checking = scorer.with_runner(runner)
 
     def level(i: int, answer: str) -> int:
