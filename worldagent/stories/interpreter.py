@@ -854,7 +854,7 @@ class Interpreter:
 
     def get(self, obj: Any, key: Any, n: Node, scope: Scope) -> Any:
         t = type(obj)
-        if t is dict or t is StoryConfig:
+        if t is dict or t is StoryConfig or t is ReadOnlyObject:
             v = obj.get(key if type(key) is str else property_key(key), MISSING)
             return UNDEFINED if v is MISSING else v
         if t is list or t is str:
