@@ -650,7 +650,8 @@ class Interpreter:
                 self.depth -= 1
         if isinstance(fn, Builtin):
             try:
-                return self.check_length(fn.fn(_Site(self, n, scope), args), n, scope)
+                # A builtin charges its own work (`site.charge`); its result is only size-checked here.
+                return self.check_length(fn.fn(_Site(self, n, scope), args), n, scope, charge=False)
             except JsThrow as exc:
                 raise self.err(n, scope, str(exc)) from None
         if type(fn) is TokenRef:
@@ -954,20 +955,22 @@ class Interpreter:
             return property_key(self.ev(k.kids[0], scope))
         raise self.unsupported(k, scope)
 
-    def check_length(self, value: Any, n: Node, scope: Scope) -> Any:
+    def check_length(self, value: Any, n: Node, scope: Scope, charge: bool = True) -> Any:
         """Refuse an oversized string or array, and count it against the render's allocation budget.
 
-        Building it is work too: charged to the step budget by its length."""
+        Building it is work too: with ``charge``, it is counted against the step budget by its length."""
         if isinstance(value, str):
             size = len(value)
             if size > MAX_STRING:
                 raise self.err(n, scope, f"string too long ({size} > {MAX_STRING} characters)")
-            self.charge(string_work(size) - 1, n, scope)
+            if charge:
+                self.charge(string_work(size) - 1, n, scope)
         elif isinstance(value, list):
             size = len(value)
             if size > MAX_ARRAY:
                 raise self.err(n, scope, f"array too long ({size} > {MAX_ARRAY} elements)")
-            self.charge(size, n, scope)
+            if charge:
+                self.charge(size, n, scope)
         else:
             return value
         # Each value may be within its limit while thousands of them are not (a 2 MB string
