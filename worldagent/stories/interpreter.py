@@ -649,6 +649,10 @@ class Interpreter:
             finally:
                 self.depth -= 1
         if isinstance(fn, Builtin):
+            # Host functions may walk their arguments whole (styles, class lists, markup): nested
+            # arrays and objects are charged by their size first, so a list holding one long list
+            # many times cannot hide its 10^10 elements behind one counted call.
+            self.charge(nested_size(args, self.max_steps - self.steps + 1), n, scope)
             try:
                 # A builtin charges its own work (`site.charge`); its result is only size-checked here.
                 return self.check_length(fn.fn(_Site(self, n, scope), args), n, scope, charge=False)
@@ -1105,6 +1109,29 @@ class Interpreter:
             emit_child(v, out, sheets)
         except HtmlOutputError as exc:
             raise self.err(n, scope, str(exc)) from None
+
+
+def nested_size(values: list[Any], cap: int) -> int:
+    """Elements and property values inside ``values``' arrays and objects, counted as a tree (a
+    list shared twice counts twice; a cycle is not followed); stops once the count passes ``cap``."""
+    count = 0
+    on_path: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(v, False) for v in values if type(v) is list or isinstance(v, dict)]
+    while stack:
+        value, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(value))
+            continue
+        if id(value) in on_path:
+            continue
+        items = value if type(value) is list else list(value.values())
+        count += len(items)
+        if count > cap:
+            return count
+        on_path.add(id(value))
+        stack.append((value, True))
+        stack.extend((x, False) for x in items if type(x) is list or isinstance(x, dict))
+    return count
 
 
 def _tag_text(name: Node) -> str:
