@@ -274,3 +274,36 @@ def test_story_only_and_skip_are_discovered_and_render(tmp_path: Path, write: Wr
     discovery = discover_stories([tmp_path], root=tmp_path)
     assert [r.export for r in discovery.stories] == ["a", "b", "c"]
     assert [render_story(Path(FILE), e, tmp_path).html for e in "abc"] == ["<p>a</p>", "<p>b</p>", "<p>c</p>"]
+
+
+# ------------------------------------------------------------------------------ switch, throw
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("1", "one-or-two;"), ("2", "one-or-two;"), ("3", "three;other;"), ("'1'", "other;"), ("9", "other;")],
+)
+def test_switch_matches_strictly_and_falls_through_until_break(
+    tmp_path: Path, write: WriteFn, value: str, expected: str
+) -> None:
+    body = (
+        f"let out = ''\nswitch ({value}) {{\n  case 1:\n  case 2: out += 'one-or-two;'; break\n"
+        "  case 3: out += 'three;'\n  default: out += 'other;'\n}"
+    )
+    assert text(tmp_path, write, body) == expected
+
+
+def test_continue_inside_a_switch_continues_the_enclosing_loop(tmp_path: Path, write: WriteFn) -> None:
+    body = (
+        "let out = ''\nfor (const x of [1, 2, 3]) {\n  switch (x) { case 2: continue; default: break }\n  out += x\n}"
+    )
+    assert text(tmp_path, write, body) == "13"
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [("throw new Error('bad square')", "uncaught Error: bad square"), ("throw 'plain'", "uncaught exception: plain")],
+)
+def test_throw_ends_the_render_with_its_message(tmp_path: Path, write: WriteFn, statement: str, message: str) -> None:
+    with pytest.raises(StoryRenderError, match=rf"^l/l\.stories\.tsx:3:3: {message}$"):
+        render(tmp_path, write, f"const f = () => {{\n  {statement}\n}}\nconst out = f()")

@@ -727,9 +727,48 @@ class Interpreter:
             return _Jump(t.split("_", 1)[0], label.text if label is not None else None, s)
         elif t == "class_declaration":
             self._declare_class(s, scope)
+        elif t == "switch_statement":
+            return self._exec_switch(s, scope)
+        elif t == "throw_statement":
+            raise self._thrown(s, scope)
         elif t not in _TYPE_ONLY:
             raise self.unsupported(s, scope)
         return _NORET
+
+    def _exec_switch(self, s: Node, scope: Scope) -> Any:
+        value = self.ev(s.fields["value"], scope)
+        cases = s.fields["body"].kids
+        start = None
+        for i, case in enumerate(cases):  # case values are evaluated in order until one matches
+            if case.type == "switch_case" and strict_equals(self.ev(case.fields["value"], scope), value):
+                start = i
+                break
+        if start is None:
+            start = next((i for i, case in enumerate(cases) if case.type == "switch_default"), None)
+        if start is None:
+            return _NORET
+        env = Scope({}, scope, scope.mod)
+        for case in cases[start:]:  # falls through until a break
+            body = case.kids[1:] if case.type == "switch_case" else case.kids
+            result = self.exec_block(body, env)
+            if type(result) is _Jump and result.kind == "break" and result.label is None:
+                return _NORET
+            if result is not _NORET:
+                return result
+        return _NORET
+
+    def _thrown(self, s: Node, scope: Scope) -> StoryError:
+        """`throw x` ends the render: a located error carrying the thrown message."""
+        arg = s.kids[0] if s.kids else None
+        if arg is None:
+            return self.err(s, scope, "uncaught exception")
+        ctor = arg.fields.get("constructor") if arg.type == "new_expression" else None
+        if ctor is not None and ctor.type == "identifier" and (ctor.text or "").endswith("Error"):
+            args = arg.fields.get("arguments")
+            values = self._arguments(args, scope) if args is not None else []
+            message = to_string(values[0]) if values else ""
+            return self.err(s, scope, f"uncaught {ctor.text}: {message}")
+        return self.err(s, scope, f"uncaught exception: {to_string(self.ev(arg, scope))}")
 
     # ------------------------------------------------------------- loops
 
