@@ -1150,26 +1150,27 @@ class Interpreter:
             raise self.err(n, scope, str(exc)) from None
 
 
+# How deep `nested_size` looks: deeper levels (and cycles, `o.self = o`) are not counted further.
+_NESTED_DEPTH = 64
+
+
 def nested_size(values: list[Any], cap: int) -> int:
     """Elements and property values inside ``values``' arrays and objects, counted as a tree (a
-    list shared twice counts twice; a cycle is not followed); stops once the count passes ``cap``."""
+    list shared twice counts twice), level by level down to `_NESTED_DEPTH`; stops once the count
+    passes ``cap``."""
+    level = [v for v in values if type(v) is list or isinstance(v, dict)]
     count = 0
-    on_path: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(v, False) for v in values if type(v) is list or isinstance(v, dict)]
-    while stack:
-        value, leaving = stack.pop()
-        if leaving:
-            on_path.discard(id(value))
-            continue
-        if id(value) in on_path:
-            continue
-        items = value if type(value) is list else list(value.values())
-        count += len(items)
-        if count > cap:
-            return count
-        on_path.add(id(value))
-        stack.append((value, True))
-        stack.extend((x, False) for x in items if type(x) is list or isinstance(x, dict))
+    depth = 0
+    while level and depth < _NESTED_DEPTH:
+        deeper: list[Any] = []
+        for value in level:
+            items = value if type(value) is list else value.values()
+            count += len(items)
+            if count > cap:
+                return count
+            deeper.extend(x for x in items if type(x) is list or isinstance(x, dict))
+        level = deeper
+        depth += 1
     return count
 
 
