@@ -307,3 +307,9 @@ def test_continue_inside_a_switch_continues_the_enclosing_loop(tmp_path: Path, w
 def test_throw_ends_the_render_with_its_message(tmp_path: Path, write: WriteFn, statement: str, message: str) -> None:
     with pytest.raises(StoryRenderError, match=rf"^l/l\.stories\.tsx:3:3: {message}$"):
         render(tmp_path, write, f"const f = () => {{\n  {statement}\n}}\nconst out = f()")
+
+
+def test_one_space_between_two_expressions_stays_one_space(tmp_path: Path, write: WriteFn) -> None:
+    # Babel's JSX text rule: `{a} {b}` is "a b" (it was written "a  b").
+    write(FILE, HEAD + "export const s = story({ intent: 'x', template: () => <p>{'a'} {'b'}{' '}c</p> })\n")
+    assert render_story(Path(FILE), "s", tmp_path).html == "<p>a b c</p>"

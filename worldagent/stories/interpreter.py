@@ -453,7 +453,8 @@ class Interpreter:
     def _declare_class(self, decl: Node, scope: Scope) -> None:
         # A class's body runs only in the browser (custom-element internals, listeners): its
         # name is bound to a runtime-only value that can be passed around and constructed.
-        name = decl.fields["name"].text or ""
+        name_node = decl.fields.get("name")
+        name = (name_node.text or "") if name_node is not None else "default"
         scope.vars[name] = RuntimeOnly(f"class {name}")
 
     def declare(self, s: Node, scope: Scope) -> None:

@@ -216,7 +216,8 @@ def _merge_text(body: list[Node]) -> list[Node]:
 def _clean_jsx_text(raw: str) -> str:
     # Babel's cleanJSXElementLiteralChild: trim lines, drop blank ones, join with a space.
     lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    last_non_empty = max((i for i, line in enumerate(lines) if line.strip(" \t")), default=-1)
+    # Babel starts lastNonEmptyLine at 0: a lone " " between two expressions stays one space.
+    last_non_empty = max((i for i, line in enumerate(lines) if line.strip(" \t")), default=0)
     parts: list[str] = []
     for i, line in enumerate(lines):
         text = line.replace("\t", " ")
