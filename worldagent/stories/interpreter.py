@@ -3,8 +3,9 @@
 It walks the light syntax tree (`worldagent.stories.syntax`), evaluating afresh on every
 render, and writes JSX through `worldagent.stories.html_output`. It knows only the JS subset
 in docs/CONTRACTS.md section 1; anything else is a `StoryRenderError` naming the node type and
-its file:line:col. A call-depth limit, a node-visit budget and size budgets checked while
-strings and arrays are built bound every render.
+its file:line:col. A call-depth limit, a step budget that counts work (node visits, statements,
+loop iterations, and the elements and characters builtins walk: `charge`) and size budgets
+checked while strings and arrays are built bound every render.
 """
 
 from __future__ import annotations
