@@ -65,7 +65,8 @@ def test_trigger_outranks_thread_requests() -> None:
     program.trigger({"type": "external", "detail": 1})
     first = seen[0]
     assert [r["type"] for r in first] == ["external", "loud"]
-    assert first[0]["trigger"] is True and first[0]["selected"] is True
+    assert first[0]["source"] == "trigger" and first[0]["selected"] is True
+    assert first[1]["source"] == "request" and first[1]["thread"] == {"label": "loud", "id": "bthread:1"}
     assert first[0]["priority"] < first[1]["priority"]
     assert first[1]["selected"] is False
     assert [r["type"] for r in seen[1] if r["selected"]] == ["loud"]
@@ -102,8 +103,11 @@ def test_blocked_trigger_is_reported_dropped_and_program_keeps_working() -> None
     assert fed == []
     assert len(seen) == 1
     (record,) = seen[0]
-    assert record["trigger"] and not record["selected"]
-    assert record["blocked_by"] == ["guard"]
+    assert record["source"] == "trigger" and not record["selected"]
+    assert record["thread"] == {"label": "forbidden", "id": "trigger:1"}
+    # Plaited's shape: the blocking thread as a ThreadReference (not a list of names).
+    assert record["blockedBy"] == {"label": "guard", "id": "bthread:1"}
+    assert record["blockers"] == [{"label": "guard", "id": "bthread:1"}]
     program.trigger({"type": "ok", "detail": "y"})
     assert fed == ["y"]
     assert program.bthreads.has("guard") == {"running": False, "pending": True}
@@ -140,7 +144,7 @@ def test_interrupt_is_listed_in_snapshot() -> None:
     program.use_snapshot(seen.append)
     program.bthreads.set({"victim": bthread([bsync(interrupt="kill")])})
     program.trigger({"type": "kill"})
-    assert seen[0][0]["interrupts"] == ["victim"]
+    assert seen[0][0]["interrupts"] == {"label": "victim", "id": "bthread:1"}
 
 
 def test_interrupt_wins_over_wait_for_on_same_event() -> None:
@@ -380,3 +384,58 @@ def test_bsync_is_frozen() -> None:
     with pytest.raises(AttributeError):
         point.request = None  # type: ignore[misc]
     assert point.wait_for == ("b",)
+
+
+def test_snapshot_names_the_blocking_thread_in_plaiteds_shape() -> None:
+    # Plaited's water snapshot (src/behavioral/tests/__snapshots__/water.spec.ts.snap): while
+    # mixHotCold waits for "hot" it blocks "cold", and the cold bid's blockedBy names it.
+    program = behavioral()
+    seen: list[list[dict[str, Any]]] = []
+    program.use_snapshot(seen.append)
+    program.bthreads.set(
+        {
+            "addHot": requester("hot", times=2),
+            "addCold": requester("cold", times=2),
+            "mixHotCold": bthread([bsync(wait_for="hot", block="cold"), bsync(wait_for="cold", block="hot")], True),
+        }
+    )
+    program.trigger({"type": "start"})
+    order = [r["type"] for step in seen for r in step if r["selected"]]
+    assert order == ["start", "hot", "cold", "hot", "cold"]
+    hot_step = next(step for step in seen if any(r["selected"] and r["type"] == "hot" for r in step))
+    cold = next(r for r in hot_step if r["type"] == "cold")
+    assert cold == {
+        "kind": "bid",
+        "thread": {"label": "addCold", "id": "bthread:2"},
+        "source": "request",
+        "selected": False,
+        "type": "cold",
+        "detail": None,
+        "priority": 2,
+        "blockedBy": {"label": "mixHotCold", "id": "bthread:3"},
+        "interrupts": None,
+        "blockers": [{"label": "mixHotCold", "id": "bthread:3"}],
+    }
+
+
+def test_blocked_by_is_the_highest_priority_blocker_and_blockers_lists_all() -> None:
+    program = behavioral()
+    seen: list[list[dict[str, Any]]] = []
+    program.use_snapshot(seen.append)
+    program.bthreads.set({"first": bthread([bsync(block="x")]), "second": bthread([bsync(block="x")])})
+    program.trigger({"type": "x"})
+    (record,) = seen[0]
+    assert record["blockedBy"] == {"label": "first", "id": "bthread:1"}
+    assert [ref["label"] for ref in record["blockers"]] == ["first", "second"]
+
+
+def test_a_re_registered_thread_gets_a_new_id() -> None:
+    program = behavioral()
+    seen: list[list[dict[str, Any]]] = []
+    program.use_snapshot(seen.append)
+    program.bthreads.set({"once": requester("ping")})
+    program.trigger({"type": "go"})
+    program.bthreads.set({"once": requester("ping")})
+    program.trigger({"type": "go"})
+    ids = [r["thread"]["id"] for step in seen for r in step if r["type"] == "ping" and r["selected"]]
+    assert ids == ["bthread:1", "bthread:2"]

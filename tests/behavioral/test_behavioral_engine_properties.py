@@ -36,11 +36,11 @@ def test_selected_event_is_never_blocked(
         program.trigger({"type": t})
 
     forbidden = set().union(*blocked)
-    assert all(r["type"] not in forbidden and r["blocked_by"] == [] for r in selected)
+    assert all(r["type"] not in forbidden and r["blockedBy"] is None and r["blockers"] == [] for r in selected)
     assert all(t not in forbidden for t in fed)
     assert fed == [r["type"] for r in selected]
     # Liveness: every unblocked trigger was selected.
-    assert sum(1 for r in selected if r["trigger"]) == sum(1 for t in triggers if t not in forbidden)
+    assert sum(1 for r in selected if r["source"] == "trigger") == sum(1 for t in triggers if t not in forbidden)
 
 
 @settings(max_examples=100, deadline=None)

@@ -23,9 +23,16 @@ def doubling(name: str, times: int, seed: str = "xxxxxxxxxxxxxxxx") -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(tmp_path: Path, write: WriteFn, body: str) -> str:
+def render(tmp_path: Path, write: WriteFn, body: str, max_steps: int | None = None) -> str:
     write("h/h.stories.tsx", HEAD + body)
-    return render_story(Path("h/h.stories.tsx"), "s", tmp_path).html
+    if max_steps is None:
+        return render_story(Path("h/h.stories.tsx"), "s", tmp_path).html
+    return render_story(Path("h/h.stories.tsx"), "s", tmp_path, max_steps=max_steps).html
+
+
+# The size limits are checked on their own: with the default step budget, building these
+# megabyte strings spends it first (each character built is work; see test_stories_work_budget).
+NO_STEP_LIMIT = 10**12
 
 
 def test_many_strings_within_the_length_limit_exhaust_the_allocation_budget(tmp_path: Path, write: WriteFn) -> None:
@@ -34,7 +41,7 @@ def test_many_strings_within_the_length_limit_exhaust_the_allocation_budget(tmp_
     body += "const grid = row.map((a) => row.map((b) => a + b))\n"
     body += "export const s = story({ intent: 'x', template: () => <p>{grid.length}</p> })\n"
     with pytest.raises(StoryRenderError, match=r"h/h\.stories\.tsx:\d+:\d+: render allocation budget exceeded"):
-        render(tmp_path, write, body)
+        render(tmp_path, write, body, NO_STEP_LIMIT)
 
 
 @pytest.mark.parametrize(
@@ -52,14 +59,14 @@ def test_builtins_check_sizes_before_building(tmp_path: Path, write: WriteFn, ex
         + f"const v = {expression}\nexport const s = story({{ intent: 'x', template: () => <p>{{v.length}}</p> }})\n"
     )
     with pytest.raises(StoryRenderError, match=message):
-        render(tmp_path, write, body)
+        render(tmp_path, write, body, NO_STEP_LIMIT)
 
 
 def test_markup_size_is_checked_while_children_are_written(tmp_path: Path, write: WriteFn) -> None:
     body = doubling("s", 17) + "const many = [" + ", ".join(["s17"] * 8) + "]\n"
     body += "export const s = story({ intent: 'x', template: () => <p>{many}</p> })\n"
     with pytest.raises(StoryRenderError, match="too long"):
-        render(tmp_path, write, body)
+        render(tmp_path, write, body, NO_STEP_LIMIT)
 
 
 def test_a_story_symlink_leaving_the_root_is_a_problem_not_a_crash(tmp_path: Path, write: WriteFn) -> None:

@@ -276,13 +276,18 @@ class AgentConstraints:
     def _observe(self, records: list[SnapshotRecord]) -> None:
         for record in records:
             # Identity, not equality: only the record of the call being proposed counts.
-            if self._proposing is not None and record.get("trigger") and record.get("detail") is self._proposing:
+            if (
+                self._proposing is not None
+                and record.get("source") == "trigger"
+                and record.get("detail") is self._proposing
+            ):
                 self._outcome = record
 
     def _decide(self, outcome: SnapshotRecord) -> Decision:
         if outcome["selected"]:
             return Decision(True, [])
-        violations = [self._violation(thread, outcome["detail"]) for thread in outcome["blocked_by"]]
+        # Every blocking rule, not only Plaited's first (`blockedBy`): one violation per rule broken.
+        violations = [self._violation(ref["label"], outcome["detail"]) for ref in outcome["blockers"]]
         self._counts.update(v.rule for v in violations)
         return Decision(False, violations)
 

@@ -28,6 +28,24 @@ Semantic decisions (where Plaited is silent or differs):
   discarded so that the next ``trigger`` starts clean.
 * ``trigger`` called re-entrantly (from a feedback handler or snapshot listener)
   is queued and takes part in the next super-step.
+
+Snapshot records. Each super-step publishes one ``{"kind": "bid", ...}`` record per candidate
+event, in Plaited's ``SelectionBid`` shape (``src/behavioral/behavioral.schemas.ts`` and the
+``blockedBy`` entries of its snapshot tests, ``src/behavioral/tests/__snapshots__``)::
+
+    {"kind": "bid",
+     "thread": {"label": "addCold", "id": "bthread:2"},   # a ThreadReference
+     "source": "request",                                 # or "trigger"
+     "selected": False, "type": "cold", "detail": None, "priority": 2,
+     "blockedBy": {"label": "mixHotCold", "id": "bthread:3"},  # the first blocker, or None
+     "interrupts": None,                                  # the first thread it interrupts, or None
+     "blockers": [{"label": "mixHotCold", "id": "bthread:3"}]}
+
+As in Plaited, ``blockedBy`` and ``interrupts`` name one thread (the highest-priority one); a
+trigger's ``thread`` is labelled with its event type and has a ``trigger:<n>`` id, a b-thread's
+id is ``bthread:<n>`` (one per registration, so a re-registered name gets a new id).
+``blockers`` (every blocking thread, by priority) is this engine's addition: the agent's
+constraints report every rule a tool call breaks, not only the first.
 """
 
 from __future__ import annotations
@@ -46,6 +64,7 @@ __all__ = [
     "Program",
     "SnapshotRecord",
     "SyncPoint",
+    "ThreadReference",
     "behavioral",
     "bsync",
     "bthread",
@@ -65,6 +84,7 @@ Listener = str | Callable[[BPEvent], bool]
 Listeners = Listener | Sequence[Listener] | None
 RequestSpec = Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None
 SnapshotRecord = dict[str, Any]
+ThreadReference = dict[str, str]  # Plaited's ThreadReference: {"label": ..., "id": ...}
 SnapshotListener = Callable[[list[SnapshotRecord]], None]
 FeedbackHandler = Callable[[Any], None]
 
@@ -181,28 +201,33 @@ class _Thread:
     priority: int
     generator: Iterator[SyncPoint]
     bid: SyncPoint | None = None  # None: running (to be advanced); else pending
+    id: str = ""
+
+    def reference(self) -> ThreadReference:
+        return {"label": self.name, "id": self.id}
 
 
 @dataclass
 class _Candidate:
-    thread: str
+    thread: ThreadReference
     priority: int
     event: BPEvent
     trigger: bool
-    blocked_by: list[str] = field(default_factory=list)
-    interrupts: list[str] = field(default_factory=list)
+    blocked_by: list[ThreadReference] = field(default_factory=list)
+    interrupts: list[ThreadReference] = field(default_factory=list)
 
     def record(self, selected: bool) -> SnapshotRecord:
         return {
             "kind": "bid",
-            "thread": self.thread,
-            "trigger": self.trigger,
+            "thread": dict(self.thread),
+            "source": "trigger" if self.trigger else "request",
             "selected": selected,
             "type": self.event["type"],
             "detail": self.event["detail"],
             "priority": self.priority,
-            "blocked_by": list(self.blocked_by),
-            "interrupts": list(self.interrupts),
+            "blockedBy": dict(self.blocked_by[0]) if self.blocked_by else None,
+            "interrupts": dict(self.interrupts[0]) if self.interrupts else None,
+            "blockers": [dict(ref) for ref in self.blocked_by],
         }
 
 
@@ -243,6 +268,8 @@ class Program:
         self._feedback: dict[int, Mapping[str, FeedbackHandler]] = {}
         self._snapshot: dict[int, SnapshotListener] = {}
         self._ids = itertools.count()
+        self._thread_ids = itertools.count(1)
+        self._trigger_ids = itertools.count(1)
         self._stepping = False
         self._max_super_steps = max_super_steps
 
@@ -282,7 +309,8 @@ class Program:
             return
         if not callable(thread):
             raise TypeError(f"b-thread {name!r} must be a zero-argument callable")
-        self._threads[name] = _Thread(name, next(self._priorities), iter(thread()))
+        ident = f"bthread:{next(self._thread_ids)}"
+        self._threads[name] = _Thread(name, next(self._priorities), iter(thread()), id=ident)
 
     def _connect(self, registry: dict[int, Any], value: Any) -> Callable[[], None]:
         key = next(self._ids)
@@ -334,23 +362,27 @@ class Program:
 
     def _candidates(self, external: BPEvent | None) -> list[_Candidate]:
         pending = self._pending()
-        candidates = [] if external is None else [_Candidate("trigger", TRIGGER_PRIORITY, external, True)]
+        candidates: list[_Candidate] = []
+        if external is not None:
+            # Plaited labels an ingress (trigger) bid with its event type.
+            ref = {"label": external["type"], "id": f"trigger:{next(self._trigger_ids)}"}
+            candidates.append(_Candidate(ref, TRIGGER_PRIORITY, external, True))
         for thread in pending:
             request = thread.bid.request if thread.bid else None
             if request is not None:
                 event = _to_event(request() if callable(request) else request)
-                candidates.append(_Candidate(thread.name, thread.priority, event, False))
+                candidates.append(_Candidate(thread.reference(), thread.priority, event, False))
         for candidate in candidates:
             for thread in pending:
                 assert thread.bid is not None
                 if _matches(thread.bid.block, candidate.event):
-                    candidate.blocked_by.append(thread.name)
+                    candidate.blocked_by.append(thread.reference())
                 if _matches(thread.bid.interrupt, candidate.event):
-                    candidate.interrupts.append(thread.name)
+                    candidate.interrupts.append(thread.reference())
         return candidates
 
     def _wake(self, event: BPEvent, candidates: list[_Candidate]) -> None:
-        requested = {c.thread: c.event for c in candidates if not c.trigger}
+        requested = {c.thread["label"]: c.event for c in candidates if not c.trigger}
         for thread in self._pending():
             assert thread.bid is not None
             if _matches(thread.bid.interrupt, event):

@@ -601,13 +601,14 @@ def _declarator(
 
 
 def story_config(value: ts.Node | None) -> ts.Node | None:
-    """The object literal passed to a ``story({...})`` call, or None when ``value`` is no such call."""
+    """The object literal passed to a ``story({...})`` call (or Plaited's ``story.only({...})`` /
+    ``story.skip({...})``), or None when ``value`` is no such call."""
     call = _unwrap(value)
     if call is None or call.type != "call_expression":
         return None
     fn = call.child_by_field_name("function")
     args = call.child_by_field_name("arguments")
-    if fn is None or fn.type != "identifier" or _text(fn) != "story" or args is None:
+    if fn is None or args is None or _text(fn) not in ("story", "story.only", "story.skip"):
         return None
     first = _unwrap(next(iter(_named(args)), None))
     return first if first is not None and first.type == "object" else None

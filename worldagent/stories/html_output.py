@@ -147,12 +147,20 @@ def emit_child(value: Any, out: list[str], sheets: dict[str, None] | None = None
 
     The size is checked while writing, so a list of many long strings fails before it is joined.
     """
-    _emit(value, out, sheets, [sum(len(part) for part in out)])
+    _emit(value, out, sheets, [sum(len(part) for part in out), 0])
+
+
+# Values one JSX child may hold, nested lists included: a list holding the same 100,000-element
+# list 100,000 times writes nothing but would take 10^10 steps to walk.
+MAX_CHILD_VALUES = 1 << 21
 
 
 def _emit(value: Any, out: list[str], sheets: dict[str, None] | None, size: list[int]) -> None:
     t = type(value)
     if t is list:
+        size[1] += len(value)
+        if size[1] > MAX_CHILD_VALUES:
+            raise HtmlOutputError(f"too many values written as children (more than {MAX_CHILD_VALUES})")
         for item in value:
             _emit(item, out, sheets, size)
         return

@@ -3,8 +3,9 @@
 It walks the light syntax tree (`worldagent.stories.syntax`), evaluating afresh on every
 render, and writes JSX through `worldagent.stories.html_output`. It knows only the JS subset
 in docs/CONTRACTS.md section 1; anything else is a `StoryRenderError` naming the node type and
-its file:line:col. A call-depth limit, a node-visit budget and size budgets checked while
-strings and arrays are built bound every render.
+its file:line:col. A call-depth limit, a step budget that counts work (node visits, statements,
+loop iterations, and the elements and characters builtins walk: `charge`) and size budgets
+checked while strings and arrays are built bound every render.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from worldagent.stories.html_output import (
     emit_child,
     set_prop,
 )
-from worldagent.stories.jslib import GLOBALS, MAX_ARRAY, MAX_STRING, method_of, token_sheet
+from worldagent.stories.jslib import GLOBALS, MAX_ARRAY, MAX_STRING, method_of, string_work, token_sheet
 from worldagent.stories.parse import (
     check_syntax,
     decode_source,
@@ -44,16 +45,18 @@ from worldagent.stories.parse import (
     parse_tsx,
     read_story_file,
 )
-from worldagent.stories.plaited_api import package_exports
+from worldagent.stories.plaited_api import RuntimeOnly, package_exports
 from worldagent.stories.syntax import JsxParts, Node, compile_source
 from worldagent.stories.values import (
     UNDEFINED,
     Builtin,
     Html,
     JsThrow,
+    ReadOnlyObject,
     StoryConfig,
     StyleEntry,
     TokenRef,
+    is_nullish,
     js_add,
     js_divide,
     js_less,
@@ -72,12 +75,40 @@ from worldagent.stories.values import (
 
 
 class Scope:
-    __slots__ = ("vars", "parent", "mod")
+    __slots__ = ("vars", "parent", "mod", "consts")
 
-    def __init__(self, vars_: dict[str, Any], parent: Scope | None, mod: ModuleState | None) -> None:
+    def __init__(
+        self,
+        vars_: dict[str, Any],
+        parent: Scope | None,
+        mod: ModuleState | None,
+        consts: set[str] | None = None,
+    ) -> None:
         self.vars = vars_
         self.parent = parent
         self.mod = mod
+        # Names bound here by `const` or `import`: assigning to one is a TypeError in JS.
+        self.consts = consts
+
+    def add_const(self, name: str) -> None:
+        if self.consts is None:
+            self.consts = set()
+        self.consts.add(name)
+
+    def copy(self) -> Scope:
+        """A fresh scope with the same bindings: a `for (let ...)` loop's next iteration."""
+        return Scope(dict(self.vars), self.parent, self.mod, set(self.consts) if self.consts else None)
+
+
+class _Jump:
+    """The completion of `break` / `continue` (with its label, if any) travelling up to its loop."""
+
+    __slots__ = ("kind", "label", "node")
+
+    def __init__(self, kind: str, label: str | None, node: Node) -> None:
+        self.kind = kind
+        self.label = label
+        self.node = node
 
 
 class JsFunction:
@@ -121,9 +152,28 @@ MAX_ALLOCATED = 1 << 25
 MISSING: Any = object()
 _SHORT: Any = object()  # an optional chain short-circuited
 _NORET: Any = object()  # a statement completed without `return`
+_STOP: Any = object()  # a loop's own `break`: the loop ends normally
 _GLOBAL_SCOPE = Scope(GLOBALS, None, None)
 _CHAIN = frozenset({"member_expression", "subscript_expression", "call_expression"})
 _TYPE_ONLY = frozenset({"type_alias_declaration", "interface_declaration", "ambient_declaration", "empty_statement"})
+_LOOPS = frozenset({"for_statement", "for_in_statement", "while_statement", "do_statement"})
+# Browser constructors a story may call `new` on outside its template (`new WeakMap()` in a
+# module the story imports for its `play`): their instances are runtime-only values.
+_RUNTIME_CONSTRUCTORS = frozenset(
+    {
+        "WeakMap",
+        "WeakSet",
+        "WeakRef",
+        "EventTarget",
+        "Event",
+        "CustomEvent",
+        "AbortController",
+        "MutationObserver",
+        "IntersectionObserver",
+        "ResizeObserver",
+        "CSSStyleSheet",
+    }
+)
 
 
 class _Site:
@@ -136,6 +186,9 @@ class _Site:
 
     def call(self, fn: Any, args: list[Any]) -> Any:
         return self.interp.call(fn, args, self.node, self.scope)
+
+    def charge(self, units: int) -> None:
+        self.interp.charge(units, self.node, self.scope)
 
 
 def relative_story_path(path: Path | str, root: Path, overlay: Mapping[str, str] | None = None) -> str:
@@ -280,7 +333,11 @@ class Interpreter:
         elif t == "expression_statement":
             self.ev(s.kids[0], scope)
         else:
-            raise self.unsupported(s, scope)
+            # Loops, `if`, blocks and class declarations at module level (`for (const square of
+            # squares) { ... }` building a table of b-threads): run as in a function body.
+            result = self.exec(s, scope)
+            if result is not _NORET:
+                raise self._stray(result, s, scope, "at module level")
 
     def _export(self, s: Node, m: ModuleState, pending: list[tuple[str, str, Node]]) -> None:
         scope = m.scope
@@ -292,6 +349,8 @@ class Interpreter:
             names = self._declaration_names(decl, scope)
             if decl.type in ("lexical_declaration", "variable_declaration"):
                 self.declare(decl, scope)
+            elif decl.type == "class_declaration":
+                self._declare_class(decl, scope)
             for name in names:
                 exported = "default" if default else name
                 m.exports[exported] = self.lookup(name, scope)
@@ -310,7 +369,7 @@ class Interpreter:
     def _declaration_names(self, decl: Node, scope: Scope) -> list[str]:
         if decl.type in _TYPE_ONLY:
             return []
-        if decl.type == "function_declaration":
+        if decl.type in ("function_declaration", "class_declaration"):
             return [decl.fields["name"].text or ""]
         if decl.type in ("lexical_declaration", "variable_declaration"):
             names: list[str] = []
@@ -333,8 +392,10 @@ class Interpreter:
         scope = m.scope
         if part.type == "identifier":
             scope.vars[part.text or ""] = self._export_of(exports, "default", spec, part, scope)
+            scope.add_const(part.text or "")
         elif part.type == "namespace_import":
-            scope.vars[part.kids[0].text or ""] = dict(exports)
+            scope.vars[part.kids[0].text or ""] = ReadOnlyObject(exports)
+            scope.add_const(part.kids[0].text or "")
         elif part.type == "named_imports":
             for item in part.kids:
                 if "type" in item.tokens:
@@ -344,6 +405,7 @@ class Interpreter:
                 alias = item.fields.get("alias")
                 local = (alias.text or "") if alias is not None else name
                 scope.vars[local] = self._export_of(exports, name, spec, item, scope)
+                scope.add_const(local)
         else:
             raise self.unsupported(part, scope)
 
@@ -389,7 +451,15 @@ class Interpreter:
         name = decl.fields["name"].text or ""
         scope.vars[name] = JsFunction(decl, scope, name)
 
+    def _declare_class(self, decl: Node, scope: Scope) -> None:
+        # A class's body runs only in the browser (custom-element internals, listeners): its
+        # name is bound to a runtime-only value that can be passed around and constructed.
+        name_node = decl.fields.get("name")
+        name = (name_node.text or "") if name_node is not None else "default"
+        scope.vars[name] = RuntimeOnly(f"class {name}")
+
     def declare(self, s: Node, scope: Scope) -> None:
+        const = s.type == "lexical_declaration" and "const" in s.tokens
         for d in s.kids:
             if d.type != "variable_declarator":
                 raise self.unsupported(d, scope)
@@ -399,25 +469,33 @@ class Interpreter:
             if isinstance(value, JsFunction) and value.name is None and target.type == "identifier":
                 value.name = target.text
             self.bind(target, value, scope)
+            if const:
+                for name in _pattern_names(target):
+                    scope.add_const(name)
 
-    def bind(self, pat: Node, value: Any, scope: Scope) -> None:
+    def bind(self, pat: Node, value: Any, scope: Scope, assign: bool = False) -> None:
+        """Bind (declare) a pattern's names; with ``assign``, store into existing bindings and members."""
         t = pat.type
-        if t == "identifier":
-            scope.vars[pat.text or ""] = value
+        if t in ("identifier", "shorthand_property_identifier_pattern"):
+            if assign:
+                self.assign_name(pat.text or "", value, pat, scope)
+            else:
+                scope.vars[pat.text or ""] = value
         elif t == "object_pattern":
-            self._bind_object(pat, value, scope)
+            self._bind_object(pat, value, scope, assign)
         elif t == "array_pattern":
-            self._bind_array(pat, value, scope)
+            self._bind_array(pat, value, scope, assign)
         elif t in ("assignment_pattern", "object_assignment_pattern"):
             if value is UNDEFINED:
                 value = self.ev(pat.fields["right"], scope)
-            self.bind(pat.fields["left"], value, scope)
-        elif t == "shorthand_property_identifier_pattern":
-            scope.vars[pat.text or ""] = value
+            self.bind(pat.fields["left"], value, scope, assign)
+        elif assign and t in ("member_expression", "subscript_expression"):
+            obj, key = self._member_ref(pat, scope)
+            self.set_member(obj, key, value, pat, scope)
         else:
             raise self.unsupported(pat, scope)
 
-    def _bind_object(self, pat: Node, value: Any, scope: Scope) -> None:
+    def _bind_object(self, pat: Node, value: Any, scope: Scope, assign: bool) -> None:
         if value is None or value is UNDEFINED:
             raise self.err(pat, scope, f"cannot destructure {to_string(value)}")
         used: list[str] = []
@@ -426,7 +504,7 @@ class Interpreter:
             if t == "shorthand_property_identifier_pattern":
                 key = k.text or ""
                 used.append(key)
-                self.bind(k, self.get(value, key, k, scope), scope)
+                self.bind(k, self.get(value, key, k, scope), scope, assign)
             elif t == "object_assignment_pattern":
                 left = k.fields["left"]
                 key = left.text or ""
@@ -434,18 +512,18 @@ class Interpreter:
                 v = self.get(value, key, k, scope)
                 if v is UNDEFINED:
                     v = self.ev(k.fields["right"], scope)
-                self.bind(left, v, scope)
+                self.bind(left, v, scope, assign)
             elif t == "pair_pattern":
                 key = self.prop_key(k.fields["key"], scope)
                 used.append(key)
-                self.bind(k.fields["value"], self.get(value, key, k, scope), scope)
+                self.bind(k.fields["value"], self.get(value, key, k, scope), scope, assign)
             elif t == "rest_pattern":
                 rest = {key: v for key, v in value.items() if key not in used} if isinstance(value, dict) else {}
-                self.bind(k.kids[0], rest, scope)
+                self.bind(k.kids[0], rest, scope, assign)
             else:
                 raise self.unsupported(k, scope)
 
-    def _bind_array(self, pat: Node, value: Any, scope: Scope) -> None:
+    def _bind_array(self, pat: Node, value: Any, scope: Scope, assign: bool) -> None:
         if isinstance(value, str):
             # Only the characters the pattern names are split off, unless a rest element takes them all.
             has_rest = any(k.type == "rest_pattern" for k in pat.kids)
@@ -454,20 +532,114 @@ class Interpreter:
             raise self.err(pat, scope, f"{describe(value)} is not iterable")
         for i, k in enumerate(pat.kids):
             if k.type == "rest_pattern":
-                self.bind(k.kids[0], list(value[i:]), scope)
+                rest = list(value[i:])
+                self.charge(len(rest), k, scope)
+                self.bind(k.kids[0], rest, scope, assign)
                 return
-            self.bind(k, value[i] if i < len(value) else UNDEFINED, scope)
+            self.bind(k, value[i] if i < len(value) else UNDEFINED, scope, assign)
+
+    # -------------------------------------------------------- assignment
+
+    def assign_name(self, name: str, value: Any, n: Node, scope: Scope) -> None:
+        """`name = value`: the nearest binding of `name` changes; a constant or a global is refused."""
+        s: Scope | None = scope
+        while s is not None:
+            if name in s.vars:
+                if s.mod is None:
+                    raise self.err(n, scope, f"cannot assign to the global '{name}'")
+                if s.consts is not None and name in s.consts:
+                    raise self.err(n, scope, f"assignment to constant variable '{name}'")
+                s.vars[name] = value
+                return
+            s = s.parent
+        raise self.err(n, scope, f"{name} is not defined")
+
+    def _member_ref(self, target: Node, scope: Scope) -> tuple[Any, Any]:
+        obj = self.ev(target.fields["object"], scope)
+        if target.type == "member_expression":
+            return obj, target.fields["property"].text or ""
+        return obj, self.ev(target.fields["index"], scope)
+
+    def set_member(self, obj: Any, key: Any, value: Any, n: Node, scope: Scope) -> None:
+        t = type(obj)
+        if t is dict or t is StoryConfig:
+            obj[key if type(key) is str else property_key(key)] = value
+        elif t is list:
+            self._set_index(obj, key, value, n, scope)
+        elif getattr(obj, "runtime_only", False):
+            return  # a browser-only object (`delegates`, a b-thread table): nothing to render
+        elif obj is None or obj is UNDEFINED:
+            raise self.err(n, scope, f"cannot set properties of {to_string(obj)} (setting '{property_key(key)}')")
+        elif t is ReadOnlyObject:
+            raise self.err(n, scope, f"cannot assign to '{property_key(key)}' of a read-only host object")
+        else:
+            raise self.err(n, scope, f"cannot set property '{property_key(key)}' on {describe(obj)}")
+
+    def _set_index(self, arr: list[Any], key: Any, value: Any, n: Node, scope: Scope) -> None:
+        index = _as_index(key)
+        if index is None:
+            if property_key(key) != "length":
+                raise self.err(n, scope, f"cannot set property '{property_key(key)}' on an array")
+            length = to_number(value)
+            if length != length or length < 0 or not float(length).is_integer():
+                raise self.err(n, scope, "invalid array length")
+            index, value = int(length), MISSING
+        if index >= MAX_ARRAY:
+            raise self.err(n, scope, f"array too long ({index + 1} > {MAX_ARRAY} elements)")
+        if value is MISSING:  # `arr.length = n`
+            del arr[index:]
+            grow = index - len(arr)
+        else:
+            grow = index + 1 - len(arr)
+        if grow > 0:
+            self.charge(grow, n, scope)
+            arr.extend([UNDEFINED] * grow)
+        if value is not MISSING:
+            arr[index] = value
+
+    def _reference(self, target: Node, scope: Scope) -> tuple[Any, Any]:
+        """The (object, key) a compound assignment reads and writes; object is MISSING for a name."""
+        if target.type == "identifier":
+            return MISSING, target.text or ""
+        if target.type in ("member_expression", "subscript_expression"):
+            return self._member_ref(target, scope)
+        raise self.unsupported(target, scope)
+
+    def _read_ref(self, obj: Any, key: Any, target: Node, scope: Scope) -> Any:
+        if obj is MISSING:
+            return _ev_identifier(self, target, scope)
+        return self.get(obj, key, target, scope)
+
+    def _write_ref(self, obj: Any, key: Any, value: Any, target: Node, scope: Scope) -> None:
+        if obj is MISSING:
+            self.assign_name(key, value, target, scope)
+        else:
+            self.set_member(obj, key, value, target, scope)
 
     # -------------------------------------------------------- evaluation
+
+    def charge(self, units: int, n: Node, scope: Scope) -> None:
+        """Count `units` of work (node visits, loop iterations, builtin work) against the budget."""
+        self.steps += units
+        if self.steps > self.max_steps:
+            raise self.err(
+                n,
+                scope,
+                f"evaluation step budget exceeded ({self.max_steps} steps: node visits, loop iterations "
+                "and the elements and characters builtins work through)",
+            )
 
     def ev(self, n: Node, scope: Scope) -> Any:
         self.steps += 1
         if self.steps > self.max_steps:
-            raise self.err(n, scope, f"evaluation step budget exceeded ({self.max_steps} node visits)")
+            self.charge(0, n, scope)
         handler = _EV.get(n.type)
         if handler is None:
             raise self.unsupported(n, scope)
-        return handler(self, n, scope)
+        try:
+            return handler(self, n, scope)
+        except JsThrow as exc:  # a conversion refused (a list too long to write as a string)
+            raise self.err(n, scope, str(exc)) from None
 
     def call(self, fn: Any, args: list[Any], n: Node, scope: Scope, component: str | None = None) -> Any:
         if type(fn) is JsFunction:
@@ -479,8 +651,13 @@ class Interpreter:
             finally:
                 self.depth -= 1
         if isinstance(fn, Builtin):
+            # Host functions may walk their arguments whole (styles, class lists, markup): nested
+            # arrays and objects are charged by their size first, so a list holding one long list
+            # many times cannot hide its 10^10 elements behind one counted call.
+            self.charge(nested_size(args, self.max_steps - self.steps + 1), n, scope)
             try:
-                return self.check_length(fn.fn(_Site(self, n, scope), args), n, scope)
+                # A builtin charges its own work (`site.charge`); its result is only size-checked here.
+                return self.check_length(fn.fn(_Site(self, n, scope), args), n, scope, charge=False)
             except JsThrow as exc:
                 raise self.err(n, scope, str(exc)) from None
         if type(fn) is TokenRef:
@@ -509,8 +686,16 @@ class Interpreter:
         body = node.fields["body"]
         if body.type == "statement_block":
             result = self.exec_block(body.kids, scope)
+            if type(result) is _Jump:
+                raise self._stray(result, body, scope, "outside a loop")
             return UNDEFINED if result is _NORET else result
         return self.ev(body, scope)
+
+    def _stray(self, result: Any, n: Node, scope: Scope, where: str) -> StoryError:
+        if type(result) is _Jump:
+            label = f" {result.label}" if result.label else ""
+            return self.err(result.node, scope, f"'{result.kind}{label}' {where} (no enclosing loop or label)")
+        return self.err(n, scope, f"'return' {where}")
 
     def exec_block(self, stmts: list[Node], scope: Scope) -> Any:
         for s in stmts:
@@ -520,7 +705,8 @@ class Interpreter:
         return _NORET
 
     def exec(self, s: Node, scope: Scope) -> Any:
-        self.steps += 1
+        """Run a statement: `_NORET`, a returned value, or a `_Jump` (break/continue) for a loop."""
+        self.charge(1, s, scope)
         t = s.type
         if t == "return_statement":
             return self.ev(s.kids[0], scope) if s.kids else UNDEFINED
@@ -534,9 +720,173 @@ class Interpreter:
             self.ev(s.kids[0], scope)
         elif t == "function_declaration":
             self._declare_function(s, scope)
+        elif t in _LOOPS:
+            return self.loop(s, scope, ())
+        elif t == "labeled_statement":
+            return self._exec_labeled(s, scope)
+        elif t in ("break_statement", "continue_statement"):
+            label = s.fields.get("label")
+            return _Jump(t.split("_", 1)[0], label.text if label is not None else None, s)
+        elif t == "class_declaration":
+            self._declare_class(s, scope)
+        elif t == "switch_statement":
+            return self._exec_switch(s, scope)
+        elif t == "throw_statement":
+            raise self._thrown(s, scope)
         elif t not in _TYPE_ONLY:
             raise self.unsupported(s, scope)
         return _NORET
+
+    def _exec_switch(self, s: Node, scope: Scope) -> Any:
+        value = self.ev(s.fields["value"], scope)
+        cases = s.fields["body"].kids
+        start = None
+        for i, case in enumerate(cases):  # case values are evaluated in order until one matches
+            if case.type == "switch_case" and strict_equals(self.ev(case.fields["value"], scope), value):
+                start = i
+                break
+        if start is None:
+            start = next((i for i, case in enumerate(cases) if case.type == "switch_default"), None)
+        if start is None:
+            return _NORET
+        env = Scope({}, scope, scope.mod)
+        for case in cases[start:]:  # falls through until a break
+            body = case.kids[1:] if case.type == "switch_case" else case.kids
+            result = self.exec_block(body, env)
+            if type(result) is _Jump and result.kind == "break" and result.label is None:
+                return _NORET
+            if result is not _NORET:
+                return result
+        return _NORET
+
+    def _thrown(self, s: Node, scope: Scope) -> StoryError:
+        """`throw x` ends the render: a located error carrying the thrown message."""
+        arg = s.kids[0] if s.kids else None
+        if arg is None:
+            return self.err(s, scope, "uncaught exception")
+        ctor = arg.fields.get("constructor") if arg.type == "new_expression" else None
+        if ctor is not None and ctor.type == "identifier" and (ctor.text or "").endswith("Error"):
+            args = arg.fields.get("arguments")
+            values = self._arguments(args, scope) if args is not None else []
+            message = to_string(values[0]) if values else ""
+            return self.err(s, scope, f"uncaught {ctor.text}: {message}")
+        return self.err(s, scope, f"uncaught exception: {to_string(self.ev(arg, scope))}")
+
+    # ------------------------------------------------------------- loops
+
+    def _exec_labeled(self, s: Node, scope: Scope) -> Any:
+        labels: list[str] = []
+        body = s
+        while body.type == "labeled_statement":  # `a: b: for (...)` gives the loop both labels
+            labels.append(body.fields["label"].text or "")
+            body = body.fields["body"]
+        if body.type in _LOOPS:
+            return self.loop(body, scope, tuple(labels))
+        result = self.exec(body, scope)
+        if type(result) is _Jump and result.kind == "break" and result.label in labels:
+            return _NORET  # `block: { ... break block }`
+        return result
+
+    def loop(self, s: Node, scope: Scope, labels: tuple[str, ...]) -> Any:
+        """Run a loop statement; `labels` name it for `break label` / `continue label`."""
+        t = s.type
+        if t == "for_statement":
+            return self._exec_for(s, scope, labels)
+        if t == "for_in_statement":
+            return self._exec_for_in(s, scope, labels)
+        body = s.fields["body"]
+        condition = s.fields["condition"]
+        first = t == "do_statement"
+        while True:
+            self.charge(1, s, scope)
+            if not first and not truthy(self.ev(condition, scope)):
+                return _NORET
+            first = False
+            outcome = self._iteration(body, scope, labels)
+            if outcome is _STOP:
+                return _NORET
+            if outcome is not _NORET:
+                return outcome
+
+    def _iteration(self, body: Node, scope: Scope, labels: tuple[str, ...]) -> Any:
+        """One pass of a loop body: `_NORET` to go on, `_STOP` for its own break, else what propagates."""
+        result = self.exec(body, scope)
+        if result is _NORET:
+            return _NORET
+        if type(result) is _Jump and (result.label is None or result.label in labels):
+            return _NORET if result.kind == "continue" else _STOP
+        return result
+
+    def _exec_for(self, s: Node, scope: Scope, labels: tuple[str, ...]) -> Any:
+        env = Scope({}, scope, scope.mod)
+        init = s.fields.get("initializer")
+        if init is not None and init.type != "empty_statement":
+            if init.type in ("lexical_declaration", "variable_declaration"):
+                self.declare(init, env)
+            else:
+                self.ev(init.kids[0] if init.type == "expression_statement" else init, env)
+        condition = s.fields.get("condition")
+        if condition is not None and condition.type == "expression_statement":
+            condition = condition.kids[0] if condition.kids else None
+        if condition is not None and condition.type == "empty_statement":
+            condition = None
+        increment = s.fields.get("increment")
+        body = s.fields["body"]
+        # `let` bindings are per iteration: a closure made in one pass keeps that pass's value.
+        env = env.copy()
+        while True:
+            self.charge(1, s, scope)
+            if condition is not None and not truthy(self.ev(condition, env)):
+                return _NORET
+            outcome = self._iteration(body, env, labels)
+            if outcome is _STOP:
+                return _NORET
+            if outcome is not _NORET:
+                return outcome
+            env = env.copy()
+            if increment is not None:
+                self.ev(increment, env)
+
+    def _exec_for_in(self, s: Node, scope: Scope, labels: tuple[str, ...]) -> Any:
+        if "await" in s.tokens:
+            raise self.err(s, scope, "unsupported syntax: for await")
+        right = self.ev(s.fields["right"], scope)
+        left = s.fields["left"]
+        declared = any(k in s.tokens for k in ("const", "let", "var"))
+        const = "const" in s.tokens
+        body = s.fields["body"]
+        if s.op == "of":
+            items: list[Any] = right if type(right) is list else self._iterate(right, s.fields["right"], scope)
+        else:
+            items = self._keys(right, s, scope)
+        i = 0
+        while i < len(items):  # an array is read live: elements pushed by the body are visited too
+            self.charge(1, s, scope)
+            env = Scope({}, scope, scope.mod)
+            if declared:
+                self.bind(left, items[i], env)
+                if const:
+                    for name in _pattern_names(left):
+                        env.add_const(name)
+            else:
+                self.bind(left, items[i], env, assign=True)
+            i += 1
+            outcome = self._iteration(body, env, labels)
+            if outcome is _STOP:
+                return _NORET
+            if outcome is not _NORET:
+                return outcome
+        return _NORET
+
+    def _keys(self, value: Any, n: Node, scope: Scope) -> list[str]:
+        """`for (k in value)`: an object's own keys, an array's or a string's indices, else none."""
+        if isinstance(value, dict):
+            self.charge(len(value), n, scope)
+            return list(value)
+        if isinstance(value, (list, str)):
+            self.charge(len(value), n, scope)
+            return [str(i) for i in range(len(value))]
+        return []
 
     def _exec_if(self, s: Node, scope: Scope) -> Any:
         if truthy(self.ev(s.fields["condition"], scope)):
@@ -550,7 +900,7 @@ class Interpreter:
 
     def get(self, obj: Any, key: Any, n: Node, scope: Scope) -> Any:
         t = type(obj)
-        if t is dict or t is StoryConfig:
+        if t is dict or t is StoryConfig or t is ReadOnlyObject:
             v = obj.get(key if type(key) is str else property_key(key), MISSING)
             return UNDEFINED if v is MISSING else v
         if t is list or t is str:
@@ -622,11 +972,14 @@ class Interpreter:
         return args
 
     def _iterate(self, v: Any, n: Node, scope: Scope) -> list[Any]:
+        """The elements of an iterable (an array or a string); spreading them is charged by length."""
         if isinstance(v, list):
+            self.charge(len(v), n, scope)
             return v
         if isinstance(v, str):
             if len(v) > MAX_ARRAY:
                 raise self.err(n, scope, f"array too long ({len(v)} > {MAX_ARRAY} elements)")
+            self.charge(len(v), n, scope)
             return list(v)
         raise self.err(n, scope, f"{describe(v)} is not iterable")
 
@@ -647,16 +1000,22 @@ class Interpreter:
             return property_key(self.ev(k.kids[0], scope))
         raise self.unsupported(k, scope)
 
-    def check_length(self, value: Any, n: Node, scope: Scope) -> Any:
-        """Refuse an oversized string or array, and count it against the render's allocation budget."""
+    def check_length(self, value: Any, n: Node, scope: Scope, charge: bool = True) -> Any:
+        """Refuse an oversized string or array, and count it against the render's allocation budget.
+
+        Building it is work too: with ``charge``, it is counted against the step budget by its length."""
         if isinstance(value, str):
             size = len(value)
             if size > MAX_STRING:
                 raise self.err(n, scope, f"string too long ({size} > {MAX_STRING} characters)")
+            if charge:
+                self.charge(string_work(size) - 1, n, scope)
         elif isinstance(value, list):
             size = len(value)
             if size > MAX_ARRAY:
                 raise self.err(n, scope, f"array too long ({size} > {MAX_ARRAY} elements)")
+            if charge:
+                self.charge(size, n, scope)
         else:
             return value
         # Each value may be within its limit while thousands of them are not (a 2 MB string
@@ -791,6 +1150,30 @@ class Interpreter:
             emit_child(v, out, sheets)
         except HtmlOutputError as exc:
             raise self.err(n, scope, str(exc)) from None
+
+
+# How deep `nested_size` looks: deeper levels (and cycles, `o.self = o`) are not counted further.
+_NESTED_DEPTH = 64
+
+
+def nested_size(values: list[Any], cap: int) -> int:
+    """Elements and property values inside ``values``' arrays and objects, counted as a tree (a
+    list shared twice counts twice), level by level down to `_NESTED_DEPTH`; stops once the count
+    passes ``cap``."""
+    level = [v for v in values if type(v) is list or isinstance(v, dict)]
+    count = 0
+    depth = 0
+    while level and depth < _NESTED_DEPTH:
+        deeper: list[Any] = []
+        for value in level:
+            items = value if type(value) is list else value.values()
+            count += len(items)
+            if count > cap:
+                return count
+            deeper.extend(x for x in items if type(x) is list or isinstance(x, dict))
+        level = deeper
+        depth += 1
+    return count
 
 
 def _tag_text(name: Node) -> str:
@@ -957,6 +1340,76 @@ def _ev_ternary(self: Interpreter, n: Node, scope: Scope) -> Any:
     return self.ev(n.fields[branch], scope)
 
 
+def _ev_assignment(self: Interpreter, n: Node, scope: Scope) -> Any:
+    left = n.fields["left"]
+    value = self.ev(n.fields["right"], scope)
+    if isinstance(value, JsFunction) and value.name is None and left.type == "identifier":
+        value.name = left.text
+    if left.type == "identifier":
+        self.assign_name(left.text or "", value, left, scope)
+    else:
+        self.bind(left, value, scope, assign=True)
+    return value
+
+
+def _ev_augmented(self: Interpreter, n: Node, scope: Scope) -> Any:
+    left = n.fields["left"]
+    op = (n.op or "")[:-1]
+    obj, key = self._reference(left, scope)
+    current = self._read_ref(obj, key, left, scope)
+    if op in ("&&", "||", "??"):
+        keep = {"&&": not truthy(current), "||": truthy(current), "??": not is_nullish(current)}[op]
+        if keep:
+            return current
+        value = self.ev(n.fields["right"], scope)
+    else:
+        fn = _BINARY.get(op)
+        if fn is None:
+            raise self.err(n, scope, f"unsupported operator: {n.op}")
+        value = fn(current, self.ev(n.fields["right"], scope))
+        if type(value) is str:
+            self.check_length(value, n, scope)
+    self._write_ref(obj, key, value, left, scope)
+    return value
+
+
+def _ev_update(self: Interpreter, n: Node, scope: Scope) -> Any:
+    target = n.fields["argument"]
+    obj, key = self._reference(target, scope)
+    current = self._read_ref(obj, key, target, scope)
+    old: float | int = current if type(current) is int else to_number(current)
+    new = old + 1 if n.op == "++" else old - 1
+    self._write_ref(obj, key, new, target, scope)
+    return new if n.value == "prefix" else old
+
+
+def _ev_sequence(self: Interpreter, n: Node, scope: Scope) -> Any:
+    value: Any = UNDEFINED
+    for k in n.kids:
+        value = self.ev(k, scope)
+    return value
+
+
+def _ev_new(self: Interpreter, n: Node, scope: Scope) -> Any:
+    callee = n.fields["constructor"]
+    name = _tag_text(callee)
+    if callee.type == "identifier" and self.lookup(name, scope) is MISSING and name in _RUNTIME_CONSTRUCTORS:
+        ctor: Any = RuntimeOnly(name)
+    else:
+        ctor = self.ev(callee, scope)
+    arguments = n.fields.get("arguments")
+    if arguments is not None:
+        self._arguments(arguments, scope)  # evaluated for their effects, as JS does
+    if getattr(ctor, "runtime_only", False):
+        return RuntimeOnly(f"new {ctor.name}()")
+    raise self.err(n, scope, f"unsupported constructor: new {name}(...) (only browser-only classes are constructed)")
+
+
+def _ev_class(self: Interpreter, n: Node, scope: Scope) -> Any:
+    name = n.fields.get("name")
+    return RuntimeOnly(f"class {name.text if name is not None else 'anonymous'}")
+
+
 _EV: dict[str, Any] = {
     "identifier": _ev_identifier,
     "number": lambda self, n, scope: n.value,
@@ -979,4 +1432,10 @@ _EV: dict[str, Any] = {
     "ternary_expression": _ev_ternary,
     "jsx_element": Interpreter.jsx,
     "jsx_self_closing_element": Interpreter.jsx,
+    "assignment_expression": _ev_assignment,
+    "augmented_assignment_expression": _ev_augmented,
+    "update_expression": _ev_update,
+    "sequence_expression": _ev_sequence,
+    "new_expression": _ev_new,
+    "class": _ev_class,
 }

@@ -9,9 +9,11 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Protocol
 
 from worldagent.stories.values import (
+    MAX_STRING_CHARS,
     UNDEFINED,
     Builtin,
     JsThrow,
+    ReadOnlyObject,
     StoryConfig,
     StyleEntry,
     TokenRef,
@@ -27,12 +29,25 @@ from worldagent.stories.values import (
     truthy,
 )
 
-MAX_STRING = 1 << 22  # characters; guards against exponential string growth
+MAX_STRING = MAX_STRING_CHARS  # characters; guards against exponential string growth
 MAX_ARRAY = 100_000
+# Work is charged to the render's step budget, so that one counted call cannot hide a hundred
+# thousand comparisons: one step per array element a builtin walks, and one per this many
+# characters a string builtin scans or builds (Python does those in C, ~64x cheaper per unit).
+CHARS_PER_STEP = 64
 
 
 class CallSite(Protocol):
     def call(self, fn: Any, args: list[Any]) -> Any: ...
+
+    def charge(self, units: int) -> None:
+        """Count ``units`` of work against the render's step budget (raises once it is spent)."""
+        ...
+
+
+def string_work(length: int) -> int:
+    """Steps charged for scanning or building ``length`` characters."""
+    return 1 + length // CHARS_PER_STEP
 
 
 def check_string(s: str) -> str:
@@ -211,7 +226,7 @@ def story(site: CallSite, args: list[Any]) -> StoryConfig:
     config = _arg(args, 0)
     if not isinstance(config, dict):
         raise JsThrow("story() expects a config object")
-    return StoryConfig(config)
+    return StoryConfig(config)  # a copy: a flag set on it never reaches the caller's object
 
 
 PLAITED: dict[str, Any] = {
@@ -219,7 +234,29 @@ PLAITED: dict[str, Any] = {
     "createTokens": Builtin("createTokens", create_tokens),
     "joinStyles": Builtin("joinStyles", join_styles),
 }
-PLAITED_TESTING: dict[str, Any] = {"story": Builtin("story", story)}
+
+
+class StoryFunction(Builtin):
+    """Plaited's `story`, with its `story.only(...)` and `story.skip(...)` variants (the flag is kept)."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("story", story)
+
+    def member(self, key: str) -> Any:
+        if key not in ("only", "skip"):
+            return UNDEFINED
+
+        def flagged(site: CallSite, args: list[Any]) -> StoryConfig:
+            config = story(site, args)
+            config[key] = True
+            return config
+
+        return Builtin(f"story.{key}", flagged)
+
+
+PLAITED_TESTING: dict[str, Any] = {"story": StoryFunction()}
 PACKAGES: dict[str, dict[str, Any]] = {"plaited": PLAITED, "plaited/testing": PLAITED_TESTING}
 
 
@@ -228,6 +265,7 @@ PACKAGES: dict[str, dict[str, Any]] = {"plaited": PLAITED, "plaited/testing": PL
 
 def _math_extreme(pick: Callable[[float, float], float], empty: float) -> Callable[[CallSite, list[Any]], float]:
     def fn(site: CallSite, args: list[Any]) -> float:
+        site.charge(len(args))
         result = empty
         for a in args:
             x = to_number(a)
@@ -250,11 +288,15 @@ def _math1(op: Callable[[float], float]) -> Callable[[CallSite, list[Any]], floa
 
 
 def _string(site: CallSite, args: list[Any]) -> str:
+    if args and isinstance(args[0], list):
+        site.charge(1 + len(args[0]))
     return to_string(args[0]) if args else ""
 
 
-def _object_items(args: list[Any]) -> list[tuple[str, Any]]:
+def _object_items(site: CallSite, args: list[Any]) -> list[tuple[str, Any]]:
     obj = _arg(args, 0)
+    if isinstance(obj, (dict, list)):
+        site.charge(1 + len(obj))
     if isinstance(obj, dict):
         return list(obj.items())
     if isinstance(obj, list):
@@ -264,24 +306,86 @@ def _object_items(args: list[Any]) -> list[tuple[str, Any]]:
     return []
 
 
+def _array_of_length(site: CallSite, length: Any) -> list[Any]:
+    n = to_number(length)
+    if n != n or n < 0 or not float(n).is_integer():
+        raise JsThrow("invalid array length")
+    if n > MAX_ARRAY:
+        raise JsThrow(f"array too long ({int(n)} > {MAX_ARRAY} elements)")
+    site.charge(1 + int(n))
+    return [UNDEFINED] * int(n)
+
+
+def _array_call(site: CallSite, args: list[Any]) -> list[Any]:
+    """`Array(n)` (n empty slots, read as undefined) or `Array(a, b, ...)`."""
+    if len(args) == 1 and is_number(args[0]):
+        return _array_of_length(site, args[0])
+    return list(args)
+
+
+def _array_from(site: CallSite, args: list[Any]) -> list[Any]:
+    """`Array.from(arrayOrStringOrArrayLike, mapFn?)`."""
+    source = _arg(args, 0)
+    if isinstance(source, list):
+        site.charge(1 + len(source))
+        items = list(source)
+    elif isinstance(source, str):
+        items = list(check_string(source)) if len(source) <= MAX_ARRAY else check_array(list(source[: MAX_ARRAY + 1]))
+        site.charge(1 + len(items))
+    elif isinstance(source, dict):  # an array-like `{ length: n }`
+        items = _array_of_length(site, source.get("length", 0))
+        for i in range(len(items)):
+            items[i] = source.get(str(i), UNDEFINED)
+    elif is_nullish(source):
+        raise JsThrow("Array.from: undefined or null is not iterable")
+    else:
+        items = []
+    if len(args) > 1 and not is_nullish(args[1]):
+        fn = _callback(args[1:], "Array.from")
+        return [site.call(fn, [v, i]) for i, v in enumerate(items)]
+    return items
+
+
+class ArrayGlobal(Builtin):
+    """`Array`: callable (`Array(9)`), with `Array.isArray`, `Array.from` and `Array.of`."""
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("Array", _array_call)
+
+    def member(self, key: str) -> Any:
+        if key == "isArray":
+            return Builtin("isArray", lambda s, a: isinstance(_arg(a, 0), list))
+        if key == "from":
+            return Builtin("from", _array_from)
+        if key == "of":
+            return Builtin("of", lambda s, a: list(a))
+        return UNDEFINED
+
+
 GLOBALS: dict[str, Any] = {
     "String": Builtin("String", _string),
     "Number": Builtin("Number", lambda s, a: to_number(a[0]) if a else 0.0),
     "Boolean": Builtin("Boolean", lambda s, a: truthy(_arg(a, 0))),
-    "Math": {
-        "min": Builtin("min", _math_extreme(min, math.inf)),
-        "max": Builtin("max", _math_extreme(max, -math.inf)),
-        "round": Builtin("round", _math1(js_round)),
-        "floor": Builtin("floor", _math1(math.floor)),
-        "ceil": Builtin("ceil", _math1(math.ceil)),
-        "abs": Builtin("abs", _math1(abs)),
-    },
-    "Object": {
-        "keys": Builtin("keys", lambda s, a: [k for k, _ in _object_items(a)]),
-        "values": Builtin("values", lambda s, a: [v for _, v in _object_items(a)]),
-        "entries": Builtin("entries", lambda s, a: [[k, v] for k, v in _object_items(a)]),
-    },
-    "Array": {"isArray": Builtin("isArray", lambda s, a: isinstance(_arg(a, 0), list))},
+    "Math": ReadOnlyObject(
+        {
+            "min": Builtin("min", _math_extreme(min, math.inf)),
+            "max": Builtin("max", _math_extreme(max, -math.inf)),
+            "round": Builtin("round", _math1(js_round)),
+            "floor": Builtin("floor", _math1(math.floor)),
+            "ceil": Builtin("ceil", _math1(math.ceil)),
+            "abs": Builtin("abs", _math1(abs)),
+        }
+    ),
+    "Object": ReadOnlyObject(
+        {
+            "keys": Builtin("keys", lambda s, a: [k for k, _ in _object_items(s, a)]),
+            "values": Builtin("values", lambda s, a: [v for _, v in _object_items(s, a)]),
+            "entries": Builtin("entries", lambda s, a: [[k, v] for k, v in _object_items(s, a)]),
+        }
+    ),
+    "Array": ArrayGlobal(),
     "NaN": math.nan,
     "Infinity": math.inf,
 }
@@ -311,7 +415,13 @@ def _list_method(arr: list[Any], name: str) -> Builtin | None:
     impl = _LIST_METHODS.get(name)
     if impl is None:
         return None
-    return Builtin(name, lambda site, args: impl(site, arr, args))
+
+    def run(site: CallSite, args: list[Any]) -> Any:
+        # Every array method walks (or copies) the array once: charged before the walk starts.
+        site.charge(1 + len(arr))
+        return impl(site, arr, args)
+
+    return Builtin(name, run)
 
 
 def _map(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
@@ -371,6 +481,7 @@ def _join(site: CallSite, arr: list[Any], args: list[Any]) -> str:
         if size > MAX_STRING + len(sep):
             raise JsThrow(f"string too long (more than {MAX_STRING} characters)")
         parts.append(text)
+    site.charge(string_work(size))
     return check_string(sep.join(parts))
 
 
@@ -392,6 +503,7 @@ def _slice(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
 def _concat(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
     out = list(arr)
     for a in args:
+        site.charge(1 + len(a) if isinstance(a, list) else 1)
         out.extend(a) if isinstance(a, list) else out.append(a)
         check_array(out)
     return out
@@ -407,7 +519,11 @@ def _push(site: CallSite, arr: list[Any], args: list[Any]) -> int:
 def _flat(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
     out: list[Any] = []
     for a in arr:
-        out.extend(a) if isinstance(a, list) else out.append(a)
+        if isinstance(a, list):
+            site.charge(len(a))
+            out.extend(a)
+        else:
+            out.append(a)
         check_array(out)
     return out
 
@@ -417,6 +533,10 @@ def _flat_map(site: CallSite, arr: list[Any], args: list[Any]) -> list[Any]:
 
 
 _LIST_METHODS: dict[str, Callable[[CallSite, list[Any], list[Any]], Any]] = {
+    # Iterators are read whole here: `keys()` is the list of indices, `entries()` of [i, v] pairs.
+    "keys": lambda site, arr, args: list(range(len(arr))),
+    "values": lambda site, arr, args: list(arr),
+    "entries": lambda site, arr, args: [[i, v] for i, v in enumerate(arr)],
     "map": _map,
     "filter": _filter,
     "find": _find,
@@ -478,7 +598,16 @@ def _str_method(s: str, name: str) -> Builtin | None:
     impl = _STR_METHODS.get(name)
     if impl is None:
         return None
-    return Builtin(name, lambda site, args: impl(s, args))
+
+    def run(site: CallSite, args: list[Any]) -> Any:
+        # Each string method scans the string (and its argument) at most a few times.
+        site.charge(string_work(len(s)) + sum(string_work(len(a)) for a in args if isinstance(a, str)))
+        result = impl(s, args)
+        if isinstance(result, list):
+            site.charge(len(result))  # `split` builds one string per piece
+        return result
+
+    return Builtin(name, run)
 
 
 def _to_fixed(x: float, args: list[Any]) -> str:

@@ -64,7 +64,10 @@ _UNWRAP = frozenset(
         "type_assertion",
     }
 )
-_KEEP_TOKS = frozenset({"import_statement", "import_specifier", "export_statement"})
+# Anonymous tokens kept where they carry meaning: `const`/`let`, `of`/`in`, `await`, `default`...
+_KEEP_TOKS = frozenset(
+    {"import_statement", "import_specifier", "export_statement", "lexical_declaration", "for_in_statement"}
+)
 FUNCTION_TYPES = frozenset(
     {"arrow_function", "function_expression", "function", "function_declaration", "method_definition"}
 )
@@ -97,6 +100,8 @@ def _convert_child(cur: ts.TreeCursor, src: bytes, n: Node, tokens: list[str]) -
             n.optional = True
         elif cur.field_name == "operator":
             n.op = ctype
+            if n.type == "update_expression" and not n.kids:
+                n.value = "prefix"  # `++i`: the operator comes before its argument
         tokens.append(ctype)
         return
     if ctype == "optional_chain":
@@ -211,7 +216,8 @@ def _merge_text(body: list[Node]) -> list[Node]:
 def _clean_jsx_text(raw: str) -> str:
     # Babel's cleanJSXElementLiteralChild: trim lines, drop blank ones, join with a space.
     lines = raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    last_non_empty = max((i for i, line in enumerate(lines) if line.strip(" \t")), default=-1)
+    # Babel starts lastNonEmptyLine at 0: a lone " " between two expressions stays one space.
+    last_non_empty = max((i for i, line in enumerate(lines) if line.strip(" \t")), default=0)
     parts: list[str] = []
     for i, line in enumerate(lines):
         text = line.replace("\t", " ")

@@ -36,6 +36,9 @@ class _Undefined:
 
 UNDEFINED = _Undefined()
 
+# The longest string a render may build (characters); guards against exponential string growth.
+MAX_STRING_CHARS = 1 << 22
+
 
 class JsThrow(Exception):
     """A JS-level error raised without a location; the evaluator adds one."""
@@ -88,6 +91,14 @@ class TokenRef:
 
 class StoryConfig(dict):  # type: ignore[type-arg]
     """The object passed to `story(...)`; the subclass is the marker."""
+
+
+class ReadOnlyObject(dict):  # type: ignore[type-arg]
+    """A host object shared by every render (`Math`, `Object`, a module namespace).
+
+    Read like any object; an assignment to one of its properties is refused, so that one story
+    cannot change what the next render sees.
+    """
 
 
 class Builtin:
@@ -215,7 +226,7 @@ def to_string(v: Any) -> str:
     if t is float or t is int:
         return number_to_string(v)
     if t is list:
-        return ",".join("" if is_nullish(x) else to_string(x) for x in v)
+        return _list_to_string(v)
     if t is TokenRef:
         return v.css
     if isinstance(v, str):
@@ -225,6 +236,19 @@ def to_string(v: Any) -> str:
     if typeof(v) == "function":
         return "function () { [code] }"
     return "[object Object]"
+
+
+def _list_to_string(v: list[Any]) -> str:
+    # Checked while built: a list holding one long list many times must not be joined first.
+    parts: list[str] = []
+    size = 0
+    for x in v:
+        text = "" if is_nullish(x) else to_string(x)
+        size += len(text) + 1
+        if size > MAX_STRING_CHARS + 1:
+            raise JsThrow(f"string too long (more than {MAX_STRING_CHARS} characters)")
+        parts.append(text)
+    return ",".join(parts)
 
 
 _NUMERIC_CHARS = frozenset("0123456789.eE+-")

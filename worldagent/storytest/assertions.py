@@ -90,15 +90,63 @@ def derive_assertions(tree: Sequence[AXNode]) -> list[Assertion]:
 
 
 def check_assertions(expected: Sequence[Assertion], actual_tree: Sequence[AXNode]) -> list[bool]:
-    """For each expected assertion, whether a distinct node of ``actual_tree`` satisfies it."""
-    used = [False] * len(actual_tree)
+    """For each expected assertion, whether a distinct node of ``actual_tree`` satisfies it.
+
+    The same greedy one-to-one matching as comparing each assertion with every node in document
+    order, done in time linear in the page: nodes are grouped by role, normalised name and
+    normalised states. Nodes of one group are interchangeable for every assertion, so a group is
+    always consumed from its front (a pointer); an assertion looks only at the groups of its role
+    and name whose states contain its own, taking the earliest unused node among them. A page of
+    50,000 alike list items is checked in one pass, not 50,000 x 50,000 comparisons.
+    """
+    groups: dict[tuple[str, str], dict[tuple[tuple[str, str], ...], _Group]] = {}
+    for index, node in enumerate(actual_tree):
+        states = tuple(sorted((k, _norm(v)) for k, v in node.states.items()))
+        by_states = groups.setdefault((node.role, _norm(node.name)), {})
+        group = by_states.get(states)
+        if group is None:
+            group = by_states[states] = _Group(dict(states))
+        group.indices.append(index)
     results: list[bool] = []
     for a in expected:
-        ok = False
-        for i, node in enumerate(actual_tree):
-            if not used[i] and a.matches(node):
-                used[i] = True
-                ok = True
-                break
-        results.append(ok)
+        by_states = groups.get((a.role, _norm(a.name)))
+        if not by_states:
+            results.append(False)
+            continue
+        wanted = {k: _norm(v) for k, v in a.states.items()}
+        exact = by_states.get(tuple(sorted(wanted.items())))
+        best: _Group | None = exact if exact is not None and exact.remaining else None
+        # Other groups qualify only with more state keys than the assertion names (a superset).
+        for group in by_states.values():
+            if group is exact or not group.remaining or len(group.states) <= len(wanted):
+                continue
+            if all(group.states.get(k) == v for k, v in wanted.items()) and (best is None or group.first < best.first):
+                best = group
+        if best is None:
+            results.append(False)
+            continue
+        best.take()
+        results.append(True)
     return results
+
+
+class _Group:
+    """Alike nodes (same role, name and states), in document order, consumed from the front."""
+
+    __slots__ = ("states", "indices", "next")
+
+    def __init__(self, states: dict[str, str]) -> None:
+        self.states = states
+        self.indices: list[int] = []
+        self.next = 0
+
+    @property
+    def remaining(self) -> bool:
+        return self.next < len(self.indices)
+
+    @property
+    def first(self) -> int:
+        return self.indices[self.next]
+
+    def take(self) -> None:
+        self.next += 1
