@@ -7,7 +7,6 @@ generate stages run (byte-deterministic, so the bytes match dvc.lock).
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from pathlib import Path
 
@@ -42,11 +41,12 @@ def generated_datasets(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with FileLock(tmp_path_factory.getbasetemp().parent / "generated-datasets.lock"):
         if not all((GENERATED / name).exists() for name in DATASETS):
             from worldagent.config import load_params
+            from worldagent.pipeline.entry import resolve
             from worldagent.pipeline.world_agent import PIPELINE
 
             params = load_params(PROJECT / "params.yaml")
             for stage in (PIPELINE.stage("discover"), PIPELINE.stage("generate")):
-                importlib.import_module(stage.entry).run(params, **stage_paths(stage, PROJECT, params))
+                resolve(stage.entry)(params, **stage_paths(stage, PROJECT, params))
     return GENERATED
 
 
