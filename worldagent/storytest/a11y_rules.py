@@ -49,7 +49,7 @@ from worldagent.storytest.axtree import (
 )
 from worldagent.storytest.dom import Element, text_content
 
-__all__ = ["RULES", "RuleChecker", "Violation", "check_accessibility", "check_accessibility_tree", "format_violation"]
+__all__ = ["AXE_RULES", "OWN_RULES", "RULES", "RuleChecker", "Violation", "check_accessibility", "check_accessibility_tree", "format_violation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +104,10 @@ RULES: tuple[str, ...] = (
     "listitem",
     "heading-order",
 )
+# The project's own pattern rules: no axe-core counterpart, kept out of the fidelity figures.
+OWN_RULES: tuple[str, ...] = ("interactive-handler", "focusable-interactive")
+# The rules that are axe-core rules (same id, same semantics): the differential test compares these.
+AXE_RULES: tuple[str, ...] = tuple(r for r in RULES if r not in OWN_RULES)
 
 
 # ---------------------------------------------------------------------------------------------
