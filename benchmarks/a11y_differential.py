@@ -113,9 +113,7 @@ def check_pages(pages: Sequence[Page], axe: AxeSession) -> Run:
     return Run(verdicts, python_s, axe_s, axe.version, list(axe.rules))
 
 
-def shrunk_disagreements(
-    pages: Sequence[Page], run: Run, axe: AxeSession, per_bucket: int
-) -> list[dict[str, object]]:
+def shrunk_disagreements(pages: Sequence[Page], run: Run, axe: AxeSession, per_bucket: int) -> list[dict[str, object]]:
     """Up to ``per_bucket`` minimal pages per (rule, direction), each with its triage."""
     buckets: dict[tuple[str, str], int] = {}
     out: list[dict[str, object]] = []
@@ -127,7 +125,9 @@ def shrunk_disagreements(
             if buckets[key] > per_bucket:
                 continue
 
-            def differs(htmls: list[str], rule: str = rule, direction: str = direction, styles: str = page.styles) -> list[bool]:
+            def differs(
+                htmls: list[str], rule: str = rule, direction: str = direction, styles: str = page.styles
+            ) -> list[bool]:
                 verdicts = axe.run([styles + h for h in htmls])
                 res = []
                 for h, a in zip(htmls, verdicts, strict=True):
@@ -204,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, run in (("stories", story_run), ("seeded", seeded_run)):
         agreement, scores = compare(run.verdicts)
         by_kind = {
-            kind: compare([v for v in run.verdicts if v.kind == kind])[0] for kind in sorted({v.kind for v in run.verdicts})
+            kind: compare([v for v in run.verdicts if v.kind == kind])[0]
+            for kind in sorted({v.kind for v in run.verdicts})
         }
         n = len(run.verdicts)
         report["corpora"][name] = {  # type: ignore[index]
@@ -213,8 +214,13 @@ def main(argv: list[str] | None = None) -> int:
             "agreement": agreement,
             "agreement_by_kind": by_kind,
             "rules": {
-                r: {"tp": s.true_positive, "fp": s.false_positive, "fn": s.false_negative,
-                    "precision": s.precision, "recall": s.recall}  # fmt: skip
+                r: {
+                    "tp": s.true_positive,
+                    "fp": s.false_positive,
+                    "fn": s.false_negative,
+                    "precision": s.precision,
+                    "recall": s.recall,
+                }  # fmt: skip
                 for r, s in scores.items()
             },
             "python_ms_per_page": 1000 * run.python_s / max(n, 1),

@@ -257,7 +257,9 @@ class PageGenerator:
         if r < 0.55:
             node = Node("button", {"type": "button"}, [self.text()])
         elif r < 0.7:
-            node = Node("button", {"type": "button", "aria-label": self.text()}, [Node("span", {"aria-hidden": "true"}, ["×"])])
+            node = Node(
+                "button", {"type": "button", "aria-label": self.text()}, [Node("span", {"aria-hidden": "true"}, ["×"])]
+            )
         elif r < 0.8:
             node = Node("div", {"role": "button", "tabindex": "0"}, [self.text()])
         elif r < 0.87:
@@ -363,7 +365,9 @@ class PageGenerator:
         return Node(tag, attrs, children)
 
     def container(self, ctx: _Ctx) -> Node:
-        tag = self.choice(("div", "div", "section", "nav", "span", "main", "aside", "header", "footer", "form", "article"))
+        tag = self.choice(
+            ("div", "div", "section", "nav", "span", "main", "aside", "header", "footer", "form", "article")
+        )
         if ctx.phrasing:
             tag = "span"
         if tag == "form" and ctx.depth:
@@ -391,7 +395,9 @@ class PageGenerator:
 
     def list_(self, ctx: _Ctx) -> Node:
         if self.rng.random() < 0.2:  # an ARIA list
-            items: list[Node | str] = [Node("div", {"role": "listitem"}, [self.choice(_WORDS)]) for _ in range(self.rng.randint(0, 3))]
+            items: list[Node | str] = [
+                Node("div", {"role": "listitem"}, [self.choice(_WORDS)]) for _ in range(self.rng.randint(0, 3))
+            ]
             if self.p():
                 items.append(Node("div", {}, ["stray"]))
             return Node("div", {"role": "list"}, items)
@@ -405,7 +411,10 @@ class PageGenerator:
                 li.attrs["role"] = self.choice(("none", "presentation", "option", "menuitem", "listitem", "button"))
             items.append(li)
         if self.p():
-            items.insert(self.rng.randint(0, len(items)), self.choice([Node("div", {}, ["x"]), Node("p", {}, ["y"]), Node("span", {}, ["z"])]))
+            items.insert(
+                self.rng.randint(0, len(items)),
+                self.choice([Node("div", {}, ["x"]), Node("p", {}, ["y"]), Node("span", {}, ["z"])]),
+            )
         if self.p(0.5):
             items.append(Node("template", {}, [Node("li", {}, ["t"])]))
         node = Node(tag, {}, items)
@@ -434,7 +443,11 @@ class PageGenerator:
         if self.rng.random() < 0.5:
             shadow.insert(self.rng.randint(0, len(shadow)), Node("slot"))
             light = [self.block(self.child(ctx))]
-        return Node(self.choice(("x-card", "ui-field", "my-widget")), {}, [Node("template", {"shadowrootmode": "open"}, shadow), *light])
+        return Node(
+            self.choice(("x-card", "ui-field", "my-widget")),
+            {},
+            [Node("template", {"shadowrootmode": "open"}, shadow), *light],
+        )
 
     def composite(self, ctx: _Ctx) -> Node:
         kind = self.choice(("tablist", "menu", "listbox", "tree", "radiogroup", "grid", "toolbar", "menubar"))
@@ -456,7 +469,10 @@ class PageGenerator:
         if self.p():
             kids.append(Node("div", {}, [Node("span", {}, ["Extra"])]))
         attrs = {"role": kind}
-        if kind in ("listbox", "tree", "radiogroup", "grid", "menu", "menubar", "tablist", "toolbar") and self.rng.random() < 0.6:
+        if (
+            kind in ("listbox", "tree", "radiogroup", "grid", "menu", "menubar", "tablist", "toolbar")
+            and self.rng.random() < 0.6
+        ):
             attrs["aria-label"] = self.choice(_WORDS)
         if self.p(0.5):
             attrs["aria-busy"] = "true"
@@ -473,7 +489,9 @@ class PageGenerator:
     def noise(self, node: Node, ctx: _Ctx) -> None:
         a = node.attrs
         if self.p():
-            a["role"] = self.choice(_GOOD_ROLES if self.rng.random() < 0.6 else _INVALID_ROLES + _ABSTRACT_ROLES + ("foo button",))
+            a["role"] = self.choice(
+                _GOOD_ROLES if self.rng.random() < 0.6 else _INVALID_ROLES + _ABSTRACT_ROLES + ("foo button",)
+            )
         if self.p(1.5):
             name = self.choice(tuple(_ARIA_VALUES))
             a[name] = self.choice(_ARIA_VALUES[name])
@@ -551,7 +569,9 @@ def _mutate_once(nodes: list[Node | str], elements: list[Node], rng: random.Rand
         n = rng.choice(elements)
         n.attrs["id"] = rng.choice(with_id).attrs["id"] if with_id else "dup"
     elif op == "nest-interactive":
-        hosts = [n for n in elements if _is_interactive(n) and n.tag not in VOID] or [n for n in elements if n.tag not in VOID]
+        hosts = [n for n in elements if _is_interactive(n) and n.tag not in VOID] or [
+            n for n in elements if n.tag not in VOID
+        ]
         if hosts:
             host = rng.choice(hosts)
             inner = rng.choice(_INTERACTIVE)()
@@ -627,7 +647,9 @@ class AxeSession:
         executable = find_chromium(self.chromium_path)
         self._pw = sync_playwright().start()
         try:
-            self._browser = self._pw.chromium.launch(executable_path=executable, headless=True, args=list(CHROMIUM_ARGS))
+            self._browser = self._pw.chromium.launch(
+                executable_path=executable, headless=True, args=list(CHROMIUM_ARGS)
+            )
             context = self._browser.new_context()
             self._page = context.new_page()
             self._page.set_content(_page_document(""), wait_until="load")
@@ -762,9 +784,7 @@ def _candidates(nodes: list[Node | str]) -> Iterator[list[Node | str]]:
                 yield rebuild(nodes, path, "attr", k)
 
 
-def shrink(
-    html: str, still_differs: Callable[[list[str]], list[bool]], max_rounds: int = 60, batch: int = 24
-) -> str:
+def shrink(html: str, still_differs: Callable[[list[str]], list[bool]], max_rounds: int = 60, batch: int = 24) -> str:
     """A minimal page on which ``still_differs`` (a batch predicate) still holds: greedy steps,
     each the first one-step-smaller candidate that keeps the disagreement."""
     nodes = parse_fragment(html)
