@@ -166,6 +166,7 @@ class RuleChecker:
     def __init__(self, doc: AccessibilityDocument) -> None:
         self.doc = doc
         self.out: list[Violation] = []
+        self._modal_open: bool | None = None
 
     def add(self, rule: str, el: Element, message: str) -> None:
         self.out.append(Violation(rule, element_target(el, self.doc), message))
@@ -227,7 +228,7 @@ class RuleChecker:
             elif typ == "image":
                 if self._name_required(el) and not self._attr_named(el, "alt"):
                     self.add("input-image-alt", el, "Image button has no alt text")
-            elif typ != "hidden" and not doc.name(el):
+            elif typ != "hidden" and not doc.name(el) and not self._labelled(el):
                 self.add(
                     "label",
                     el,
@@ -236,7 +237,7 @@ class RuleChecker:
                 )
             return
         if tag in ("select", "textarea"):
-            if tag == "select" and not doc.name(el) or tag == "textarea" and not doc.name(el):
+            if not doc.name(el) and not self._labelled(el):
                 self.add(
                     "select-name" if tag == "select" else "label",
                     el,
@@ -274,19 +275,31 @@ class RuleChecker:
                     "accessible name (aria-label, aria-labelledby or title)",
                 )
         elif explicit in _COMMAND_ROLES:
-            if not doc.name(el):
+            if not self._role_named(el, True):
                 self.add("aria-command-name", el, f'Element with role="{explicit}" has no accessible name')
         elif explicit == "tab":
-            if not doc.name(el):
+            if not self._role_named(el, True):
                 self.add("aria-tab-name", el, 'Element with role="tab" has no accessible name')
         elif explicit in TOGGLE_FIELD_ROLES:
-            if not doc.name(el):
+            if not self._role_named(el, True):
                 self.add("aria-toggle-field-name", el, f'Element with role="{explicit}" has no accessible name')
         elif explicit in INPUT_FIELD_ROLES:
-            if not doc.name(el):
+            if not self._role_named(el, False):
                 self.add("aria-input-field-name", el, f'Element with role="{explicit}" has no accessible name')
-        elif explicit in ROLE_NAME_RULES and not doc.name(el):
-            self.add(ROLE_NAME_RULES[explicit], el, f'Element with role="{explicit}" has no accessible name')
+        elif explicit in ROLE_NAME_RULES:
+            with_text = explicit in ("tooltip", "treeitem")
+            if not self._role_named(el, with_text):
+                self.add(ROLE_NAME_RULES[explicit], el, f'Element with role="{explicit}" has no accessible name')
+
+    def _role_named(self, el: Element, with_text: bool) -> bool:
+        """The naming sources of axe's role-name rules: aria-label, aria-labelledby, title, and
+        (``with_text``) visible text content; a <label> or placeholder does not count."""
+        attrs = el.attrs
+        if attrs.get("aria-label", "").strip() or attrs.get("title", "").strip():
+            return True
+        if attrs.get("aria-labelledby", "").strip() and self.doc.name(el).strip():
+            return True
+        return with_text and bool(self.doc.name(el).strip())
 
     def _name_required(self, el: Element) -> bool:
         """axe's no-explicit-name-required-matches: a native control given another role needs a
@@ -308,7 +321,21 @@ class RuleChecker:
         value = el.attrs.get("value")
         if typ in ("submit", "reset") and value is None:
             return True  # the browser's default label
-        return self._attr_named(el, "value")
+        return self._attr_named(el, "value") or self._labelled(el)
+
+    def _labelled(self, el: Element) -> bool:
+        """axe's implicit-label and explicit-label: a wrapping <label> (whatever its ``for``) or a
+        <label for> with text."""
+        doc = self.doc
+        ident = el.attrs.get("id")
+        if ident and any(text_content(lab).strip() for lab in doc.labels_for.get(scoped_id(el.scope, ident), ())):
+            return True
+        anc = el.parent
+        while anc is not None and anc.tag != "#document":
+            if anc.tag == "label":
+                return bool(text_content(anc).strip())
+            anc = anc.parent
+        return False
 
     # -- ARIA attributes -------------------------------------------------------------------
     def _aria_attrs(self, el: Element) -> None:
@@ -441,6 +468,19 @@ class RuleChecker:
 
     def _aria_hidden_focus(self, el: Element) -> None:
         doc = self.doc
+        if self._modal_open is None:
+            # as axe (is-modal-open): with a dialog on screen, focus behind it is only "needs review"
+            self._modal_open = any(
+                d not in doc.not_rendered
+                and (
+                    d.tag == "dialog"
+                    or d.attrs.get("role", "").strip().lower() == "dialog"
+                    or d.attrs.get("aria-modal") == "true"
+                )
+                for d in doc.elements
+            )
+        if self._modal_open:
+            return
         offenders = [el] if doc.tabbable(el) else []
         if not offenders:
             for d in el.iter():
@@ -482,7 +522,7 @@ class RuleChecker:
         context = spec.get("context")
         if context:
             parent_role, parent = self._context_role(el)
-            if parent_role not in context:  # type: ignore[operator]
+            if self._missing_context(el, context):  # type: ignore[arg-type]
                 self.add(
                     "aria-required-parent",
                     el,
@@ -552,6 +592,7 @@ class RuleChecker:
         return bool(attrs.get(attr, "").strip())
 
     def _context_role(self, el: Element) -> tuple[str | None, Element | None]:
+        """The nearest ancestor role (or aria-owns owner's) that decides the required context."""
         doc = self.doc
         ident = el.attrs.get("id")
         key = scoped_id(el.scope, ident) if ident else ""
@@ -565,6 +606,45 @@ class RuleChecker:
                 return r, node
             node = node.parent
         return None, None
+
+    def _missing_context(self, el: Element, context: tuple[str, ...]) -> bool:
+        """axe's aria-required-parent: walk up past role-less ancestors; a ``group`` passes the
+        search on (to the required role itself for listitem and treeitem); through aria-owns too."""
+        doc = self.doc
+        role = doc.explicit[el]
+        required = list(context)
+        node: Element | None = el.parent
+        start_owner = True
+        while True:
+            while node is not None and node.tag != "#document":
+                r = doc.role.get(node)
+                if r is None or r in NO_ROLE:
+                    node = node.parent
+                elif r == "group" and "group" in required:
+                    if role in ("listitem", "treeitem"):
+                        required.append(role)
+                    required = [c for c in required if c != "group"]
+                    node = node.parent
+                elif r in required:
+                    return False
+                else:
+                    break
+            if not start_owner:
+                return True
+            start_owner = False
+            owner = self._aria_owner(el)
+            if owner is None:
+                return True
+            node = owner
+
+    def _aria_owner(self, el: Element) -> Element | None:
+        node: Element | None = el
+        while node is not None and node.tag != "#document":
+            ident = node.attrs.get("id")
+            if ident and scoped_id(node.scope, ident) in self.doc.owner_of:
+                return self.doc.owner_of[scoped_id(node.scope, ident)]
+            node = node.parent
+        return None
 
     # -- keyboard ---------------------------------------------------------------------------
     def _keyboard(self, el: Element, role: str | None) -> None:
@@ -660,38 +740,32 @@ class RuleChecker:
             raw = (parent.attrs.get("role") or "").strip().lower().split()
             if raw and raw[0] in ("presentation", "none", "list"):
                 return
-            if parent_role is not None or raw and valid_role(raw[0]):
+            if parent_role is not None or raw and valid_role(raw[0]) and raw[0] not in ABSTRACT:
                 self.add("listitem", el, f"<li> must be contained in a list, not {_describe(parent, doc)}")
             elif parent.tag not in ("ul", "ol", "menu"):
                 self.add("listitem", el, "<li> must be contained in a <ul>, <ol> or <menu>")
 
     def _list(self, el: Element) -> None:
-        """axe's only-listitems: a list fails on a text child or a child that is neither an <li>
-        nor a listitem, or when its <li> children all have other roles."""
+        """axe 4.12's only-listitems (invalid-children): every child visible to assistive
+        technology must be a listitem, by role or, role-less, by being an <li>; no text."""
         doc = self.doc
-        bad: Element | None = None
-        text = False
-        empty = True
-        listitem = False
-        bad_role: Element | None = None
         for child in el.children:
             if isinstance(child, str):
-                text = text or bool(child.strip())
+                if child.strip():
+                    self.add("list", el, f"<{el.tag}> must only directly contain <li> elements; it contains text")
+                    return
                 continue
             if child in doc.ax_hidden:
                 continue
-            empty = False
-            is_item = doc.role[child] == "listitem"
-            if child.tag != "li" and not is_item:
-                bad = bad or child
-            if child.tag == "li" and not is_item:
-                bad_role = bad_role or child
-            listitem = listitem or is_item
-        if text or bad is not None:
-            what = f"it contains {_describe(bad, doc)}" if bad is not None else "it contains text"
-            self.add("list", el, f"<{el.tag}> must only directly contain <li>, <script> or <template> elements; {what}")
-        elif not empty and not listitem and bad_role is not None:
-            self.add("list", el, f"<{el.tag}>'s items have roles other than listitem ({_describe(bad_role, doc)})")
+            role = doc.role[child]
+            if role is not None and role != "listitem" or role is None and child.tag != "li":
+                self.add(
+                    "list",
+                    el,
+                    f"<{el.tag}> must only directly contain <li>, <script> or <template> elements; "
+                    f"it contains {_describe(child, doc)}",
+                )
+                return
 
 
 def _under_aria_hidden(el: Element) -> bool:

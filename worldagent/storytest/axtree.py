@@ -47,7 +47,8 @@ class AXNode:
 # ---------------------------------------------------------------------------------------------
 
 ABSTRACT = frozenset(r for r, spec in ARIA_ROLES.items() if spec["type"] == "abstract")
-_EXTRA_VALID_ROLES = frozenset({"generic"})  # valid in ARIA 1.2, absent from axe's table
+# "generic" is valid in ARIA 1.2 but absent from axe-core's table: axe's aria-roles flags it.
+_EXTRA_VALID_ROLES: frozenset[str] = frozenset()
 PRESENTATIONAL = frozenset({"none", "presentation"})
 NO_ROLE = frozenset({"none", "presentation", "generic"})
 
@@ -449,10 +450,10 @@ class AccessibilityDocument:
         raw = el.attrs.get("role")
         explicit: str | None = None
         if raw:
-            for tok in raw.lower().split():
-                if valid_role(tok) and tok not in ABSTRACT:
-                    explicit = tok
-                    break
+            # as axe (getExplicitRole): the whole value must be one valid role; no fallback list
+            tok = raw.strip().lower()
+            if valid_role(tok) and tok not in ABSTRACT:
+                explicit = tok
         if explicit in PRESENTATIONAL and (self.focusable(el) or _has_global_aria(el)):
             explicit = None  # presentational role conflict resolution: the role is ignored
         if explicit is not None:
