@@ -77,16 +77,25 @@ def story_pages(root: Path = STORIES) -> list[Page]:
 
 def seeded_pages(seed: int, count: int, stories: Sequence[Page], mutant_share: float) -> list[Page]:
     """``count`` pages from ``seed``: mutants of ``stories`` and grammar pages."""
-    rng = random.Random(seed)
     out: list[Page] = []
     for i in range(count):
-        if stories and rng.random() < mutant_share:
+        # one stream per page: page i depends only on (seed, i) (and, for a mutant, the stories)
+        rng = random.Random(f"{seed}-{i}")
+        if rng.random() < mutant_share and stories:
             base = rng.choice(stories)
             html, edits = mutate(base.html, rng, rng.randint(1, 2))
             out.append(Page(f"{seed}-{i} {base.page_id} {'+'.join(edits)}", "mutant", html, base.styles))
         else:
             out.append(Page(f"{seed}-{i}", "grammar", generate_page(rng)))
     return out
+
+
+def grammar_page(page_id: str, mutant_share: float) -> str | None:
+    """The grammar page ``page_id`` (``"<seed>-<i>"``) regenerated, or None if that page is a mutant."""
+    rng = random.Random(page_id)
+    if rng.random() < mutant_share:
+        return None
+    return generate_page(rng)
 
 
 @dataclass
@@ -164,13 +173,20 @@ def rule_table(scores: dict[str, RuleScore]) -> list[str]:
     return lines
 
 
-def write_corpus(path: Path, pages: Sequence[Page], run: Run) -> None:
-    """The regression corpus: each page with axe's verdict (JSON lines, sorted keys)."""
+def write_corpus(path: Path, pages: Sequence[Page], run: Run, seed: int, mutant_share: float) -> None:
+    """The regression corpus: a header, then each page with axe's verdict (JSON lines)."""
     rows = [
         {"id": p.page_id, "kind": p.kind, "html": p.html, "axe": sorted(v.axe)}
         for p, v in zip(pages, run.verdicts, strict=True)
     ]
-    header = {"axe": run.axe_version, "rules": run.rules, "pages": len(rows)}
+    header = {
+        "axe": run.axe_version,
+        "rules": run.rules,
+        "pages": len(rows),
+        "seed": seed,
+        "mutant_share": mutant_share,
+        "command": f"python -m benchmarks.a11y_differential --seed {seed} --pages {len(rows)} --write-corpus {path}",
+    }
     atomic_write_text(path, jsonl([header, *rows]))
 
 
@@ -196,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             else []
         )
     if args.write_corpus:
-        write_corpus(args.write_corpus, seeded, seeded_run)
+        write_corpus(args.write_corpus, seeded, seeded_run, args.seed, args.mutant_share)
     if args.out:
         atomic_write_text(args.out, jsonl(disagreements))
 

@@ -208,6 +208,18 @@ class RuleChecker:
         doc = self.doc
         tag = el.tag
         attrs = el.attrs
+        # axe's role-img-alt selects every other element with role="img", native controls too
+        if (
+            doc.explicit[el] == "img"
+            and tag not in ("img", "area", "input", "object", "svg")
+            and not self._role_named(el, False)
+        ):
+            self.add(
+                "role-img-alt",
+                el,
+                f'Element {_describe(el, doc)} has role="img" but no '
+                "accessible name (aria-label, aria-labelledby or title)",
+            )
         if tag == "button":
             if self._name_required(el) and not doc.name(el):
                 self.add(
@@ -267,14 +279,8 @@ class RuleChecker:
         if explicit is None or _has_naming_method(el):
             return
         if explicit == "img":
-            if tag not in ("area", "object") and not doc.name(el):
-                self.add(
-                    "role-img-alt",
-                    el,
-                    f'Element {_describe(el, doc)} has role="img" but no '
-                    "accessible name (aria-label, aria-labelledby or title)",
-                )
-        elif explicit in _COMMAND_ROLES:
+            return  # role-img-alt, above
+        if explicit in _COMMAND_ROLES:
             if not self._role_named(el, True):
                 self.add("aria-command-name", el, f'Element with role="{explicit}" has no accessible name')
         elif explicit == "tab":

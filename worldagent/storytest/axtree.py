@@ -450,10 +450,12 @@ class AccessibilityDocument:
         raw = el.attrs.get("role")
         explicit: str | None = None
         if raw:
-            # as axe (getExplicitRole): the whole value must be one valid role; no fallback list
-            tok = raw.strip().lower()
-            if valid_role(tok) and tok not in ABSTRACT:
-                explicit = tok
+            # the first valid token, as Chromium computes it (axe-core reads the whole value as
+            # one role and ignores a fallback list: a documented difference, docs/fidelity.md)
+            for tok in raw.lower().split():
+                if valid_role(tok) and tok not in ABSTRACT:
+                    explicit = tok
+                    break
         if explicit in PRESENTATIONAL and (self.focusable(el) or _has_global_aria(el)):
             explicit = None  # presentational role conflict resolution: the role is ignored
         if explicit is not None:
