@@ -42,7 +42,7 @@ CASES: dict[str, tuple[str, str]] = {
     ),
     "select-name": (
         "<select><option>NL</option></select>",
-        '<label>Country <select><option>NL</option></select></label>',
+        "<label>Country <select><option>NL</option></select></label>",
     ),
     "aria-tab-name": (
         '<div role="tablist"><div role="tab" tabindex="0" aria-selected="true"></div></div>',
