@@ -141,6 +141,12 @@ _NAMING_TAGS = frozenset(
     {"area", "br", "button", "fieldset", "figure", "hr", "img", "input", "output", "select", "svg", "summary",
      "table", "textarea"}
 )  # fmt: skip
+# Roles axe-core's standards name from content (lib/standards/aria-roles.js, nameFromContent).
+_AXE_NAME_FROM_CONTENT = frozenset(
+    {"button", "cell", "checkbox", "columnheader", "directory", "figure", "gridcell", "heading", "link", "listitem",
+     "menuitem", "menuitemcheckbox", "menuitemradio", "option", "radio", "row", "rowgroup", "rowheader", "section",
+     "sectionhead", "switch", "tab", "table", "term", "text", "tooltip", "treeitem"}
+)  # fmt: skip
 _COMMAND_ROLES = frozenset({"button", "link", "menuitem"})
 # Composite roles axe only asks to review when they own nothing (aria-required-children reviewEmpty).
 _REVIEW_EMPTY = frozenset(
@@ -221,7 +227,7 @@ class RuleChecker:
                 "accessible name (aria-label, aria-labelledby or title)",
             )
         if tag == "button":
-            if self._name_required(el) and not doc.name(el):
+            if self._name_required(el) and not doc.name(el) and not self._content_named(el):
                 self.add(
                     "button-name",
                     el,
@@ -238,9 +244,9 @@ class RuleChecker:
                         "Input button has no accessible name: give it a value, aria-label or aria-labelledby",
                     )
             elif typ == "image":
-                if self._name_required(el) and not self._attr_named(el, "alt"):
+                if self._name_required(el) and not self._attr_named(el, "alt") and not self._labelled(el):
                     self.add("input-image-alt", el, "Image button has no alt text")
-            elif typ != "hidden" and not doc.name(el) and not self._labelled(el):
+            elif typ != "hidden" and not self._field_named(el, True):
                 self.add(
                     "label",
                     el,
@@ -249,7 +255,7 @@ class RuleChecker:
                 )
             return
         if tag in ("select", "textarea"):
-            if not doc.name(el) and not self._labelled(el):
+            if not self._field_named(el, tag == "textarea"):
                 self.add(
                     "select-name" if tag == "select" else "label",
                     el,
@@ -258,7 +264,7 @@ class RuleChecker:
                 )
             return
         if tag == "a" and "href" in attrs:
-            if not doc.name(el):
+            if not doc.name(el) and not self._content_named(el):
                 self.add(
                     "link-name", el, "Link has no accessible name: give it text content, aria-label or aria-labelledby"
                 )
@@ -331,17 +337,58 @@ class RuleChecker:
 
     def _labelled(self, el: Element) -> bool:
         """axe's implicit-label and explicit-label: a wrapping <label> (whatever its ``for``) or a
-        <label for> with text."""
+        <label for> with text of its own; a label given a role does not label."""
         doc = self.doc
         ident = el.attrs.get("id")
-        if ident and any(text_content(lab).strip() for lab in doc.labels_for.get(scoped_id(el.scope, ident), ())):
+        if ident and any(
+            self._labelling(lab) and self._visible_text(lab, el)
+            for lab in doc.labels_for.get(scoped_id(el.scope, ident), ())
+        ):
             return True
         anc = el.parent
         while anc is not None and anc.tag != "#document":
             if anc.tag == "label":
-                return bool(text_content(anc).strip())
+                return self._labelling(anc) and bool(self._visible_text(anc, el))
             anc = anc.parent
         return False
+
+    def _labelling(self, label: Element) -> bool:
+        """A <label> given a valid, non-presentational role no longer labels (axe)."""
+        role = self.doc.explicit.get(label)
+        return role is None or role in PRESENTATIONAL
+
+    def _field_named(self, el: Element, placeholder: bool) -> bool:
+        """The label and select-name sources: aria-label, aria-labelledby, title, a label,
+        (label only) placeholder."""
+        attrs = el.attrs
+        if attrs.get("aria-label", "").strip() or attrs.get("title", "").strip():
+            return True
+        if placeholder and attrs.get("placeholder", "").strip():
+            return True
+        if attrs.get("aria-labelledby", "").strip() and self.doc.name(el).strip():
+            return True
+        return self._labelled(el)
+
+    def _content_named(self, el: Element) -> bool:
+        """axe's has-visible-text for button-name and link-name: the text counts when the role
+        (axe's, not the element's) is named from content, or has no ARIA definition."""
+        role = self.doc.role[el]
+        if role is None or role in PRESENTATIONAL or role not in ARIA_ROLES or role in _AXE_NAME_FROM_CONTENT:
+            return bool(self._visible_text(el))
+        return False
+
+    def _visible_text(self, el: Element, skip: Element | None = None) -> str:
+        """Text content outside hidden subtrees (and outside ``skip``, the labelled control)."""
+        doc = self.doc
+        parts: list[str] = []
+        stack: list[Element | str] = list(reversed(el.children))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, str):
+                parts.append(node)
+            elif node is not skip and node not in doc.ax_hidden:
+                stack.extend(reversed(node.children))
+        return "".join(parts).strip()
 
     # -- ARIA attributes -------------------------------------------------------------------
     def _aria_attrs(self, el: Element) -> None:
@@ -350,7 +397,7 @@ class RuleChecker:
         if not aria:
             return
         doc = self.doc
-        role = doc.role[el]
+        role = _axe_role(el, doc)
         invalid = [a for a in aria if a not in ARIA_ATTRS]
         if invalid:
             self.add(
@@ -718,7 +765,7 @@ class RuleChecker:
             node = stack.pop()
             if node in doc.not_rendered:
                 continue
-            if doc.role[node] in _WIDGET_TYPE and doc.focusable(node):
+            if _axe_role(node, doc) in _WIDGET_TYPE and doc.focusable(node):
                 return node
             stack.extend(c for c in reversed(node.children) if isinstance(c, Element))
         return None
@@ -774,6 +821,21 @@ class RuleChecker:
                 return
 
 
+# Roles axe-core gives elements the accessibility tree leaves without one (Chromium exposes
+# these as disclosure triangles and date/colour/file pickers, with no ARIA role).
+_AXE_INPUT_TEXTBOX = frozenset({"color", "date", "datetime-local", "file", "month", "time", "week"})
+
+
+def _axe_role(el: Element, doc: AccessibilityDocument) -> str | None:
+    role = doc.role[el]
+    if role is None and doc.explicit[el] is None:
+        if el.tag == "summary":
+            return "button"
+        if el.tag == "input" and el.attrs.get("type", "").lower() in _AXE_INPUT_TEXTBOX:
+            return "textbox"
+    return role
+
+
 def _under_aria_hidden(el: Element) -> bool:
     return any(a.attrs.get("aria-hidden") == "true" for a in el.ancestors())
 
@@ -791,7 +853,7 @@ def _heading_level(el: Element) -> int | None:
     raw = el.attrs.get("aria-level")
     if raw and INTEGER.match(raw.strip()):
         return int(raw.strip())
-    return int(lvl) if lvl else None
+    return int(lvl) if lvl else 2  # a role="heading" without aria-level: level 2, as axe
 
 
 # ---------------------------------------------------------------------------------------------
@@ -801,9 +863,9 @@ def _heading_level(el: Element) -> int | None:
 
 def check_accessibility(html: str | Element) -> list[Violation]:
     """Run every rule on ``html`` (a string, or a tree from ``parse_html``)."""
-    return RuleChecker(AccessibilityDocument(as_root(html))).run()
+    return RuleChecker(AccessibilityDocument(as_root(html), role_fallback=False)).run()
 
 
 def check_accessibility_tree(root: Element) -> list[Violation]:
     """Same as ``check_accessibility`` on an already parsed tree."""
-    return RuleChecker(AccessibilityDocument(root)).run()
+    return RuleChecker(AccessibilityDocument(root, role_fallback=False)).run()

@@ -354,10 +354,14 @@ class AccessibilityDocument:
         "_names",
         "_composite_tabbable",
         "sibling_positions",
+        "role_fallback",
     )
 
-    def __init__(self, root: Element) -> None:
+    def __init__(self, root: Element, *, role_fallback: bool = True) -> None:
+        """``role_fallback``: a role list's first valid token is the role, as Chromium computes
+        it; False reads the whole value as one role, as axe-core's rules do."""
         self.root = root
+        self.role_fallback = role_fallback
         self.elements: list[Element] = []
         self.role: dict[Element, str | None] = {}
         self.explicit: dict[Element, str | None] = {}
@@ -389,7 +393,7 @@ class AccessibilityDocument:
             if not nr:
                 style = attrs.get("style")
                 if (
-                    ("hidden" in attrs and tag != "input")
+                    "hidden" in attrs
                     or (style and _DISPLAY_NONE.search(style))
                     or tag in _NOT_CONTENT
                     or tag == "input"
@@ -450,9 +454,9 @@ class AccessibilityDocument:
         raw = el.attrs.get("role")
         explicit: str | None = None
         if raw:
-            # the first valid token, as Chromium computes it (axe-core reads the whole value as
-            # one role and ignores a fallback list: a documented difference, docs/fidelity.md)
-            for tok in raw.lower().split():
+            # Chromium takes the first valid token; axe-core reads the whole value as one role
+            tokens = raw.lower().split() if self.role_fallback else [raw.strip().lower()]
+            for tok in tokens:
                 if valid_role(tok) and tok not in ABSTRACT:
                     explicit = tok
                     break

@@ -531,6 +531,9 @@ _INTERACTIVE = (
 )
 
 
+_RAW_TEXT = frozenset({"textarea", "title", "select", "option", "optgroup", "datalist", "iframe", "noscript"})
+
+
 def _is_interactive(n: Node) -> bool:
     return n.tag in ("button", "a", "select", "textarea") or n.attrs.get("role") in (
         "button", "link", "tab", "menuitem", "option", "checkbox", "switch", "radio", "treeitem")  # fmt: skip
@@ -569,9 +572,9 @@ def _mutate_once(nodes: list[Node | str], elements: list[Node], rng: random.Rand
         n = rng.choice(elements)
         n.attrs["id"] = rng.choice(with_id).attrs["id"] if with_id else "dup"
     elif op == "nest-interactive":
-        hosts = [n for n in elements if _is_interactive(n) and n.tag not in VOID] or [
-            n for n in elements if n.tag not in VOID
-        ]
+        # not into raw-text or option content, which the HTML parser keeps as text
+        containers = [n for n in elements if n.tag not in VOID and n.tag not in _RAW_TEXT]
+        hosts = [n for n in containers if _is_interactive(n)] or containers
         if hosts:
             host = rng.choice(hosts)
             inner = rng.choice(_INTERACTIVE)()
