@@ -42,7 +42,7 @@ from worldagent.storytest.differential import (
     python_rules,
     shrink,
 )
-from worldagent.storytest.runner import BrowserStoryRunner
+from worldagent.storytest.runner import BrowserStoryRunner, BrowserUnavailableError, find_chromium
 
 STORIES = Path("data/stories")
 AGREEMENT_TARGET = 0.97
@@ -233,7 +233,16 @@ def main(argv: list[str] | None = None) -> int:
         "--runner-sample", type=int, default=100, help="pages timed through the browser story runner; 0: skip"
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--skip-without-browser", action="store_true", help="exit 0 with a note when Chromium is missing (make bench)"
+    )
     args = parser.parse_args(argv)
+    if args.skip_without_browser:
+        try:
+            find_chromium()
+        except BrowserUnavailableError as error:
+            print(f"a11y_differential skipped: {error}")
+            return 0
 
     stories = story_pages()
     seeded = seeded_pages(args.seed, args.pages, stories, args.mutant_share)

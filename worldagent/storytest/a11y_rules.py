@@ -41,6 +41,7 @@ from worldagent.storytest.axtree import (
     as_root,
     element_target,
     has_click_handler,
+    implicit_role,
     natively_focusable,
     natively_interactive,
     scoped_id,
@@ -348,14 +349,18 @@ class RuleChecker:
         anc = el.parent
         while anc is not None and anc.tag != "#document":
             if anc.tag == "label":
-                return self._labelling(anc) and bool(self._visible_text(anc, el))
+                # the label's text, or the name of another control inside it (an embedded control)
+                return self._labelling(anc) and bool(
+                    self._visible_text(anc, el)
+                    or any(d is not el and d.attrs.get("aria-label", "").strip() for d in anc.iter())
+                )
             anc = anc.parent
         return False
 
     def _labelling(self, label: Element) -> bool:
-        """A <label> given a valid, non-presentational role no longer labels (axe)."""
+        """A <label> given a role that is not named from its content no longer labels (axe)."""
         role = self.doc.explicit.get(label)
-        return role is None or role in PRESENTATIONAL
+        return role is None or role in PRESENTATIONAL or role in _AXE_NAME_FROM_CONTENT
 
     def _field_named(self, el: Element, placeholder: bool) -> bool:
         """The label and select-name sources: aria-label, aria-labelledby, title, a label,
@@ -374,7 +379,7 @@ class RuleChecker:
         (axe's, not the element's) is named from content, or has no ARIA definition."""
         role = self.doc.role[el]
         if role is None or role in PRESENTATIONAL or role not in ARIA_ROLES or role in _AXE_NAME_FROM_CONTENT:
-            return bool(self._visible_text(el))
+            return bool(self._visible_text(el)) or bool(self.doc.content_text(el).strip())
         return False
 
     def _visible_text(self, el: Element, skip: Element | None = None) -> str:
@@ -432,7 +437,8 @@ class RuleChecker:
             )
         if bad_values:
             self.add("aria-valid-attr-value", el, "; ".join(bad_values))
-        prohibited = self._prohibited(el, role, spec)
+        fb_role = _fallback_role(el, doc)
+        prohibited = self._prohibited(el, fb_role, ARIA_ROLES.get(fb_role or ""))
         used_prohibited = [a for a in prohibited if attrs.get(a, "").strip()]
         # as axe: with text content the label is merely redundant (needs review), not lost
         if used_prohibited and not text_content(el).strip():
@@ -834,6 +840,18 @@ def _axe_role(el: Element, doc: AccessibilityDocument) -> str | None:
         if el.tag == "input" and el.attrs.get("type", "").lower() in _AXE_INPUT_TEXTBOX:
             return "textbox"
     return role
+
+
+def _fallback_role(el: Element, doc: AccessibilityDocument) -> str | None:
+    """The role axe's aria-prohibited-attr reads: the first valid token of a role list (DPUB
+    roles not counted), else the element's implicit role."""
+    raw = el.attrs.get("role", "")
+    for tok in raw.lower().split():
+        if valid_role(tok) and tok not in ABSTRACT and not tok.startswith("doc-"):
+            return tok
+    if raw.strip() and doc.explicit[el] is not None:  # an explicit DPUB role: axe uses the implicit role
+        return implicit_role(el)
+    return doc.role[el]
 
 
 def _under_aria_hidden(el: Element) -> bool:

@@ -555,6 +555,10 @@ class AccessibilityDocument:
                 return placeholder
         return ""
 
+    def content_text(self, el: Element) -> str:
+        """The text ``el``'s content gives it as a name (alt text and embedded controls included)."""
+        return self._content_text(el, {el}, False)
+
     def _self_text(self, el: Element, visited: set[Element]) -> str:
         label = el.attrs.get("aria-label")
         if label and label.strip():
@@ -686,6 +690,11 @@ def natively_focusable(el: Element) -> bool:
         return "controls" in attrs
     ce = attrs.get("contenteditable")
     return ce is not None and ce.lower() in ("", "true", "plaintext-only")
+
+
+def implicit_role(el: Element) -> str | None:
+    """``el``'s implicit role outside any sectioning or grid context."""
+    return _implicit_role(el, False, False)
 
 
 def _implicit_role(el: Element, sect: bool, grid: bool) -> str | None:
