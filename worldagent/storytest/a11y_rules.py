@@ -48,7 +48,7 @@ from worldagent.storytest.axtree import (
     tabindex_of,
     valid_role,
 )
-from worldagent.storytest.dom import Element, text_content
+from worldagent.storytest.dom import Element
 
 __all__ = [
     "AXE_RULES",
@@ -441,7 +441,7 @@ class RuleChecker:
         prohibited = self._prohibited(el, fb_role, ARIA_ROLES.get(fb_role or ""))
         used_prohibited = [a for a in prohibited if attrs.get(a, "").strip()]
         # as axe: with text content the label is merely redundant (needs review), not lost
-        if used_prohibited and not text_content(el).strip():
+        if used_prohibited and not self._visible_text(el):
             where = f'role="{role}"' if role else f"<{el.tag}> without a role"
             self.add(
                 "aria-prohibited-attr",
