@@ -9,6 +9,7 @@ regenerates pages from the same seed and runs real axe-core in Chromium (skipped
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,10 @@ from worldagent.storytest.differential import (
     AxeSession,
     PageVerdicts,
     compare,
+    generate_page,
+    mutate,
     python_rules,
+    shrink,
 )
 from worldagent.storytest.runner import BrowserUnavailableError, find_chromium
 
@@ -106,3 +110,27 @@ def test_regenerated_pages_agree_with_real_axe_core() -> None:
     agreement, _ = compare(verdicts)
     assert sum(bool(v.axe) for v in verdicts) >= 15  # axe does fail some of them
     assert agreement >= 0.95, [(v.page_id, sorted(v.python), sorted(v.axe)) for v in verdicts if not v.agree]
+
+
+def test_shrink_keeps_the_disagreement_and_drops_the_rest() -> None:
+    page = (
+        '<section aria-label="Shop"><h2>Fruit</h2><ul id="fruit"><li>Apples</li><div class="x">Pears</div>'
+        '<li>Plums</li></ul><button type="button">Buy</button></section>'
+    )
+
+    def python_lists(htmls: list[str]) -> list[bool]:  # stands in for "Python and axe still differ"
+        return ["list" in python_rules(h) for h in htmls]
+
+    minimal = shrink(page, python_lists)
+    assert minimal == "<ul><div></div></ul>"
+
+
+def test_mutants_and_grammar_pages_are_seeded() -> None:
+    story = '<label for="q">Search</label><input id="q" type="search"><button type="button">Go</button>'
+    first = mutate(story, random.Random(5), 2)
+    assert first == mutate(story, random.Random(5), 2)
+    assert first[0] != story and len(first[1]) == 2
+    assert generate_page(random.Random(9)) == generate_page(random.Random(9))
+    pages = {generate_page(random.Random(i)) for i in range(50)}
+    assert len(pages) == 50
+    assert any("shadowrootmode" in p for p in pages) and any("role=" in p for p in pages)

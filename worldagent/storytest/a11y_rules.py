@@ -723,6 +723,8 @@ class RuleChecker:
                     f'Interactive {_describe(inner, doc)} is nested inside role="{role}" '
                     f"{_describe(el, doc)}; screen readers do not announce nested controls",
                 )
+        # interactive-handler and focusable-interactive are the project's own pattern rules: axe-core
+        # has no counterpart, and the differential test (docs/fidelity.md) leaves them out
         handler_only = has_click_handler(el) and not interactive and not natively_interactive(el)
         if handler_only and not any(doc.focusable(d) or doc.role[d] in WIDGET_ROLES for d in el.iter()):
             self.add(
