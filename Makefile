@@ -67,7 +67,7 @@ test-fast: $(STAMP)  ## skip the slow end-to-end tests
 BENCHES ?= benchmarks benchmarks.hostile_input benchmarks.storytest_fidelity benchmarks.generation \
 	benchmarks.prefill benchmarks.pretrained_base benchmarks.loss_positions benchmarks.sft_throughput \
 	benchmarks.experience_sampling benchmarks.specialists_trainer benchmarks.intervention_latency \
-	benchmarks.pipeline
+	benchmarks.pipeline benchmarks.a11y_differential
 
 bench: $(STAMP)  ## run the speed, memory and fidelity benchmarks (BENCHES="benchmarks.x ..." runs some)
 	@failed=""; for bench in $(BENCHES); do \

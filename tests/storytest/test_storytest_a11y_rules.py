@@ -20,6 +20,34 @@ CASES: dict[str, tuple[str, str]] = {
         '<img src="logo.png">',
         '<img src="logo.png" alt="Acme logo">',
     ),
+    "input-button-name": (
+        '<input type="button">',
+        '<input type="button" value="Send">',
+    ),
+    "aria-command-name": (
+        '<div role="button" tabindex="0"></div>',
+        '<div role="button" tabindex="0">Send</div>',
+    ),
+    "input-image-alt": (
+        '<input type="image" src="go.png">',
+        '<input type="image" src="go.png" alt="Go">',
+    ),
+    "role-img-alt": (
+        '<span role="img">★</span>',
+        '<span role="img" aria-label="Starred">★</span>',
+    ),
+    "svg-img-alt": (
+        '<svg role="img"></svg>',
+        '<svg role="img" aria-label="Chart"></svg>',
+    ),
+    "select-name": (
+        "<select><option>NL</option></select>",
+        "<label>Country <select><option>NL</option></select></label>",
+    ),
+    "aria-tab-name": (
+        '<div role="tablist"><div role="tab" tabindex="0" aria-selected="true"></div></div>',
+        '<div role="tablist"><div role="tab" tabindex="0" aria-selected="true">One</div></div>',
+    ),
     "label": (
         '<input type="email" id="e">',
         '<label for="e">Email</label><input type="email" id="e">',
@@ -95,14 +123,6 @@ CASES: dict[str, tuple[str, str]] = {
     "nested-interactive": (
         '<button type="button"><a href="/x">Go</a></button>',
         '<button type="button"><span>Go</span></button>',
-    ),
-    "duplicate-id": (
-        '<p id="intro">a</p><p id="intro">b</p>',
-        '<p id="intro">a</p><p id="intro2">b</p>',
-    ),
-    "duplicate-id-aria": (
-        '<p id="hint">a</p><p id="hint">b</p><button type="button" aria-describedby="hint">Go</button>',
-        '<p id="hint">a</p><p id="hint2">b</p><button type="button" aria-describedby="hint">Go</button>',
     ),
     "tabindex": (
         '<button type="button" tabindex="2">Go</button>',
@@ -192,8 +212,9 @@ def test_button_name_sources(html: str) -> None:
 
 def test_button_name_ignores_hidden_content_and_covers_role_button() -> None:
     assert rules('<button type="button"><span aria-hidden="true">×</span></button>') == ["button-name"]
-    assert rules('<div role="button" tabindex="0"></div>') == ["button-name"]
-    assert rules('<input type="button">') == ["button-name"]
+    # axe-core's ids: role="button" is aria-command-name, an input button input-button-name
+    assert rules('<div role="button" tabindex="0"></div>') == ["aria-command-name"]
+    assert rules('<input type="button">') == ["input-button-name"]
 
 
 @pytest.mark.parametrize(
@@ -214,16 +235,16 @@ def test_label_sources_and_exemptions(html: str) -> None:
 
 
 def test_label_for_select_and_textarea() -> None:
-    assert rules("<select><option>NL</option></select>") == ["label"]
+    assert rules("<select><option>NL</option></select>") == ["select-name"]  # axe-core's id for a select
     assert rules("<textarea></textarea>") == ["label"]
 
 
 def test_image_alt_variants() -> None:
     assert rules('<img src="x.png" alt="">') == []  # decorative
     assert rules('<img src="x.png" role="presentation">') == []
-    assert rules('<div role="img"></div>') == ["image-alt"]
+    assert rules('<div role="img"></div>') == ["role-img-alt"]
     assert rules('<div role="img" aria-label="Chart of sales"></div>') == []
-    assert rules('<input type="image" src="go.png">') == ["image-alt"]
+    assert rules('<input type="image" src="go.png">') == ["input-image-alt"]
 
 
 def test_aria_allowed_attr_examples() -> None:
@@ -293,7 +314,8 @@ def test_nested_interactive_reports_the_outer_control_once() -> None:
     found = check_accessibility(html)
     assert [v.rule for v in found] == ["nested-interactive"]
     assert found[0].target == "div"
-    assert rules('<a href="/x"><button type="button">Go</button></a>') == ["nested-interactive"]
+    # a link's role does not make its children presentational: axe-core does not flag this
+    assert rules('<a href="/x"><button type="button">Go</button></a>') == []
 
 
 def test_interactive_handler_variants() -> None:
@@ -353,13 +375,11 @@ def test_presentational_role_conflict_resolution() -> None:
     assert rules('<img src="x" role="none">') == []
 
 
-def test_duplicate_ids_are_reported_once_each() -> None:
-    found = check_accessibility('<p id="a">1</p><p id="a">2</p><p id="a">3</p><p id="b">4</p><p id="b">5</p>')
-    assert [(v.rule, v.target) for v in found] == [
-        ("duplicate-id", "p:nth-of-type(2)"),
-        ("duplicate-id", "p:nth-of-type(5)"),
-    ]
-    assert "3 times" in found[0].message
+def test_duplicate_ids_are_not_violations_as_in_axe_4_12() -> None:
+    # axe-core 4.12 disables the deprecated duplicate-id rule and only asks to review
+    # duplicate-id-aria: neither fails a page
+    assert rules('<p id="a">1</p><p id="a">2</p><p id="a">3</p><p id="b">4</p><p id="b">5</p>') == []
+    assert rules('<p id="h">a</p><p id="h">b</p><button type="button" aria-describedby="h">Go</button>') == []
 
 
 def test_story_like_markup_is_clean() -> None:

@@ -47,7 +47,8 @@ class AXNode:
 # ---------------------------------------------------------------------------------------------
 
 ABSTRACT = frozenset(r for r, spec in ARIA_ROLES.items() if spec["type"] == "abstract")
-_EXTRA_VALID_ROLES = frozenset({"generic"})  # valid in ARIA 1.2, absent from axe's table
+# "generic" is valid in ARIA 1.2 but absent from axe-core's table: axe's aria-roles flags it.
+_EXTRA_VALID_ROLES: frozenset[str] = frozenset()
 PRESENTATIONAL = frozenset({"none", "presentation"})
 NO_ROLE = frozenset({"none", "presentation", "generic"})
 
@@ -353,10 +354,14 @@ class AccessibilityDocument:
         "_names",
         "_composite_tabbable",
         "sibling_positions",
+        "role_fallback",
     )
 
-    def __init__(self, root: Element) -> None:
+    def __init__(self, root: Element, *, role_fallback: bool = True) -> None:
+        """``role_fallback``: a role list's first valid token is the role, as Chromium computes
+        it; False reads the whole value as one role, as axe-core's rules do."""
         self.root = root
+        self.role_fallback = role_fallback
         self.elements: list[Element] = []
         self.role: dict[Element, str | None] = {}
         self.explicit: dict[Element, str | None] = {}
@@ -388,7 +393,7 @@ class AccessibilityDocument:
             if not nr:
                 style = attrs.get("style")
                 if (
-                    ("hidden" in attrs and tag != "input")
+                    "hidden" in attrs
                     or (style and _DISPLAY_NONE.search(style))
                     or tag in _NOT_CONTENT
                     or tag == "input"
@@ -449,7 +454,9 @@ class AccessibilityDocument:
         raw = el.attrs.get("role")
         explicit: str | None = None
         if raw:
-            for tok in raw.lower().split():
+            # Chromium takes the first valid token; axe-core reads the whole value as one role
+            tokens = raw.lower().split() if self.role_fallback else [raw.strip().lower()]
+            for tok in tokens:
                 if valid_role(tok) and tok not in ABSTRACT:
                     explicit = tok
                     break
@@ -547,6 +554,10 @@ class AccessibilityDocument:
             if placeholder and placeholder.strip():
                 return placeholder
         return ""
+
+    def content_text(self, el: Element) -> str:
+        """The text ``el``'s content gives it as a name (alt text and embedded controls included)."""
+        return self._content_text(el, {el}, False)
 
     def _self_text(self, el: Element, visited: set[Element]) -> str:
         label = el.attrs.get("aria-label")
@@ -679,6 +690,11 @@ def natively_focusable(el: Element) -> bool:
         return "controls" in attrs
     ce = attrs.get("contenteditable")
     return ce is not None and ce.lower() in ("", "true", "plaintext-only")
+
+
+def implicit_role(el: Element) -> str | None:
+    """``el``'s implicit role outside any sectioning or grid context."""
+    return _implicit_role(el, False, False)
 
 
 def _implicit_role(el: Element, sect: bool, grid: bool) -> str | None:
