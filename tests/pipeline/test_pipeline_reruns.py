@@ -31,7 +31,7 @@ def project(tmp_path: Path) -> Path:
     params = load_params(root / "params.yaml")
     for pipeline in PIPELINES:
         for stage in pipeline.stages:
-            for path in [*stage.outputs.values(), *stage.reports.values(), *stage.metrics.values()]:
+            for path in [*stage.outputs.values(), *stage.reports.values(), *stage.metric_files]:
                 target = root / interpolate(path, params)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if Path(path).suffix:
@@ -39,9 +39,14 @@ def project(tmp_path: Path) -> Path:
                 else:
                     target.mkdir(exist_ok=True)
                     (target / "placeholder").write_text(path)
-            for plot in [*stage.plots.values(), *stage.extra_plots]:
-                (root / plot.path).parent.mkdir(parents=True, exist_ok=True)
-                (root / plot.path).write_text("placeholder\n")
+            for plot in stage.plot_files:
+                target = root / plot.path
+                if target.suffix:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text("placeholder\n")
+                else:  # a DVCLive folder's curves
+                    target.mkdir(parents=True, exist_ok=True)
+                    (target / "placeholder.tsv").write_text("step\tplaceholder\n0\t0\n")
     dvc(root, "commit", "--force")
     assert would_run(root) == []
     return root
@@ -56,7 +61,7 @@ def test_orchestration_changes_rerun_nothing(project: Path) -> None:
 
 
 def test_the_reward_module_reruns_the_stages_it_scores_and_what_follows(project: Path) -> None:
-    rewards = project / "worldagent" / "policy" / "rewards.py"
+    rewards = project / "worldagent" / "world_agent" / "rewards.py"
     rewards.write_text(rewards.read_text() + "\n# a change to the reward\n")
     assert would_run(project) == ["experience", "grpo"]
     assert after(WORLD_AGENT.stage("grpo")) == ["evaluate_grpo", "evaluate", "compare", "gate"]
