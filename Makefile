@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch first, pinned and from pip: open_clip needs a torchvision built against the same torch.
 TORCH := torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup pipeline world-agent intervention repro dvc-yaml profile test test-fast bench clean-venv help
+.PHONY: setup pipeline world-agent intervention repro pr-check dvc-yaml profile test test-fast bench clean-venv help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -43,6 +43,12 @@ intervention: $(STAMP)  ## run the intervention-predictor DAG under Prefect (eac
 repro: $(STAMP)  ## only the DVC stages (no upload/deploy side effects), without Prefect
 	$(VENV)/bin/worldagent preflight
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
+
+# The commit a pull request is compared with (the workflow passes the pull request's base).
+BASE ?= origin/main
+
+pr-check: $(STAMP)  ## a story pull request's check, no training: story-test the changed stories, evaluate the champion and the nearest-story baseline (BASE=origin/main)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m worldagent.pipeline.pr_check --base $(BASE)
 
 profile: $(STAMP)  ## switch params.yaml to profile PROFILE: cpu (the default) | gpu (full budgets, one GPU) | tiny (tests, CI)
 	@test -n "$(PROFILE)" || { echo "name one: make profile PROFILE=cpu|gpu|tiny (profiles/*.yaml)"; $(PY) -m worldagent.cli profile list; exit 2; }
