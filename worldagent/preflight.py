@@ -142,8 +142,8 @@ def run_plan(
     what ``worldagent preflight`` and every flow print before the first stage
     (:mod:`worldagent.pipeline.plan`), with a note when this machine suits another profile better."""
     from worldagent import profiles
+    from worldagent.lm import device as devices
     from worldagent.pipeline.plan import plan_for
-    from worldagent.policy import device as devices
 
     profile = profiles.current(root / "params.yaml", root / profiles.PROFILES_DIR)
     plan, text = plan_for(pipelines, root, profile, device or devices.select_device())
