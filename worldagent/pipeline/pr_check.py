@@ -198,6 +198,13 @@ def summary(tests: Sequence[StoryTest], root: Path, out: Path, base: str, second
     return "\n".join(lines) + "\n"
 
 
+def _took(what: str, since: float) -> float:
+    """Print how long ``what`` took (the check's own timing, for its budget); the time now."""
+    now = time.monotonic()
+    print(f"pr-check: {what} took {now - since:.1f} s", flush=True)
+    return now
+
+
 def run(base: str, root: Path, out: Path, params_path: Path) -> tuple[bool, str]:
     """The whole check; (every changed story passed, the summary's markdown)."""
     started = time.monotonic()
@@ -208,12 +215,15 @@ def run(base: str, root: Path, out: Path, params_path: Path) -> tuple[bool, str]
     tests = [story_test(story, stories_dir, root) for story in changed]
     for test in tests:
         print(f"{'PASS' if test.passed else 'FAIL'} {test.story}\n{test.output}", flush=True)
+    mark = _took("the story tests", started)
     champion = pin_champion(params, PIPELINE, root)
     print(f"pr-check: champion {champion.get('version') or 'none yet'}", flush=True)
     dvc_repro([f"evaluate_{model}" for model in MODELS], root)
+    mark = _took("dvc repro (data stages, base, held-out evaluations)", mark)
     out.mkdir(parents=True, exist_ok=True)
     relative = [str(story.relative_to(stories_dir)) for story in changed if story.is_relative_to(stories_dir)]
     evaluate_new_stories(params, root, relative, out)
+    _took("the changed stories' evaluations", mark)
     text = summary(tests, root, out, base, time.monotonic() - started)
     atomic_write_text(out / "summary.md", text)
     return all(test.passed for test in tests), text
