@@ -41,6 +41,20 @@ def test_changed_stories_are_the_added_modified_and_untracked_story_files_still_
     assert pr_check.changed_stories("HEAD", Path("data/stories"), root) == [STORY]
 
 
+def test_only_new_stories_and_stories_that_declare_something_else_are_scored(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    text = (root / STORY).read_text()
+    (root / STORY).write_text(text + "\n// a comment moves no story\n")
+    assert pr_check.changed_story_ids("HEAD", [STORY], Path("data/stories"), root) == []
+    (root / STORY).write_text(text.replace("intent: '", "intent: 'Now: ", 1))
+    [edited] = pr_check.changed_story_ids("HEAD", [STORY], Path("data/stories"), root)
+    assert edited.startswith("badge/badge.stories.tsx#")
+    copy = STORY.parent / "more.stories.tsx"
+    (root / copy).write_text(text)  # a new file: every story in it is new
+    ids = pr_check.changed_story_ids("HEAD", [copy], Path("data/stories"), root)
+    assert ids and all(i.startswith("badge/more.stories.tsx#") for i in ids)
+
+
 def test_each_changed_story_must_render_and_pass_its_own_assertions(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     good = pr_check.story_test(STORY, Path("data/stories"), root)
@@ -72,9 +86,10 @@ def test_the_changed_stories_are_scored_on_their_original_intents_and_the_baseli
         description="",
         inputs={"eval_trajectories": "held.jsonl", "trajectories": "train.jsonl"},
     )
-    own, others = pr_check.new_story_rows(step, Params(), tmp_path, ["badge/badge.stories.tsx"])
-    assert [r["id"] for r in own] == ["badge/badge.stories.tsx#a", "badge/badge.stories.tsx#c"]
-    assert [r["id"] for r in others] == ["alert/alert.stories.tsx#e"]
+    changed = ["badge/badge.stories.tsx#a", "badge/badge.stories.tsx#c"]
+    own, others = pr_check.new_story_rows(step, Params(), tmp_path, changed)
+    assert [r["id"] for r in own] == changed  # the originals only: no relabelled copy, no multi-turn row
+    assert [r["id"] for r in others] == ["badge/badge.stories.tsx#d", "alert/alert.stories.tsx#e"]
 
 
 def test_the_evaluations_reuse_the_stage_commands_with_other_paths() -> None:

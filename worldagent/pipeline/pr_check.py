@@ -8,9 +8,10 @@
 2. DVC brings the data stages and the two evaluations up to date (``dvc repro evaluate_nearest
    evaluate_champion``: discover, generate and the base conversion when the stories changed them),
    after pinning the registry's current champion (``registry.url``; none yet: an empty row).
-3. The champion and the nearest-story baseline answer the changed stories' own intents too (each
-   story's original intent; the baseline copies from the training stories without the changed ones,
-   so it cannot copy the story it is scored on), by the same stage commands with other paths.
+3. The champion and the nearest-story baseline answer the intents of the stories that are new or
+   declare something else since ``--base`` (each story's original intent; the baseline copies from
+   the training stories without those, so it cannot copy the story it is scored on), by the same
+   stage commands with other paths.
 4. ``summary.md`` in ``--out``: the story tests, a table of both models on the held-out set and on
    the changed stories, and ``dvc metrics diff`` against ``--base``: what the workflow writes to
    the job summary.
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -64,6 +66,44 @@ def changed_stories(base: str, stories_dir: Path, root: Path) -> list[Path]:
     untracked = _run(["git", "ls-files", "--others", "--exclude-standard", "--", str(stories_dir)], root)
     names = {*done.stdout.split(), *untracked.stdout.split()}
     return sorted(Path(name) for name in names if name.endswith(STORY_SUFFIX) and (root / name).is_file())
+
+
+# What says whether a story changed: all it declares, not where it sits or its file's hash (which moves
+# with every other story of the file).
+_POSITION = {"content_hash", "line", "col"}
+
+
+def _declared(paths: Sequence[Path], stories_root: Path) -> dict[str, dict[str, Any]]:
+    from worldagent.stories.discover import discover_stories
+
+    if not paths:
+        return {}
+    found = discover_stories(list(paths), root=stories_root).stories
+    return {story.id: {k: v for k, v in story.model_dump(mode="json").items() if k not in _POSITION} for story in found}
+
+
+def changed_story_ids(base: str, files: Sequence[Path], stories_dir: Path, root: Path) -> list[str]:
+    """The ids (``<file>#<export>``) of the stories in ``files`` that are new since ``base`` or declare
+    something else (intent, arguments, template...): the ones the models are scored on."""
+    import tempfile
+
+    now = _declared([root / f for f in files], root / stories_dir)
+    with tempfile.TemporaryDirectory() as scratch:
+        # The stories folder as it is, with each file as it was at base: the story's imports and styles
+        # resolve as they do now, so only what the story itself declares can differ.
+        old_root = Path(scratch) / "stories"
+        shutil.copytree(root / stories_dir, old_root)
+        old_files = []
+        for f in files:
+            copy = old_root / f.relative_to(stories_dir)
+            shown = _run(["git", "show", f"{base}:{f.as_posix()}"], root)
+            if shown.returncode == 0:
+                copy.write_text(shown.stdout, encoding="utf-8")
+                old_files.append(copy)
+            else:  # absent at base: every story in it is new
+                copy.unlink()
+        before = _declared(old_files, old_root)
+    return sorted(story_id for story_id, declared in now.items() if before.get(story_id) != declared)
 
 
 def story_test(story: Path, stories_dir: Path, root: Path) -> StoryTest:
@@ -112,8 +152,8 @@ def stage_command(step: Stage, params: Params, overrides: dict[str, Path]) -> li
 
 
 def story_of(row_id: str) -> str:
-    """The story file of a row id (``<file>#<export>``, a relabelled copy ``...~relabel-N``)."""
-    return row_id.split("#", 1)[0]
+    """The story id of a row id (a relabelled copy ``<file>#<export>~relabel-N`` is its story's)."""
+    return row_id.split("~", 1)[0]
 
 
 def new_story_rows(step: Stage, params: Params, root: Path, stories: Sequence[str]) -> tuple[list[dict], list[dict]]:
@@ -121,17 +161,13 @@ def new_story_rows(step: Stage, params: Params, root: Path, stories: Sequence[st
     wanted = set(stories)
     held_out = read_jsonl(root / _resolve(step.inputs["eval_trajectories"], params), "held-out trajectories")
     training = read_jsonl(root / _resolve(step.inputs["trajectories"], params), "training trajectories")
-    own = [
-        row
-        for row in [*held_out, *training]
-        if story_of(row["id"]) in wanted and "~" not in row["id"] and row.get("turns", "single") == "single"
-    ]
+    own = [row for row in [*held_out, *training] if row["id"] in wanted and row.get("turns", "single") == "single"]
     others = [row for row in training if story_of(row["id"]) not in wanted]
     return own, others
 
 
 def evaluate_new_stories(params: Params, root: Path, stories: Sequence[str], out: Path) -> dict[str, Path]:
-    """Each of :data:`MODELS` on the changed stories' intents: ``out/<model>.new.json`` by model."""
+    """Each of :data:`MODELS` on the intents of ``stories`` (ids): ``out/<model>.new.json`` by model."""
     nearest = stage("evaluate_nearest")
     own, others = new_story_rows(nearest, params, root, stories)
     if not own:
@@ -221,8 +257,9 @@ def run(base: str, root: Path, out: Path, params_path: Path) -> tuple[bool, str]
     dvc_repro([f"evaluate_{model}" for model in MODELS], root)
     mark = _took("dvc repro (data stages, base, held-out evaluations)", mark)
     out.mkdir(parents=True, exist_ok=True)
-    relative = [str(story.relative_to(stories_dir)) for story in changed if story.is_relative_to(stories_dir)]
-    evaluate_new_stories(params, root, relative, out)
+    stories = changed_story_ids(base, [s for s in changed if s.is_relative_to(stories_dir)], stories_dir, root)
+    print(f"pr-check: {len(stories)} new or changed stories to score: {', '.join(stories) or 'none'}", flush=True)
+    evaluate_new_stories(params, root, stories, out)
     _took("the changed stories' evaluations", mark)
     text = summary(tests, root, out, base, time.monotonic() - started)
     atomic_write_text(out / "summary.md", text)
