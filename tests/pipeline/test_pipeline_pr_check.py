@@ -95,8 +95,9 @@ def test_the_changed_stories_are_scored_on_their_original_intents_and_the_baseli
 def test_the_evaluations_reuse_the_stage_commands_with_other_paths() -> None:
     step = pr_check.stage("evaluate_champion")
     command = pr_check.stage_command(step, Params(), {"eval_trajectories": Path("/x/new.jsonl")})
-    assert command[:3] == [sys.executable, "-m", step.entry]
-    pairs = dict(zip(command[3::2], command[4::2], strict=True))
+    assert command[:5] == [sys.executable, "-m", "worldagent.pipeline", "run", "evaluate_champion"]
+    pairs = dict(zip(command[5::2], command[6::2], strict=True))
+    assert pairs["--name"] == "champion"  # the stage's options too
     assert pairs["--eval-trajectories"] == "/x/new.jsonl"
     assert pairs["--stories-dir"] == Params().discover.stories_dir  # ${discover.stories_dir} read from params
     assert pairs["--champion"] == "models/world_agent/champion.json"

@@ -143,11 +143,14 @@ def stage(name: str, pipeline: Pipeline = PIPELINE) -> Stage:
 
 
 def stage_command(step: Stage, params: Params, overrides: dict[str, Path]) -> list[str]:
-    """The stage's own command (``python -m <entry> --<argument> <path> ...``) with some paths replaced."""
-    command = [sys.executable, "-m", step.entry]
-    for argument, path in step.arguments.items():
-        value = str(overrides[argument]) if argument in overrides else _resolve(path, params)
-        command += [f"--{argument.replace('_', '-')}", value]
+    """The stage's own command (``python -m worldagent.pipeline run <stage> --<option> <value> ...``, as
+    dvc.yaml runs it) with some paths replaced."""
+    from worldagent.pipeline.entry import option
+
+    command = [sys.executable, "-m", "worldagent.pipeline", "run", step.name]
+    for argument, value in {**step.options, **step.arguments}.items():
+        resolved = str(overrides[argument]) if argument in overrides else _resolve(value, params)
+        command += [option(argument), resolved]
     return command
 
 
