@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch first, pinned and from pip: open_clip needs a torchvision built against the same torch.
 TORCH := torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup pipeline world-agent intervention repro dvc-yaml profile test test-fast bench clean-venv help
+.PHONY: setup pipeline world-agent intervention repro pr-check dvc-yaml profile test test-fast bench clean-venv help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PY) -m pip install --quiet --no-build-isolation -c $(CONSTRAINTS) deepspeed==0.19.8
 	touch $(STAMP)
 
-pipeline: $(STAMP)  ## run every family's DAG under Prefect; each stage through DVC (reruns only what changed), then deploy
+pipeline: $(STAMP)  ## run every family's DAG under Prefect (its plan first, then each stage's progress and the time left); each stage through DVC, then deploy
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m flows.all_families
 
 world-agent: $(STAMP)  ## only the world-agent DAG under Prefect, then deploy
@@ -44,9 +44,16 @@ repro: $(STAMP)  ## only the DVC stages (no upload/deploy side effects), without
 	$(VENV)/bin/worldagent preflight
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/dvc repro
 
-profile: $(STAMP)  ## switch params.yaml to profile PROFILE (tiny | smollm2), e.g. `make profile PROFILE=smollm2`
-	@test -n "$(PROFILE)" || { echo "name one: make profile PROFILE=tiny|smollm2 (profiles/*.yaml)"; $(VENV)/bin/worldagent profile list; exit 2; }
-	$(VENV)/bin/worldagent profile use $(PROFILE)
+# The commit a pull request is compared with (the workflow passes the pull request's base).
+BASE ?= origin/main
+
+pr-check: $(STAMP)  ## a story pull request's check, no training: story-test the changed stories, evaluate the champion and the nearest-story baseline (BASE=origin/main)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m worldagent.pipeline.pr_check --base $(BASE)
+
+profile: $(STAMP)  ## switch params.yaml to profile PROFILE: cpu (the default) | gpu (full budgets, one GPU) | tiny (tests, CI)
+	@test -n "$(PROFILE)" || { echo "name one: make profile PROFILE=cpu|gpu|tiny (profiles/*.yaml)"; $(PY) -m worldagent.cli profile list; exit 2; }
+	$(PY) -m worldagent.cli profile use $(PROFILE)
+	$(PY) -m worldagent.cli preflight
 
 dvc-yaml: $(STAMP)  ## write dvc.yaml from the stage tables (worldagent/pipeline/) after changing a table or a stage's imports
 	$(PY) -m worldagent.pipeline --write

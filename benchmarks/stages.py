@@ -14,7 +14,7 @@ each second) is recorded.
 
     python -m benchmarks.stages --out reports/stage-times.json                 # the world-agent DAG
     python -m benchmarks.stages --only base,sft --deadline 600 --out t.json    # a subset, 10 min at most
-    python -m benchmarks.stages --jobs 4 --overlay configs/gpu/one-gpu.yaml --out t.json  # on one GPU
+    python -m benchmarks.stages --jobs 4 --overlay profiles/gpu.yaml --out t.json  # on one GPU
 """
 
 from __future__ import annotations

@@ -27,10 +27,18 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from flows._prefect_env import explain_prefect_start, one_server_for_local_workers
 from worldagent.config import load_params
-from worldagent.errors import RunError, clean_errors
-from worldagent.pipeline.costs import DEFAULT_LEDGER, PeakMemoryWatch, StepCost, append_ledger, cost_table
+from worldagent.errors import InputError, RunError, clean_errors
+from worldagent.pipeline.costs import (
+    DEFAULT_LEDGER,
+    PeakMemoryWatch,
+    StepCost,
+    append_ledger,
+    cost_table,
+    read_ledger,
+)
+from worldagent.pipeline.plan import StagePlan, plan_dict, progress_line
 from worldagent.pipeline.table import Pipeline, SideEffect, Stage
-from worldagent.preflight import check_precision, precision_note, reads_precision, recorded_precisions
+from worldagent.preflight import check_precision, precision_note, reads_precision, recorded_precisions, run_plan
 from worldagent.registry.champion import read_champion_reference, refresh_champion_reference
 from worldagent.registry.db import database_url
 
@@ -116,18 +124,45 @@ def _resolve(entry: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), function)
 
 
-def run_stage(name: str, root: Path, family: str, run: str) -> dict[str, Any]:
+def run_stage(
+    name: str,
+    root: Path,
+    family: str,
+    run: str,
+    plan: Sequence[dict[str, Any]] = (),
+    profile: str | None = None,
+) -> dict[str, Any]:
     """``dvc_repro(name)``: ``{"ran": the stages DVC ran, "cost": its StepCost as a dict}``. The cost
-    goes into the ledger at once, as a partial line of ``family``'s run ``run``, so a run stopped
-    later still says what this stage cost."""
+    goes into the ledger at once, as a partial line of ``family``'s run ``run`` (of ``profile``), so
+    a run stopped later still says what this stage cost; with the run's ``plan``
+    (:func:`worldagent.pipeline.plan.plan_dict`), a progress line says how much time is left."""
     started = time.monotonic()
     with PeakMemoryWatch() as watch:
         ran = dvc_repro(name, root)
     cost = StepCost(
         step=name, ran=name in ran, seconds=round(time.monotonic() - started, 1), peak_rss_bytes=watch.peak_bytes
     )
-    append_ledger(root / DEFAULT_LEDGER, family, datetime.now(UTC), [cost], run=run, complete=False)
+    ledger = root / DEFAULT_LEDGER
+    append_ledger(ledger, family, datetime.now(UTC), [cost], run=run, complete=False, profile=profile)
+    if plan:
+        try:
+            print(progress(plan, ledger, run, family, cost))
+        except InputError as error:  # a ledger line someone broke must not fail a stage that ran
+            log.warning("no progress line: %s", error)
     return {"ran": ran, "cost": cost.to_dict()}
+
+
+def progress(plan: Sequence[dict[str, Any]], ledger: Path, run: str, family: str, cost: StepCost) -> str:
+    """The progress line after ``cost``'s stage: the stages of run ``run`` the ledger has (every
+    family's, whichever process ran them) are done; the plan's other stages are what is left."""
+    done = {
+        (record["family"], step["step"])
+        for record in read_ledger(ledger)
+        if record.get("run") == run
+        for step in record["steps"]
+    }
+    stages = [StagePlan(**stage) for stage in plan]
+    return progress_line(stages, done, family, cost.step, cost.seconds, cost.ran)
 
 
 def run_side_effect(entry: str, root: Path, is_deploy: bool) -> dict[str, Any]:
@@ -175,9 +210,16 @@ def upstream(pipeline: Pipeline, step: Stage | SideEffect) -> list[str]:
     ]
 
 
-def submit_pipeline(pipeline: Pipeline, root: Path, deploy: bool, run: str) -> dict[str, Any]:
+def submit_pipeline(
+    pipeline: Pipeline,
+    root: Path,
+    deploy: bool,
+    run: str,
+    plan: Sequence[dict[str, Any]] = (),
+    profile: str | None = None,
+) -> dict[str, Any]:
     """Submit every step of ``pipeline`` to the flow's task runner, each after the steps it needs;
-    ``run`` names this run in the ledger."""
+    ``run`` names this run in the ledger, ``plan`` and ``profile`` go to each stage (:func:`run_stage`)."""
     futures: dict[str, Any] = {"pin_champion": pin_champion.submit(pipeline.champion, pipeline.registry_family, root)}
     for step in pipeline.steps:
         if isinstance(step, SideEffect) and step.name.endswith("deploy") and not deploy:
@@ -186,14 +228,18 @@ def submit_pipeline(pipeline: Pipeline, root: Path, deploy: bool, run: str) -> d
         if isinstance(step, Stage) and pipeline.champion in step.inputs.values():
             waits.append(futures["pin_champion"])
         if isinstance(step, Stage):
-            futures[step.name] = stage_task(step).submit(step.name, root, pipeline.family, run, wait_for=waits)
+            futures[step.name] = stage_task(step).submit(
+                step.name, root, pipeline.family, run, plan, profile, wait_for=waits
+            )
         else:
             is_deploy = step.name.endswith("deploy")
             futures[step.name] = side_effect_task(step).submit(step.entry, root, is_deploy, wait_for=waits)
     return futures
 
 
-def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any], run: str) -> dict[str, Any]:
+def collect(
+    pipeline: Pipeline, root: Path, futures: dict[str, Any], run: str, profile: str | None = None
+) -> dict[str, Any]:
     """``{recomputed, champion, gate, costs, <side effects>}`` of a submitted pipeline, once it
     finished; what each stage cost is logged, kept as a Prefect artifact and appended to the ledger
     as run ``run``'s whole record."""
@@ -214,7 +260,7 @@ def collect(pipeline: Pipeline, root: Path, futures: dict[str, Any], run: str) -
     table = cost_table(costs)
     logger.info("%s: what each stage cost (ledger: %s):\n%s", pipeline.family, DEFAULT_LEDGER, table)
     create_markdown_artifact(markdown=table, key=f"{pipeline.family}-costs", description="wall time and peak memory")
-    append_ledger(root / DEFAULT_LEDGER, pipeline.family, datetime.now(UTC), costs, run=run)
+    append_ledger(root / DEFAULT_LEDGER, pipeline.family, datetime.now(UTC), costs, run=run, profile=profile)
     report = root / pipeline.report
     if report.exists():
         create_markdown_artifact(markdown=report.read_text(encoding="utf-8"), key=f"{pipeline.family}-report")
@@ -243,9 +289,16 @@ def preflight(pipelines: Sequence[Pipeline], root: Path, warn: bool = True) -> N
 def run_pipelines(pipelines: Sequence[Pipeline], root: Path, deploy: bool) -> dict[str, dict[str, Any]]:
     """Every family's steps at once, as far as the flow's task runner allows; results by family."""
     preflight(pipelines, root)
+    profile, plan, text = run_plan(pipelines, root)
+    (get_run_logger() if _in_prefect_run() else log).info("the run's plan:\n%s", text)
+    stages = plan_dict(plan)
     run = datetime.now(UTC).isoformat(timespec="seconds")  # the run's name in the ledger
-    submitted = {pipeline.family: submit_pipeline(pipeline, root, deploy, run) for pipeline in pipelines}
-    return {pipeline.family: collect(pipeline, root, submitted[pipeline.family], run) for pipeline in pipelines}
+    submitted = {
+        pipeline.family: submit_pipeline(pipeline, root, deploy, run, stages, profile) for pipeline in pipelines
+    }
+    return {
+        pipeline.family: collect(pipeline, root, submitted[pipeline.family], run, profile) for pipeline in pipelines
+    }
 
 
 def task_runner(root: Path) -> Any:
@@ -296,6 +349,7 @@ def flow_main(
     os.chdir(args.root)
     # Before Prefect's server starts: a setting that cannot run here is one line, not a failed flow run.
     preflight(pipelines, Path("."), warn=False)  # the flow's own preflight warns, once
+    print(run_plan(pipelines, Path("."))[2], flush=True)  # before Prefect's server starts: what this run will cost
     result = run_flow(pipeline_flow, Path("."), deploy=not args.no_deploy)
     print(json.dumps(result, indent=2, default=str))
     return 0

@@ -23,7 +23,7 @@ def project(tmp_path: Path) -> Path:
 
 def test_every_profile_names_the_same_keys_and_all_of_them_exist_in_params_yaml(project: Path) -> None:
     names = profiles.available(project / "profiles")
-    assert {"tiny", "smollm2"} <= set(names)
+    assert {"cpu", "gpu", "tiny"} <= set(names)
     keys = {
         name: {key for key, _ in profiles.leaf_keys(profiles.read_profile(name, project / "profiles"))}
         for name in names
@@ -38,20 +38,20 @@ def test_switching_there_and_back_restores_params_yaml_byte_for_byte(project: Pa
     params, directory = project / "params.yaml", project / "profiles"
     before = params.read_text()
     [current] = profiles.matching(params, directory)
-    other = next(name for name in profiles.available(directory) if name != current)
-    changed = profiles.use_profile(other, params, directory)
-    assert changed and profiles.matching(params, directory) == [other]
-    after = params.read_text()
-    assert after != before and after.count("#") == before.count("#")  # comments kept
-    assert load_params(params).model.base == profiles.read_profile(other, directory)["model"]["base"]
-    assert profiles.use_profile(current, params, directory) == changed
-    assert params.read_text() == before
+    for other in (name for name in profiles.available(directory) if name != current):
+        changed = profiles.use_profile(other, params, directory)
+        assert changed and profiles.matching(params, directory) == [other]
+        after = params.read_text()
+        assert after != before and after.count("#") == before.count("#")  # comments kept
+        assert load_params(params).model.base == profiles.read_profile(other, directory)["model"]["base"]
+        assert profiles.use_profile(current, params, directory) == changed
+        assert params.read_text() == before, other
 
 
 def test_the_cli_switches_and_shows_the_profile(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["--params", str(project / "params.yaml"), "--profiles", str(project / "profiles")]
-    [current] = profiles.matching(project / "params.yaml", project / "profiles")
-    other = next(name for name in profiles.available(project / "profiles") if name != current)
+    assert profiles.matching(project / "params.yaml", project / "profiles") == ["cpu"]
+    other = "tiny"
     assert cli(["profile", "use", other, *args]) == 0
     assert "model.base" in capsys.readouterr().out
     assert cli(["profile", "show", *args]) == 0
@@ -64,7 +64,7 @@ def test_unknown_profiles_and_keys_are_one_line_errors(project: Path, capsys: py
     args = ["--params", str(project / "params.yaml"), "--profiles", str(project / "profiles")]
     before = (project / "params.yaml").read_text()
     assert cli(["profile", "use", "huge", *args]) == 2
-    assert "no such profile (known: smollm2, tiny)" in capsys.readouterr().err
+    assert "no such profile (known: cpu, gpu, tiny)" in capsys.readouterr().err
     (project / "profiles" / "typo.yaml").write_text("sft:\n  epochz: 3\n")
     assert cli(["profile", "use", "typo", *args]) == 2
     assert "`sft.epochz` is not a key of params.yaml" in capsys.readouterr().err
@@ -72,3 +72,29 @@ def test_unknown_profiles_and_keys_are_one_line_errors(project: Path, capsys: py
     assert cli(["profile", "use", "invalid", *args]) == 2
     assert "sft.epochs" in capsys.readouterr().err
     assert (project / "params.yaml").read_text() == before  # nothing written on error
+
+
+def test_params_yaml_is_committed_on_the_cpu_profile() -> None:
+    assert profiles.matching(ROOT / "params.yaml", ROOT / "profiles") == ["cpu"]
+
+
+def test_the_gpu_profile_keeps_the_cpu_budgets_and_each_steps_rows(project: Path) -> None:
+    cpu = dict(profiles.leaf_keys(profiles.read_profile("cpu", project / "profiles")))
+    gpu = dict(profiles.leaf_keys(profiles.read_profile("gpu", project / "profiles")))
+    layout = ("batch_size", "gradient_accumulation_steps", "activation_checkpointing", "freed_memory")
+    differing = {key for key in cpu if cpu[key] != gpu[key]}
+    assert differing and all(key.endswith(layout) or key == "experience.generation_batch_size" for key in differing)
+    for section in ("sft", "experience", "dpo", "grpo"):  # the same rows per optimizer step, in one micro-batch
+        rows = cpu[f"{section}.batch_size"] * cpu[f"{section}.gradient_accumulation_steps"]
+        assert (gpu[f"{section}.batch_size"], gpu[f"{section}.gradient_accumulation_steps"]) == (rows, 1)
+
+
+def test_the_old_name_smollm2_picks_cpu_and_says_so(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["--params", str(project / "params.yaml"), "--profiles", str(project / "profiles")]
+    assert cli(["profile", "use", "tiny", *args]) == 0
+    capsys.readouterr()
+    assert cli(["profile", "use", "smollm2", *args]) == 0
+    out = capsys.readouterr().out
+    assert "profile `smollm2` is now called `cpu`" in out and "profile cpu" in out
+    assert profiles.matching(project / "params.yaml", project / "profiles") == ["cpu"]
+    assert (project / "params.yaml").read_text() == (ROOT / "params.yaml").read_text()

@@ -212,8 +212,11 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         return 0 if names else 1
     if not args.name:
         raise InputError("worldagent profile use: name the profile (worldagent profile list shows them)")
-    changed = profiles.use_profile(args.name, params, directory)
-    print(f"{params}: profile {args.name}" + (f" ({len(changed)} values changed)" if changed else " (already set)"))
+    if note := profiles.renamed_note(args.name, directory):
+        print(note)
+    name = profiles.canonical_name(args.name, directory)
+    changed = profiles.use_profile(name, params, directory)
+    print(f"{params}: profile {name}" + (f" ({len(changed)} values changed)" if changed else " (already set)"))
     for key in changed:
         print(f"  {key}")
     if changed:
@@ -224,14 +227,16 @@ def _cmd_profile(args: argparse.Namespace) -> int:
 def _cmd_preflight(args: argparse.Namespace) -> int:
     from worldagent.config import load_params
     from worldagent.pipeline.families import PIPELINES
-    from worldagent.preflight import check_precision, precision_note, recorded_precisions
+    from worldagent.preflight import check_precision, precision_note, recorded_precisions, run_plan
 
     params = load_params(args.params)
     check_precision(params, Path(args.params))
     print(f"{args.params}: this machine can run these settings")
-    note = precision_note(params, recorded_precisions(PIPELINES, Path(args.params).resolve().parent))
+    root = Path(args.params).resolve().parent
+    note = precision_note(params, recorded_precisions(PIPELINES, root))
     if note:
         print(f"note: {note}")
+    print(run_plan(PIPELINES, root)[2])
     return 0
 
 
@@ -358,7 +363,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     profile = commands.add_parser(
         "profile",
-        help="switch params.yaml between named profiles (tiny: CI and tests; smollm2: the pretrained default)",
+        help="switch params.yaml between named profiles (cpu: the default; gpu: the full budgets on one GPU; tiny: "
+        "tests and CI)",
         description="A profile (profiles/NAME.yaml) is the set of params.yaml values that differ between "
         "profiles; `use` writes them into params.yaml, keeping its comments.",
     )
@@ -376,7 +382,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Stops with the fix when a setting would run many times slower here than intended "
         "(model.dtype bfloat16 on a CPU without native bfloat16). `make repro` runs it before `dvc repro`. "
         "Notes, without stopping, when model.dtype trains here in another precision than the committed run "
-        "recorded (its training stages will then train again, into other bytes than dvc.lock's).",
+        "recorded (its training stages will then train again, into other bytes than dvc.lock's). Then prints the "
+        "run's plan: the profile params.yaml is set to, each stage's expected time (this machine's cost ledger, "
+        "else the profile's measurement in profiles/measured/costs.yaml) and the total, and a note when this "
+        "machine suits another profile better (CUDA present: gpu).",
     )
     preflight.add_argument("--params", default="params.yaml", help="parameters file (default: params.yaml)")
     preflight.set_defaults(handler=_cmd_preflight)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +29,8 @@ from worldagent.pipeline.table import Pipeline, Stage
 
 if TYPE_CHECKING:
     import torch
+
+    from worldagent.pipeline.plan import StagePlan
 
 ALLOW_SLOW_BFLOAT16 = "WORLDAGENT_ALLOW_SLOW_BFLOAT16"
 
@@ -131,3 +133,18 @@ def precision_note(params: Params, recorded: Mapping[str, str], device: str | No
         "stages will train again, into other bytes than dvc.lock records, and the report's figures can move "
         '(docs/profiles.md, "Precision and machines").'
     )
+
+
+def run_plan(
+    pipelines: Sequence[Pipeline], root: Path, device: str | None = None
+) -> tuple[str | None, list[StagePlan], str]:
+    """The profile ``root/params.yaml`` is set to, each stage's expected time and the plan's text:
+    what ``worldagent preflight`` and every flow print before the first stage
+    (:mod:`worldagent.pipeline.plan`), with a note when this machine suits another profile better."""
+    from worldagent import profiles
+    from worldagent.lm import device as devices
+    from worldagent.pipeline.plan import plan_for
+
+    profile = profiles.current(root / "params.yaml", root / profiles.PROFILES_DIR)
+    plan, text = plan_for(pipelines, root, profile, device or devices.select_device())
+    return profile, plan, text

@@ -3,7 +3,7 @@ params.yaml.
 
 A profile is a partial ``params.yaml``: only the keys that differ between profiles (the base model,
 its precision, the LoRA shape, the training budgets, the gate's minimums). Every profile names the
-same keys, so switching is reversible: ``worldagent profile use smollm2`` then ``use tiny`` gives
+same keys, so switching is reversible: ``worldagent profile use cpu`` then ``use tiny`` gives
 back params.yaml byte for byte. The keys are written in place with ruamel's round-trip loader, so
 params.yaml keeps its comments and order and stays the one file DVC tracks; a switch is therefore
 an ordinary, reviewable diff of params.yaml, and ``dvc repro`` reruns exactly what it touched.
@@ -22,6 +22,9 @@ from worldagent.io import atomic_write_text
 
 PROFILES_DIR = Path("profiles")
 PARAMS = Path("params.yaml")
+# Profiles that were renamed: the old name still picks the new profile (and says so), so a script
+# or a habit written for it keeps working.
+RENAMED = {"smollm2": "cpu"}
 
 
 class ProfileError(InputError):
@@ -45,8 +48,21 @@ def available(profiles_dir: Path = PROFILES_DIR) -> list[str]:
     return sorted(path.stem for path in profiles_dir.glob("*.yaml"))
 
 
+def canonical_name(name: str, profiles_dir: Path = PROFILES_DIR) -> str:
+    """``name``, or the profile it was renamed to (:data:`RENAMED`) when no file of the old name exists."""
+    if name in RENAMED and not (profiles_dir / f"{name}.yaml").is_file():
+        return RENAMED[name]
+    return name
+
+
+def renamed_note(name: str, profiles_dir: Path = PROFILES_DIR) -> str | None:
+    """A line saying that ``name`` is now called something else; None when it is not an old name."""
+    new = canonical_name(name, profiles_dir)
+    return None if new == name else f"profile `{name}` is now called `{new}`: using `{new}`"
+
+
 def read_profile(name: str, profiles_dir: Path = PROFILES_DIR) -> dict[str, Any]:
-    path = profiles_dir / f"{name}.yaml"
+    path = profiles_dir / f"{canonical_name(name, profiles_dir)}.yaml"
     if not path.is_file():
         known = ", ".join(available(profiles_dir)) or "none"
         raise ProfileError(f"{path}: no such profile (known: {known})")
@@ -117,6 +133,12 @@ def matching(params_path: Path = PARAMS, profiles_dir: Path = PROFILES_DIR) -> l
         if all(_plain(_current(params, key)) == _plain(value) for key, value in leaf_keys(profile)):
             names.append(name)
     return names
+
+
+def current(params_path: Path = PARAMS, profiles_dir: Path = PROFILES_DIR) -> str | None:
+    """The one profile params.yaml is set to; None when it matches none (edited by hand) or several."""
+    names = matching(params_path, profiles_dir)
+    return names[0] if len(names) == 1 else None
 
 
 def _plain(value: Any) -> Any:

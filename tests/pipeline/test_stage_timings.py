@@ -154,9 +154,7 @@ def test_an_overlay_replaces_params_values_and_the_stages_read_them(tmp_path: Pa
 
 
 def test_the_committed_gpu_overlay_keeps_each_steps_rows(tmp_path: Path) -> None:
-    params = load_params(
-        overlaid_params(PROJECT / "params.yaml", PROJECT / "configs/gpu/one-gpu.yaml", tmp_path / "p.yaml")
-    )
+    params = load_params(overlaid_params(PROJECT / "params.yaml", PROJECT / "profiles/gpu.yaml", tmp_path / "p.yaml"))
     committed = load_params(PROJECT / "params.yaml")
     for section in ("sft", "experience", "dpo", "grpo"):
         mine, theirs = getattr(params, section), getattr(committed, section)

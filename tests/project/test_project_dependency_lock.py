@@ -29,7 +29,7 @@ def _constraints() -> dict[str, str]:
 
 def _declared() -> list[str]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    return [*project["dependencies"], *project["optional-dependencies"]["dev"]]
+    return [*project["dependencies"], *(req for group in project["optional-dependencies"].values() for req in group)]
 
 
 def test_every_constraint_is_an_exact_pin_and_excludes_the_project() -> None:

@@ -313,11 +313,14 @@ def append_ledger(
     *,
     run: str | None = None,
     complete: bool = True,
+    profile: str | None = None,
 ) -> dict[str, Any]:
     """Append one JSON line for ``family`` to ``path`` (created with its folder); the record.
 
     ``run`` names the flow run the line belongs to; ``complete=False`` marks a partial line (one
-    stage's cost, written as it ends), which the run's whole record replaces when the flow ends."""
+    stage's cost, written as it ends), which the run's whole record replaces when the flow ends.
+    ``profile`` names the profile params.yaml was set to, so a later run's plan
+    (:mod:`worldagent.pipeline.plan`) reads only the same profile's times."""
     record: dict[str, Any] = {
         "family": family,
         "finished": finished.astimezone(UTC).isoformat(timespec="seconds"),
@@ -326,6 +329,8 @@ def append_ledger(
     }
     if run is not None:
         record |= {"run": run, "complete": complete}
+    if profile is not None:
+        record["profile"] = profile
     path.parent.mkdir(parents=True, exist_ok=True)
     # One write() on an O_APPEND descriptor: lines that stages in other processes append at the
     # same moment never interleave.

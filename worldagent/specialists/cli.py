@@ -35,12 +35,15 @@ def cmd_trainer_serve(args: argparse.Namespace) -> int:
     from worldagent.preflight import check_precision
     from worldagent.specialists.trainer import TrainerConfig, create_trainer_app
 
-    params = _params(args.params)
-    spec = params.specialists.trainer
+    data_dirs = [Path(d) for d in (args.data_dir or ["data"])]
     params_path = Path(args.params or "params.yaml").resolve()
+    if args.profile:
+        params_path = profile_params(args.profile, params_path, data_dirs[0])
+    params = _params(str(params_path) if args.profile else args.params)
+    spec = params.specialists.trainer
     check_precision(params, params_path)  # it trains in model.dtype: refuse a 13x slower one before serving
     config = TrainerConfig(
-        data_dirs=[Path(d) for d in (args.data_dir or ["data"])],
+        data_dirs=data_dirs,
         params_path=params_path if params_path.is_file() else None,
         db_url=args.db_url or spec.db_url,
         max_concurrent=args.max_concurrent or spec.max_concurrent,
@@ -50,6 +53,29 @@ def cmd_trainer_serve(args: argparse.Namespace) -> int:
     app = create_trainer_app(config)
     uvicorn.run(app, host=args.host or spec.host, port=args.port or spec.port, log_level=args.log_level)
     return EXIT_OK
+
+
+def profile_params(name: str, params_path: Path, data_dir: Path) -> Path:
+    """``params_path`` with profile ``name`` (``profiles/<name>.yaml`` beside it) written in, saved under
+    the trainer's own folder (``<data dir>/specialists/trainer/params.<name>.yaml``) for its workers:
+    params.yaml itself is left as it is."""
+    from worldagent import profiles
+    from worldagent.errors import InputError
+    from worldagent.io import atomic_write_text
+
+    if not params_path.is_file():
+        raise InputError(f"{params_path}: --profile {name} writes a profile into a params file, and there is none")
+    directory = params_path.parent / profiles.PROFILES_DIR
+    canonical = profiles.canonical_name(name, directory)
+    text = profiles.apply_profile(
+        params_path.read_text(encoding="utf-8"),
+        profiles.read_profile(canonical, directory),
+        directory / f"{canonical}.yaml",
+    )
+    out = data_dir.resolve() / "specialists" / "trainer" / f"params.{canonical}.yaml"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, text)
+    return out
 
 
 @clean_errors
@@ -130,6 +156,13 @@ def add_specialists_commands(commands: Any) -> None:
         "--data-dir", action="append", help="a directory datasetRef may point into (repeatable; default: data)"
     )
     serve.add_argument("--params", default=None, help="parameters file (default: params.yaml when present)")
+    serve.add_argument(
+        "--profile",
+        default=None,
+        help="train with this profile's values (profiles/NAME.yaml beside the params file) without changing the "
+        "params file: `tiny` is the quick mode for end-to-end tests (the built-in tiny base, 6 steps: a job "
+        "completes in seconds); default: the params file as it is (the real fine-tune)",
+    )
     serve.add_argument(
         "--db-url", default=None, help="run-state database (default: <data-dir>/specialists/trainer/trainer.db)"
     )
