@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from worldagent.config.evaluation import EvaluateParams
-    from worldagent.lm.rollout import BatchedPolicy
+    from worldagent.lm.rollout import BatchedPolicy, PromptCache
 
 Prompt = list[dict[str, Any]]
 
@@ -93,9 +93,13 @@ def decoding_policy(
     no_repeat_ngram: int = 0,
     temperature: float | None = None,
     seed: int = 0,
+    prompt_cache: PromptCache | None = None,
 ) -> BatchedPolicy:
     """Batched decoding with a KV cache (:class:`worldagent.lm.rollout.BatchedPolicy`): greedy,
     or sampled at ``temperature`` (seeded by ``seed``) when it is given.
+
+    ``prompt_cache``: the prefilled prompts of an earlier decoding of the same model, which this one
+    uses instead of prefilling them again (a self-check retry asks the same prompts).
 
     ``constrained``: tool calls are decoded through the call grammar of the default tools
     (:func:`worldagent.lm.rollout.constrained_policy`, calls only), so every answer parses.
@@ -107,8 +111,8 @@ def decoding_policy(
     sampling = {"do_sample": True, "temperature": temperature, "seed": seed} if temperature is not None else {}
     config = SamplingConfig(max_new_tokens=max_new_tokens, no_repeat_ngram=no_repeat_ngram, **sampling)
     if constrained:
-        return constrained_policy(model, tokenizer, tool_schemas(), config, batch_size)
-    return BatchedPolicy(model, tokenizer, config, batch_size)
+        return constrained_policy(model, tokenizer, tool_schemas(), config, batch_size, prompt_cache=prompt_cache)
+    return BatchedPolicy(model, tokenizer, config, batch_size, prompt_cache=prompt_cache)
 
 
 def evaluation_policy(
@@ -120,6 +124,7 @@ def evaluation_policy(
     constrained: bool | None = None,
     temperature: float | None = None,
     seed: int = 0,
+    prompt_cache: PromptCache | None = None,
 ) -> BatchedPolicy:
     """:func:`decoding_policy` as the evaluation decodes ``stage``'s answers: its token budget, batch
     size and loop guard from ``settings``; the call grammar as ``settings.constrained`` says unless
@@ -133,4 +138,5 @@ def evaluation_policy(
         no_repeat_ngram=settings.no_repeat_ngram,
         temperature=temperature,
         seed=seed,
+        prompt_cache=prompt_cache,
     )

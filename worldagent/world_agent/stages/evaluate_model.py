@@ -111,11 +111,7 @@ def generation_stats(policy: Policy) -> GenerationStats:
     used = policy.used if isinstance(policy, SelfCheckingPolicy) else [policy]
     total = GenerationStats()
     for part in used:
-        stats: GenerationStats = part.stats  # type: ignore[attr-defined]
-        total.prompts += stats.prompts
-        total.new_tokens += stats.new_tokens
-        total.seconds += stats.seconds
-        total.batches += stats.batches
+        total.add(part.stats)  # type: ignore[attr-defined]
     return total
 
 
@@ -123,12 +119,18 @@ def generate_rows(
     params: Params, model_name: str, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], scorer: Scorer
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
     """The model's rows (constrained and/or not) and their timings."""
+    from worldagent.lm.rollout import PromptCache
+
     settings = params.evaluate
     evaluated: list[EvalRow] = []
     timings: dict[str, dict[str, Any]] = {}
     greedy: BatchedPolicy | None = None  # the constrained variant's first (greedy) decoding
+    # every prompt is prefilled once for this model: its retries and its other variant reuse it
+    prompts = PromptCache()
     for name, constrained in decode_variants(params, model_name):
-        decode = partial(evaluation_policy, model, tokenizer, settings, model_name, constrained=constrained)
+        decode = partial(
+            evaluation_policy, model, tokenizer, settings, model_name, constrained=constrained, prompt_cache=prompts
+        )
 
         def retry(k: int, decode: Callable[..., Policy] = decode) -> Policy:
             # the k-th retry samples with its own seed: a different, reproducible answer each time
@@ -160,6 +162,13 @@ def generate_rows(
             "seconds": round(stats.seconds, 3),
             "tokens_per_second": round(stats.tokens_per_second, 2),
             "batch_size": settings.batch_size,
+            # the work done against the least any engine must do (every unique prompt token prefilled
+            # once, every new token decoded once)
+            "prefilled_tokens": stats.prefilled_tokens,
+            "reused_prompt_tokens": stats.reused_tokens,
+            "decoded_tokens": stats.decoded_tokens,
+            "minimum_tokens": stats.minimum_tokens,
+            "spent_over_minimum": round(stats.spent_over_minimum, 3),
         }
         if isinstance(first, ReusingPolicy):
             timings[name]["reused_first_answers"] = first.reused
