@@ -127,8 +127,10 @@ class GenerationStats:
 
     @property
     def minimum_tokens(self) -> int:
-        """Every unique prompt token prefilled once, every new token decoded once."""
-        return self.unique_prompt_tokens + self.new_tokens
+        """Every unique prompt token prefilled once, every new token decoded once: an answer's
+        first token comes from its prompt's logits and its last is never run through the model, so
+        an answer of n tokens is n - 1 tokens of work."""
+        return self.unique_prompt_tokens + self.new_tokens - self.completions
 
     @property
     def spent_tokens(self) -> int:
@@ -187,8 +189,10 @@ class ModelShape:
     def flops(self, tokens: int, attended: int, logit_rows: int) -> float:
         """≈ 2·parameters a token, plus attention's QKᵀ and AV (2 × 2·width a position attended to,
         each layer), plus the vocabulary projection where logits were computed."""
-        return 2.0 * self.body_parameters * tokens + 4.0 * self.layers * self.attention_width * attended + (
-            2.0 * self.head_parameters * logit_rows
+        return (
+            2.0 * self.body_parameters * tokens
+            + 4.0 * self.layers * self.attention_width * attended
+            + (2.0 * self.head_parameters * logit_rows)
         )
 
     def spent_flops(self, stats: GenerationStats) -> float:
@@ -197,12 +201,15 @@ class ModelShape:
     def minimum_flops(self, stats: GenerationStats) -> float:
         """The least arithmetic: each unique prompt token once (attending to its depth in the
         trie), each new token once (attending to its prompt and the answer so far), one vocabulary
-        projection per new token. Bounded below by taking every decode at the shortest prompt."""
+        projection per distinct prompt and per decode step. Bounded below by taking every decode at
+        the shortest prompt."""
         attended = _trie_attended(stats.unique_prompts)
         shortest = min((len(p) for p in stats.unique_prompts), default=0)
         per_answer = stats.new_tokens / max(stats.completions, 1)
-        attended += int(stats.new_tokens * (shortest + per_answer / 2))
-        return self.flops(stats.minimum_tokens, attended, stats.new_tokens)
+        decoded = stats.new_tokens - stats.completions
+        attended += int(decoded * (shortest + per_answer / 2))
+        # logits: each distinct prompt's last token (shared by its samples), then each decode step
+        return self.flops(stats.minimum_tokens, attended, len(stats.unique_prompts) + decoded)
 
 
 def _trie_attended(prompts: set[tuple[int, ...]]) -> int:
@@ -439,7 +446,8 @@ class PromptCache:
         base = self.longest(key, logits)
         if base is not None and base.tokens == key:
             self.hits += 1
-            stats.reused_tokens += len(key)
+            if logits:  # a row's prompt; a prefix is only a step towards them
+                stats.reused_tokens += len(key)
             return base
         start = len(base.tokens) if base is not None else 0
         work = preallocated_cache(model, len(key))
@@ -458,7 +466,7 @@ class PromptCache:
             logits_to_keep=1,
         )
         stats.prefilled_tokens += len(key) - start
-        stats.reused_tokens += start
+        stats.reused_tokens += start if logits else 0
         stats.attended += sum(range(start + 1, len(key) + 1))
         stats.logit_rows += 1
         # own copies of this prompt's tokens only: a view would keep the whole work buffer alive
