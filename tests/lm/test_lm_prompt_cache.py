@@ -123,3 +123,36 @@ def test_a_self_check_retry_reuses_the_first_decodings_prompts(constrained):
     first, *retries = policy.used
     assert len(retries) == 2 and first.stats.prefilled_tokens > 0
     assert all(r.stats.prefilled_tokens == 0 and r.stats.reused_tokens > 0 for r in retries)
+
+
+@pytest.mark.parametrize("which", ["gemma", "llama"])
+def test_generate_tensor_answers_as_model_generate_with_each_group_prompt_prefilled_once(which):
+    """trl's GRPO repeats every prompt for its group and calls ``generate``: the decoder gives the
+    same greedy tensor, prefilling each distinct prompt once."""
+    from transformers import GenerationConfig
+
+    from worldagent.lm.rollout import generate_tensor, left_pad, pad_token_id, stop_token_ids
+
+    gemma, tokenizer = tiny_model_and_tokenizer()
+    model = gemma if which == "gemma" else tiny_llama_model()
+    encoded = [encode_prompt(tokenizer, p) for p in PROMPTS[:3] for _ in range(2)]
+    input_ids, mask = left_pad(encoded, pad_token_id(tokenizer))
+    config = GenerationConfig(
+        max_new_tokens=6,
+        do_sample=False,
+        eos_token_id=stop_token_ids(tokenizer, model),
+        pad_token_id=pad_token_id(tokenizer),
+    )
+    stats = GenerationStats()
+    ours = generate_tensor(model, input_ids, mask, config, stats=stats)
+    theirs = model.generate(input_ids=input_ids, attention_mask=mask, generation_config=config)
+    width = input_ids.shape[1]
+    assert ours is not None and ours[:, :width].equal(input_ids)
+    for row, reference in zip(ours[:, width:].tolist(), theirs[:, width:].tolist(), strict=True):
+        cut = min(len(row), len(reference))
+        assert row[:cut] == reference[:cut] and set(row[cut:]) | set(reference[cut:]) <= {config.pad_token_id}
+    distinct = unique_prefix_tokens(encoded)
+    assert stats.completions == 6 and stats.prompts == 3
+    assert stats.prefilled_tokens == (3 * width if which == "gemma" else distinct)
+    # a setting the decoder does not do: the caller generates as before
+    assert generate_tensor(model, input_ids, mask, GenerationConfig(max_new_tokens=2, repetition_penalty=1.2)) is None

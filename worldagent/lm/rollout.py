@@ -965,3 +965,74 @@ def constrained_policy(
 
     factory = tool_call_processor_factory(tokenizer, schemas, config.max_new_tokens, model, calls_only)
     return BatchedPolicy(model, tokenizer, config, batch_size, factory, prompt_cache)
+
+
+# the generation settings :func:`generate_tensor` honours, and the values of the others it accepts (off)
+_IGNORED_WHEN = {
+    "min_p": (None, 0.0),
+    "repetition_penalty": (None, 1.0),
+    "num_beams": (None, 1),
+    "num_return_sequences": (None, 1),
+    "suppress_tokens": (None, []),
+    "no_repeat_ngram_size": (None, 0),
+}
+
+
+def generate_tensor(
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    generation_config: Any,
+    processors: Sequence[Any] = (),
+    stats: GenerationStats | None = None,
+    prompt_cache: PromptCache | None = None,
+) -> torch.Tensor | None:
+    """``model.generate``'s answer (the prompt then the new tokens, pad after a row's stop) by
+    :func:`decode_batch`, for a caller that calls ``generate`` itself (trl's GRPO): each distinct
+    prompt is prefilled once however many group members repeat it. None when ``generation_config``
+    asks for something :func:`decode_batch` does not do (the caller then generates as before).
+    Sampling draws from torch's global generator, as ``generate`` does."""
+    for name, off in _IGNORED_WHEN.items():
+        if getattr(generation_config, name, None) not in off:
+            return None
+    eos = generation_config.eos_token_id
+    stops = [int(t) for t in (eos if isinstance(eos, (list, tuple)) else [eos]) if t is not None]
+    pad = generation_config.pad_token_id if generation_config.pad_token_id is not None else (stops or [0])[0]
+    sampled = bool(generation_config.do_sample)
+    config = SamplingConfig(
+        max_new_tokens=int(generation_config.max_new_tokens),
+        do_sample=sampled,
+        temperature=float(generation_config.temperature or 1.0) if sampled else 1.0,
+        top_p=float(generation_config.top_p if generation_config.top_p is not None else 1.0) if sampled else 1.0,
+        top_k=int(generation_config.top_k or 0) if sampled else 0,
+    )
+    lengths = attention_mask.sum(-1).tolist()
+    width = input_ids.shape[1]
+    encoded = [input_ids[row, width - int(length) :].tolist() for row, length in enumerate(lengths)]
+    stats = stats if stats is not None else GenerationStats()
+    started = time.perf_counter()
+    store = prompt_cache if prompt_cache is not None else PromptCache()
+    rows = decode_batch(
+        model,
+        input_ids,
+        attention_mask,
+        config,
+        stops,
+        processors,
+        shared_prefix_length(encoded),
+        None,
+        store if full_attention_only(model) else None,
+        stats,
+    )
+    longest = max(len(row) for row in rows)
+    new = torch.full((len(rows), longest), int(pad), dtype=input_ids.dtype, device=input_ids.device)
+    for index, row in enumerate(rows):
+        new[index, : len(row)] = torch.tensor(row, dtype=input_ids.dtype)
+    stats.seconds += time.perf_counter() - started
+    stats.prompts += len(set(map(tuple, encoded)))
+    stats.completions += len(rows)
+    stats.new_tokens += sum(len(row) for row in rows)
+    stats.prompt_tokens += sum(len(ids) for ids in encoded)
+    stats.unique_prompts.update(tuple(ids) for ids in encoded)
+    stats.batches += 1
+    return torch.cat([input_ids, new], dim=1)
