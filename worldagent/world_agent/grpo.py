@@ -82,8 +82,12 @@ def grpo_config(params: Params, output_dir: Path, device: str, dtype: Any, model
             f"params.yaml: grpo.batch_size × grpo.gradient_accumulation_steps ({generations_per_step}) must be a multiple"
             f" of grpo.num_generations ({p.num_generations}): each step trains on whole groups of completions"
         )
+    from worldagent.lm.engines import grpo_generation_kwargs
+
     return GRPOConfig(
         **trainer_kwargs(p, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
+        # vLLM colocated where CUDA and vLLM are present; else trl's generate, through the decoder
+        **grpo_generation_kwargs(device, p.constrained, p.max_length + p.max_completion_length),
         num_generations=p.num_generations,
         temperature=p.temperature,
         max_completion_length=p.max_completion_length,
@@ -358,12 +362,13 @@ def train_grpo(
         prompts_probed=len(rows),
         probe=probe,
         steps=step_rows(trainer.state.log_history),
-        constrained_generation=bool(factory is not None and trainer.constrained_calls > 0),
+        # under vLLM the grammar is its structured outputs (grpo_vllm_kwargs), not a processor
+        constrained_generation=bool(factory is not None and (trainer.constrained_calls > 0 or trainer.args.use_vllm)),
         constrained_generate_calls=trainer.constrained_calls,
         shared_prefill_generate_calls=trainer.shared_prefill_calls,
         generation=generation_counts(getattr(trainer, "generation", None)),
     )
-    if factory is not None and trainer.constrained_calls == 0:
+    if factory is not None and trainer.constrained_calls == 0 and not trainer.args.use_vllm:
         log.warning("grpo: the constraint was not applied to trl's generation (a wrapped model?)")
     log.info("grpo: %s", {k: v for k, v in metrics.items() if k not in ("probe", "steps", "trained_prompts")})
     log.info(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from worldagent.config.evaluation import EvaluateParams
+    from worldagent.lm.engines import VllmPolicy
     from worldagent.lm.rollout import BatchedPolicy, PromptCache
 
 Prompt = list[dict[str, Any]]
@@ -94,9 +95,14 @@ def decoding_policy(
     temperature: float | None = None,
     seed: int = 0,
     prompt_cache: PromptCache | None = None,
-) -> BatchedPolicy:
+    llm: Any = None,
+) -> BatchedPolicy | VllmPolicy:
     """Batched decoding with a KV cache (:class:`worldagent.lm.rollout.BatchedPolicy`): greedy,
     or sampled at ``temperature`` (seeded by ``seed``) when it is given.
+
+    ``llm``: a ``vllm.LLM`` holding this model (:func:`worldagent.lm.engines.select_engine` chose
+    vLLM): the same decoding through it (:class:`worldagent.lm.engines.VllmPolicy`), the call
+    grammar as vLLM structured outputs.
 
     ``prompt_cache``: the prefilled prompts of an earlier decoding of the same model, which this one
     uses instead of prefilling them again (a self-check retry asks the same prompts).
@@ -110,6 +116,11 @@ def decoding_policy(
 
     sampling = {"do_sample": True, "temperature": temperature, "seed": seed} if temperature is not None else {}
     config = SamplingConfig(max_new_tokens=max_new_tokens, no_repeat_ngram=no_repeat_ngram, **sampling)
+    if llm is not None:
+        from worldagent.lm.constrained import call_grammar_gbnf
+        from worldagent.lm.engines import VllmPolicy
+
+        return VllmPolicy(llm, tokenizer, config, call_grammar_gbnf(tool_schemas()) if constrained else None)
     if constrained:
         return constrained_policy(model, tokenizer, tool_schemas(), config, batch_size, prompt_cache=prompt_cache)
     return BatchedPolicy(model, tokenizer, config, batch_size, prompt_cache=prompt_cache)
@@ -125,7 +136,8 @@ def evaluation_policy(
     temperature: float | None = None,
     seed: int = 0,
     prompt_cache: PromptCache | None = None,
-) -> BatchedPolicy:
+    llm: Any = None,
+) -> BatchedPolicy | VllmPolicy:
     """:func:`decoding_policy` as the evaluation decodes ``stage``'s answers: its token budget, batch
     size and loop guard from ``settings``; the call grammar as ``settings.constrained`` says unless
     ``constrained`` is given (a decode variant). Written once so a benchmark decodes as the stage does."""
@@ -139,4 +151,5 @@ def evaluation_policy(
         temperature=temperature,
         seed=seed,
         prompt_cache=prompt_cache,
+        llm=llm,
     )
