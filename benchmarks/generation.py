@@ -15,6 +15,8 @@ intent, an example story and the component's files). Each engine runs the evalua
 
 and, separately, the prompts with one new token each (``prompt tok/s``: how fast it takes prompts in).
 
+Rates are per CPU second of the process (``time.process_time``; the wall-clock rate is in the JSON):
+this machine is shared, and at ``--threads 1`` a CPU second is what a core of its own would take.
 Per engine: new tokens a second over the whole workload (prefill included), prompt tokens a second,
 the tokens run through the model against the least any engine must run (each unique prompt token
 once, each new token once: :attr:`worldagent.lm.rollout.GenerationStats.minimum_tokens`), the same
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -111,7 +114,9 @@ def smollm2(work: Path) -> tuple[Any, Any]:
 
 def matmul_peak(threads: int, size: int = 1024, rounds: int = 5) -> float:
     """This machine's float32 matmul rate (FLOP/s) at ``threads`` threads: the best of ``rounds``
-    ``torch.mm`` of two ``size`` × ``size`` matrices (the same kernels a model's linear layers use)."""
+    ``torch.mm`` of two ``size`` × ``size`` matrices (the same kernels a model's linear layers use),
+    timed in the process's CPU seconds (all its threads: FLOP/s per core, as the engines are
+    measured in :func:`measure`)."""
     import torch
 
     torch.set_num_threads(threads)
@@ -119,10 +124,10 @@ def matmul_peak(threads: int, size: int = 1024, rounds: int = 5) -> float:
     torch.mm(a, b)  # warm-up
     best = float("inf")
     for _ in range(rounds):
-        started = time.perf_counter()
+        started = time.process_time()
         for _ in range(4):
             torch.mm(a, b)
-        best = min(best, (time.perf_counter() - started) / 4)
+        best = min(best, (time.process_time() - started) / 4)
     return 2.0 * size**3 / best
 
 
@@ -310,12 +315,16 @@ def measure(
     prompts = workload.prompts
     run, grammar = build()
     stats = GenerationStats()
+    cpu = time.process_time()
     first = run(prompts, SamplingConfig(max_new_tokens=workload.new_tokens), grammar, stats)
     retried = prompts[::2]
     sampled = SamplingConfig(max_new_tokens=workload.new_tokens, do_sample=True, temperature=1.0, seed=RETRY_SEED)
     run(retried, sampled, grammar, stats)
+    cpu = time.process_time() - cpu
     prefill = GenerationStats()
+    prefill_cpu = time.process_time()
     build()[0](prompts, SamplingConfig(max_new_tokens=1), False, prefill)
+    prefill_cpu = time.process_time() - prefill_cpu
     parsed = [parse_calls(answer) for answer in first]
     spent, least = shape.spent_flops(stats), shape.minimum_flops(stats)
     result = {
@@ -325,8 +334,12 @@ def measure(
         "retried": len(retried),
         "new_tokens": stats.new_tokens,
         "seconds": round(stats.seconds, 2),
-        "new_tokens_per_second": round(stats.tokens_per_second, 2),
-        "prompt_tokens_per_second": round(prefill.prompt_tokens_per_second, 1),
+        "cpu_seconds": round(cpu, 2),
+        "wall_new_tokens_per_second": round(stats.tokens_per_second, 2),
+        # per CPU second of this process: on a machine shared with other jobs the wall clock measures
+        # them too (at --threads 1, a CPU second is what a core of its own would take)
+        "new_tokens_per_second": round(stats.new_tokens / cpu, 2) if cpu else 0.0,
+        "prompt_tokens_per_second": round(prefill.prompt_tokens / prefill_cpu, 1) if prefill_cpu else 0.0,
         "prompt_tokens": stats.prompt_tokens,
         "unique_prompt_tokens": stats.unique_prompt_tokens,
         "prefilled_tokens": stats.prefilled_tokens,
@@ -334,8 +347,8 @@ def measure(
         "minimum_tokens": stats.minimum_tokens,
         "tokens_over_minimum": round(stats.spent_over_minimum, 3),
         "flops_over_minimum": round(spent / least, 3) if least else 0.0,
-        "gflops_per_second": round(spent / stats.seconds / 1e9, 2) if stats.seconds else 0.0,
-        "share_of_matmul_peak": round(spent / stats.seconds / peak, 3) if stats.seconds else 0.0,
+        "gflops_per_second": round(spent / cpu / 1e9, 2) if cpu else 0.0,
+        "share_of_matmul_peak": round(spent / cpu / peak, 3) if cpu else 0.0,
         "calls_only_answers": sum(bool(p.calls) and not p.errors and not p.text.strip() for p in parsed),
         "first_answer": first[0][:200] if first else "",
     }
@@ -403,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append({"engine": name, "unavailable": f"{type(error).__name__}: {error}"[:300]})
             continue
         results.append(measure(name, build, workload, shape, peak, scorer, rows))
+        print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # each engine as it finishes
     report = {
         "model": label,
         "threads": args.threads,

@@ -1,14 +1,16 @@
 """Which engine generates, and vLLM's side of it (docs/architecture.md, "Generation").
 
-One function decides (:func:`select_engine`): with CUDA and vLLM installed (the ``gpu`` extra:
-``pip install -e '.[gpu]'``), evaluations decode through vLLM and trl's GRPO generates with
+One function decides (:func:`select_engine`): with CUDA and vLLM installed, evaluations decode through vLLM and trl's GRPO generates with
 ``use_vllm`` colocated on the training GPU; everywhere else (a CPU, no vLLM) through the project's
 decoder (:mod:`worldagent.lm.rollout`), which measured fastest on a CPU here
 (``python -m benchmarks.generation``). ``WORLDAGENT_ENGINE=decoder`` forces the decoder,
 ``WORLDAGENT_ENGINE=vllm`` insists on vLLM (an error where it cannot run).
 
 vLLM is imported only inside the functions that run it, so the project installs and runs without
-it. What it is asked for is built by plain functions (:func:`vllm_sampling_kwargs`,
+it. It is not pinned: no vLLM release installs beside the project's pins yet (vLLM 0.31.0, the newest
+trl 1.16 supports, needs torch 2.13.0 and transformers < 5.18; 0.33.0 needs torch 2.14.0 and
+transformers < 5.21; the project pins torch 2.14.1 and transformers 5.23.0), so a GPU environment
+that wants it installs it with its own torch (docs/architecture.md). What it is asked for is built by plain functions (:func:`vllm_sampling_kwargs`,
 :func:`vllm_engine_kwargs`, :func:`grpo_vllm_kwargs`) that a test checks without CUDA:
 
 - the call grammar as vLLM structured outputs (``StructuredOutputsParams(grammar=...)``, the GBNF
@@ -81,7 +83,7 @@ def select_engine(
     vllm = vllm_installed() if vllm is None else vllm
     possible = cuda and vllm and (device is None or not str(device).startswith("cpu"))
     if requested == "vllm" and not possible:
-        missing = "CUDA" if not cuda else "vLLM (pip install -e '.[gpu]')" if not vllm else "a model on the GPU"
+        missing = "CUDA" if not cuda else "vLLM (not installed)" if not vllm else "a model on the GPU"
         raise RunError(f"{ENGINE_ENV}=vllm, but {missing} is missing")
     return "vllm" if possible else "decoder"
 

@@ -17,12 +17,14 @@ the batch (and from its KV cache) the step it stops, so long batches cost what t
 (``benchmarks/generation.py`` measures both). :func:`generate_one_at_a_time` keeps plain
 ``model.generate`` as the baseline, and the tests check that both give the same greedy answers.
 
-Two more costs of a CPU batch are avoided. The prompts are prefilled one row at a time, each
-without its padding: a padded batch prefill computed every pad token and ran its attention through
-a padding mask (34 held-out prompts of 634-957 tokens: 111 s, against 34 s row by row), and the
-tokens every prompt of a batch starts with (the system prompt with the tools: 362 of the median 789
-prompt tokens of SmolLM2's held-out prompts) are prefilled once, their keys and values copied into
-each row's cache (:func:`prefill_rows`). And the KV cache is written into buffers allocated once for
+Every prompt is prefilled once per model (:class:`PromptCache`): a prompt is prefilled on its own,
+without padding (a padded batch prefill computed every pad token: 34 held-out prompts of 634-957
+tokens took 111 s, against 34 s row by row), on top of the longest prefix already prefilled (the
+system prompt with the tools, 362 of the median 789 prompt tokens of SmolLM2's held-out prompts, once
+a call), and its keys, values and last logits are kept: the samples of a group, the same prompt
+asked twice and a later call with the same cache (the evaluation's self-check retries) take them
+instead of prefilling again (:func:`prefill_rows`). :class:`GenerationStats` counts the tokens run
+through the model against the least any engine must run (``spent_over_minimum``). And the KV cache is written into buffers allocated once for
 the whole answer (:func:`preallocated_cache`) instead of being concatenated anew every step: at 34
 rows of ~1,000 tokens each step's concatenations copied ~0.8 GB and a decode step took 0.25 s,
 against 0.075 s preallocated (``benchmarks/generation.py``).
