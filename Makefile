@@ -72,7 +72,7 @@ test-fast: $(STAMP)  ## skip the slow end-to-end tests
 # Each runs in its default (short) form; most read `make pipeline`'s outputs, storytest_fidelity needs
 # Chromium. BENCHES="benchmarks.stages" times each DAG stage on its own (it reruns them: hours on a CPU).
 BENCHES ?= benchmarks benchmarks.hostile_input benchmarks.storytest_fidelity benchmarks.generation \
-	benchmarks.prefill benchmarks.pretrained_base benchmarks.loss_positions benchmarks.sft_throughput \
+	benchmarks.pretrained_base benchmarks.loss_positions benchmarks.sft_throughput \
 	benchmarks.experience_sampling benchmarks.specialists_trainer benchmarks.intervention_latency \
 	benchmarks.pipeline benchmarks.a11y_differential
 

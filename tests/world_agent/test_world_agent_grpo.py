@@ -127,6 +127,11 @@ def test_varying_rewards_train_every_lora_parameter_and_log_the_signal(work: Pat
     assert all(row["before"] == probed[row["id"]] and 0.0 <= row["after"] <= 1.0 for row in trained["per_prompt"])
     assert trained["rose"] + trained["fell"] <= trained["prompts"]
     assert metrics["constrained_generation"] is True and metrics["constrained_generate_calls"] >= 3
+    # trl's generate went through the project's decoder: each prompt prefilled once for its whole group
+    assert metrics["shared_prefill_generate_calls"] == metrics["constrained_generate_calls"]
+    rollouts = metrics["generation"]
+    assert rollouts["completions"] > 0 and rollouts["prefilled_tokens"] < rollouts["prompt_tokens"]
+    assert metrics["probe"]["generation"]["prefilled_tokens"] < metrics["probe"]["generation"]["prompt_tokens"]
     steps = metrics["steps"]
     assert [row["step"] for row in steps] == [1, 2, 3]
     assert all({"reward", "reward_std", "frac_reward_zero_std", "loss"} <= set(row) for row in steps)

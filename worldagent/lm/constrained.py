@@ -495,3 +495,55 @@ def tool_call_processor_factory(
 
     factory.constraint = constraint  # type: ignore[attr-defined]
     return factory
+
+
+def call_grammar_gbnf(schemas: Sequence[Mapping[str, Any]], max_orders: int = 256) -> str:
+    """The calls-only language of :class:`CallAutomaton` as a GBNF grammar, for grammar engines that
+    run natively (llama.cpp's GBNF, vLLM's guided decoding through xgrammar or llguidance):
+
+    whitespace, then one or more ``<start_function_call>call:NAME{...}<end_function_call>`` with
+    whitespace between them; inside, a known tool's arguments, each at most once, every required
+    one, in any order (each order an alternative: ``max_orders`` bounds them), each a string value
+    between ``<escape>`` markers that does not contain the marker. One difference: a value may not
+    end in the start of the marker (``...<`` then ``<escape>``), which the automaton allows; no
+    answer of the dataset does. ``tests/lm/test_lm_call_grammar.py`` checks both agree.
+    """
+    import itertools
+
+    def literal(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+    grammar = ToolGrammar.from_schemas(schemas)
+    rules, tools = [], []
+    for index, (name, arguments) in enumerate(grammar.arguments.items()):
+        required = grammar.required[name]
+        orders = [
+            order
+            for size in range(len(required), len(arguments) + 1)
+            for chosen in itertools.combinations(arguments, size)
+            if required <= set(chosen)
+            for order in itertools.permutations(chosen)
+        ]
+        if len(orders) > max_orders:
+            raise ValueError(f"tool {name!r}: {len(orders)} argument orders, more than {max_orders}")
+        bodies = [' "," '.join(f"{literal(key + ':')} value" for key in order) or '""' for order in orders]
+        rules.append(f"tool{index} ::= {literal(HEAD + name + '{')} ({' | '.join(bodies)}) {literal('}')}")
+        tools.append(f"tool{index}")
+    # a value is text without the escape marker: any character but "<", or "<" not starting it
+    marker = ESCAPE[1:]
+    avoid = " | ".join(f"{literal('<' + marker[:k])} [^{_gbnf_class(marker[k])}]" for k in range(len(marker)))
+    return "\n".join(
+        [
+            "root ::= ws call (ws call)* ws",
+            "ws ::= [ \\n]*",
+            f"call ::= {literal(CALL_START)} ({' | '.join(tools)}) {literal(CALL_END)}",
+            f"value ::= {literal(ESCAPE)} char* {literal(ESCAPE)}",
+            f"char ::= [^<] | {avoid}",
+            *rules,
+        ]
+    )
+
+
+def _gbnf_class(char: str) -> str:
+    """``char`` escaped for a GBNF character class."""
+    return "\\" + char if char in "]^-\\" else char

@@ -17,12 +17,14 @@ the batch (and from its KV cache) the step it stops, so long batches cost what t
 (``benchmarks/generation.py`` measures both). :func:`generate_one_at_a_time` keeps plain
 ``model.generate`` as the baseline, and the tests check that both give the same greedy answers.
 
-Two more costs of a CPU batch are avoided. The prompts are prefilled one row at a time, each
-without its padding: a padded batch prefill computed every pad token and ran its attention through
-a padding mask (34 held-out prompts of 634-957 tokens: 111 s, against 34 s row by row), and the
-tokens every prompt of a batch starts with (the system prompt with the tools: 362 of the median 789
-prompt tokens of SmolLM2's held-out prompts) are prefilled once, their keys and values copied into
-each row's cache (:func:`prefill_rows`). And the KV cache is written into buffers allocated once for
+Every prompt is prefilled once per model (:class:`PromptCache`): a prompt is prefilled on its own,
+without padding (a padded batch prefill computed every pad token: 34 held-out prompts of 634-957
+tokens took 111 s, against 34 s row by row), on top of the longest prefix already prefilled (the
+system prompt with the tools, 362 of the median 789 prompt tokens of SmolLM2's held-out prompts, once
+a call), and its keys, values and last logits are kept: the samples of a group, the same prompt
+asked twice and a later call with the same cache (the evaluation's self-check retries) take them
+instead of prefilling again (:func:`prefill_rows`). :class:`GenerationStats` counts the tokens run
+through the model against the least any engine must run (``spent_over_minimum``). And the KV cache is written into buffers allocated once for
 the whole answer (:func:`preallocated_cache`) instead of being concatenated anew every step: at 34
 rows of ~1,000 tokens each step's concatenations copied ~0.8 GB and a decode step took 0.25 s,
 against 0.075 s preallocated (``benchmarks/generation.py``).
@@ -92,16 +94,136 @@ class Completion:
 
 @dataclass
 class GenerationStats:
+    """What generation did, counted exactly: the work (tokens through the model) against the least
+    any engine must do (:attr:`minimum_tokens`)."""
+
     prompts: int = 0
     completions: int = 0
     new_tokens: int = 0
     seconds: float = 0.0
     batches: int = 0
     per_batch_seconds: list[float] = field(default_factory=list)
+    prompt_tokens: int = 0  # prompt tokens of every completion asked for (what naive decoding prefills)
+    prefilled_tokens: int = 0  # tokens actually run through the model to prefill (pad columns included)
+    reused_tokens: int = 0  # prompt tokens whose keys and values came from a :class:`PromptCache` instead
+    decoded_tokens: int = 0  # tokens run through the model one a step, after the prefill
+    attended: int = 0  # the sum, over every token run through the model, of the positions it attends to
+    logit_rows: int = 0  # positions whose logits (the vocabulary projection) were computed
+    unique_prompts: set[tuple[int, ...]] = field(default_factory=set, repr=False)
 
     @property
     def tokens_per_second(self) -> float:
         return self.new_tokens / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def prompt_tokens_per_second(self) -> float:
+        """Prompt tokens answered a second: every prompt token of every completion asked for,
+        whether it was prefilled, reused or shared (what an engine is asked to take in)."""
+        return self.prompt_tokens / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def unique_prompt_tokens(self) -> int:
+        """The prompt tokens a perfect engine prefills: each distinct prefix once (the nodes of the
+        prompts' token trie: a shared system prompt counts once, a retried prompt not again)."""
+        return unique_prefix_tokens(self.unique_prompts)
+
+    @property
+    def minimum_tokens(self) -> int:
+        """Every unique prompt token prefilled once, every new token decoded once: an answer's
+        first token comes from its prompt's logits and its last is never run through the model, so
+        an answer of n tokens is n - 1 tokens of work."""
+        return self.unique_prompt_tokens + self.new_tokens - self.completions
+
+    @property
+    def spent_tokens(self) -> int:
+        return self.prefilled_tokens + self.decoded_tokens
+
+    @property
+    def spent_over_minimum(self) -> float:
+        return self.spent_tokens / self.minimum_tokens if self.minimum_tokens else 0.0
+
+    def add(self, other: GenerationStats) -> None:
+        """Add ``other``'s counts (one policy's retries into the total of an evaluation)."""
+        for name in (
+            "prompts", "completions", "new_tokens", "seconds", "batches", "prompt_tokens", "prefilled_tokens",
+            "reused_tokens", "decoded_tokens", "attended", "logit_rows",
+        ):  # fmt: skip
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.per_batch_seconds += other.per_batch_seconds
+        self.unique_prompts |= other.unique_prompts
+
+
+def unique_prefix_tokens(prompts: Sequence[Sequence[int]] | set[tuple[int, ...]]) -> int:
+    """How many nodes the token trie of ``prompts`` has: each prompt's tokens, less what it shares
+    with its neighbour in sorted order (the longest prefix it shares with any other)."""
+    total, previous = 0, ()
+    for prompt in sorted({tuple(p) for p in prompts}):
+        common = 0
+        while common < min(len(prompt), len(previous)) and prompt[common] == previous[common]:
+            common += 1
+        total += len(prompt) - common
+        previous = prompt
+    return total
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the arithmetic of one token costs in a decoder-only transformer."""
+
+    body_parameters: int  # every weight a token's hidden state is multiplied by, the vocabulary projection aside
+    head_parameters: int  # the vocabulary projection (computed only for the positions whose logits are kept)
+    layers: int
+    attention_width: int  # query heads × head dimension
+
+    @classmethod
+    def of(cls, model: Any) -> ModelShape:
+        config = getattr(model.config, "text_config", model.config)
+        embedding = model.get_input_embeddings().weight
+        head = model.get_output_embeddings().weight
+        total = sum(p.numel() for p in model.parameters())
+        tied = head.data_ptr() == embedding.data_ptr()
+        # the embedding lookup is no arithmetic; the head is counted where it is run
+        body = total - embedding.numel() - (0 if tied else head.numel())
+        heads = int(config.num_attention_heads)
+        dim = int(getattr(config, "head_dim", None) or config.hidden_size // heads)
+        return cls(body, head.numel(), int(config.num_hidden_layers), heads * dim)
+
+    def flops(self, tokens: int, attended: int, logit_rows: int) -> float:
+        """≈ 2·parameters a token, plus attention's QKᵀ and AV (2 × 2·width a position attended to,
+        each layer), plus the vocabulary projection where logits were computed."""
+        return (
+            2.0 * self.body_parameters * tokens
+            + 4.0 * self.layers * self.attention_width * attended
+            + (2.0 * self.head_parameters * logit_rows)
+        )
+
+    def spent_flops(self, stats: GenerationStats) -> float:
+        return self.flops(stats.spent_tokens, stats.attended, stats.logit_rows)
+
+    def minimum_flops(self, stats: GenerationStats) -> float:
+        """The least arithmetic: each unique prompt token once (attending to its depth in the
+        trie), each new token once (attending to its prompt and the answer so far), one vocabulary
+        projection per distinct prompt and per decode step. Bounded below by taking every decode at
+        the shortest prompt."""
+        attended = _trie_attended(stats.unique_prompts)
+        shortest = min((len(p) for p in stats.unique_prompts), default=0)
+        per_answer = stats.new_tokens / max(stats.completions, 1)
+        decoded = stats.new_tokens - stats.completions
+        attended += int(decoded * (shortest + per_answer / 2))
+        # logits: each distinct prompt's last token (shared by its samples), then each decode step
+        return self.flops(stats.minimum_tokens, attended, len(stats.unique_prompts) + decoded)
+
+
+def _trie_attended(prompts: set[tuple[int, ...]]) -> int:
+    """Σ over the trie's nodes of their depth (the positions a prefilled token attends to)."""
+    total, previous = 0, ()
+    for prompt in sorted(prompts):
+        common = 0
+        while common < min(len(prompt), len(previous)) and prompt[common] == previous[common]:
+            common += 1
+        total += sum(range(common + 1, len(prompt) + 1))
+        previous = prompt
+    return total
 
 
 # --------------------------------------------------------------------------- tokens
@@ -230,6 +352,13 @@ def preallocated_layer_class() -> type:
             self.length = max(self.length, end)
             self._views()
 
+        def expand_rows(self, rows: torch.Tensor) -> None:
+            """Row ``i`` becomes a copy of row ``rows[i]`` (rows may repeat; a new buffer)."""
+            if self.key_buffer is None or self.value_buffer is None:
+                return
+            self.key_buffer, self.value_buffer = self.key_buffer[rows], self.value_buffer[rows]
+            self._views()
+
         def crop(self, tokens_to_remove: int) -> None:
             raise NotImplementedError("a preallocated decode cache is never cropped")
 
@@ -246,6 +375,139 @@ def preallocated_cache(model: Any, capacity: int) -> Any:
     cache = DynamicCache(config=model.config)
     cache.layers = [layer_class(capacity) if type(layer) is DynamicLayer else layer for layer in cache.layers]
     return cache
+
+
+@dataclass(eq=False)
+class CachedPrompt:
+    """The keys and values of ``tokens[start:]`` of a prompt (or of a prefix prompts share), each
+    layer's ``(1, heads, len - start, dim)``, on top of ``parent`` (which holds ``tokens[:start]``)."""
+
+    tokens: tuple[int, ...]
+    start: int
+    parent: CachedPrompt | None
+    keys: list[torch.Tensor]
+    values: list[torch.Tensor]
+    logits: torch.Tensor | None  # the last token's (None for a prefix, whose logits nothing reads)
+    children: int = 0
+
+    def segments(self) -> list[CachedPrompt]:
+        """This entry and its ancestors, the first tokens first."""
+        chain, entry = [], self
+        while entry is not None:
+            chain.append(entry)
+            entry = entry.parent
+        return chain[::-1]
+
+    @property
+    def nbytes(self) -> int:
+        own = sum(t.numel() * t.element_size() for t in (*self.keys, *self.values))
+        return own + (self.logits.numel() * self.logits.element_size() if self.logits is not None else 0)
+
+
+class PromptCache:
+    """Prefilled prompts of one model (in one state of its weights), kept to be used again.
+
+    Every prompt is prefilled at most once: the samples of a group, the same prompt asked twice,
+    and a later call with the same prompts (a self-check retry) take its keys, values and
+    last-token logits from here. A prompt is prefilled on top of the longest prefix already here
+    (the system prompt every prompt starts with, prefilled once for the whole run), and stores only
+    its own tokens' keys and values. Kept up to ``max_bytes``, least recently used prompts dropped
+    first (prefixes others build on stay). Only for models whose layers all attend to the whole
+    prompt (a sliding-window layer keeps a window, not a prompt: see :func:`prefill_rows`).
+
+    Reusing a prompt's cache gives the answers prefilling it again gives: the same keys, values and
+    logits (computed once, by the same kernels), so greedy answers and seeded samples are unchanged.
+    Whoever holds one must drop it when the weights change (a training step, another adapter).
+    """
+
+    def __init__(self, max_bytes: int = 2 << 30) -> None:
+        self.max_bytes = max_bytes
+        self.entries: dict[tuple[int, ...], CachedPrompt] = {}
+        self.nbytes = 0
+        self.hits = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def longest(self, tokens: tuple[int, ...], logits: bool) -> CachedPrompt | None:
+        """The entry for ``tokens`` itself (with logits when ``logits``), else the longest entry
+        that is a proper prefix of it."""
+        found = self.entries.get(tokens)
+        if found is not None and (found.logits is not None or not logits):
+            self.entries[tokens] = self.entries.pop(tokens)  # most recently used last
+            return found
+        best: CachedPrompt | None = None
+        for key, entry in self.entries.items():
+            if len(key) < len(tokens) and (best is None or len(key) > len(best.tokens)) and tokens[: len(key)] == key:
+                best = entry
+        return best
+
+    def prompt(self, model: Any, tokens: Sequence[int], stats: GenerationStats, logits: bool = True) -> CachedPrompt:
+        """The entry of ``tokens``, prefilled now (on the longest cached prefix) if it is not here."""
+        key = tuple(int(t) for t in tokens)
+        base = self.longest(key, logits)
+        if base is not None and base.tokens == key:
+            self.hits += 1
+            if logits:  # a row's prompt; a prefix is only a step towards them
+                stats.reused_tokens += len(key)
+            return base
+        start = len(base.tokens) if base is not None else 0
+        work = preallocated_cache(model, len(key))
+        if base is not None:
+            for segment in base.segments():
+                for layer, keys, values in zip(work.layers, segment.keys, segment.values, strict=True):
+                    layer.update(keys, values)
+        device = next(model.parameters()).device
+        own = torch.arange(start, len(key), device=device)
+        output = model(
+            input_ids=torch.tensor(key[start:], device=device)[None],
+            position_ids=own[None],
+            cache_position=own,
+            past_key_values=work,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        stats.prefilled_tokens += len(key) - start
+        stats.reused_tokens += start if logits else 0
+        stats.attended += sum(range(start + 1, len(key) + 1))
+        stats.logit_rows += 1
+        # own copies of this prompt's tokens only: a view would keep the whole work buffer alive
+        entry = CachedPrompt(
+            key,
+            start,
+            base,
+            [layer.keys[:, :, start:].clone() for layer in work.layers],
+            [layer.values[:, :, start:].clone() for layer in work.layers],
+            output.logits[0, -1].clone() if logits else None,
+        )
+        if base is not None:
+            base.children += 1
+        replaced = self.entries.pop(key, None)
+        if replaced is not None:
+            self.nbytes -= replaced.nbytes
+        self.entries[key] = entry
+        self.nbytes += entry.nbytes
+        self._evict()
+        return entry
+
+    def _evict(self) -> None:
+        """Drop the least recently used prompts nothing builds on until the budget holds."""
+        for key in list(self.entries):
+            if self.nbytes <= self.max_bytes:
+                return
+            entry = self.entries[key]
+            if entry.children:
+                continue
+            del self.entries[key]
+            self.nbytes -= entry.nbytes
+            if entry.parent is not None:
+                entry.parent.children -= 1
+
+
+def full_attention_only(model: Any) -> bool:
+    """Every layer of ``model``'s cache is a full-attention one (prompts can be prefilled row by row
+    and their keys and values kept in a :class:`PromptCache`)."""
+    return all(hasattr(layer, "place_row") for layer in preallocated_cache(model, 1).layers)
 
 
 def cut_at_stop(new_ids: Sequence[int], stops: set[int]) -> tuple[list[int], bool]:
@@ -297,56 +559,84 @@ def _sampling_warpers(config: SamplingConfig) -> Any:
 
 
 def prefill_rows(
-    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, prefix: int, cache: Any
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    prefix: int,
+    cache: Any,
+    store: PromptCache | None = None,
+    stats: GenerationStats | None = None,
 ) -> torch.Tensor:
     """Prefill a left-padded batch into ``cache``; return each row's last-token logits.
 
-    Row by row, without padding: the first ``prefix`` tokens (the same in every row) are prefilled
-    once, and each row's cache starts with a copy of their keys and values; a row equal to the one
-    before it (``num_return_sequences`` copies) is prefilled once. Each row's keys and values are
-    then written into ``cache`` at the row's own columns. A model with other than full-attention
-    layers (Gemma-3's sliding-window ones) is prefilled as one padded batch instead.
+    Row by row, without padding, each distinct prompt once, through ``store`` (a
+    :class:`PromptCache`; a fresh one when None): a prompt already there (a retry, the next sample
+    of a group, the same prompt asked twice) is not prefilled at all, and a new one is prefilled on
+    top of the longest prefix there (the first ``prefix`` tokens, the same in every row, are put
+    there first). Each row's keys and values are then written into ``cache`` at the row's own
+    columns. A model with other than full-attention layers (Gemma-3's sliding-window ones) is
+    prefilled as one padded batch instead, each distinct row once, and its cache rows repeated for
+    the copies. ``stats`` counts the tokens prefilled and reused.
     """
-    device = input_ids.device
+    stats = stats if stats is not None else GenerationStats()
     width = input_ids.shape[1]
     if not all(hasattr(layer, "place_row") for layer in cache.layers):
-        positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
-        return model(
-            input_ids=input_ids,
-            attention_mask=attention_mask,
-            position_ids=positions,
-            past_key_values=cache,
-            cache_position=torch.arange(width, device=device),
-            use_cache=True,
-            logits_to_keep=1,
-        ).logits[:, -1, :]
+        return _prefill_padded(model, input_ids, attention_mask, cache, stats)
+    store = store if store is not None else PromptCache()
     lengths = [int(length) for length in attention_mask.sum(-1).tolist()]
-    shared = preallocated_cache(model, prefix)
     if prefix:
-        model(input_ids=input_ids[:1, width - lengths[0] :][:, :prefix], past_key_values=shared, use_cache=True)
+        store.prompt(model, input_ids[0, width - lengths[0] :][:prefix].tolist(), stats, logits=False)
     logits: list[torch.Tensor] = []
-    previous: tuple[torch.Tensor, Any, torch.Tensor] | None = None  # (tokens, their cache, their logits)
     for row, length in enumerate(lengths):
-        tokens = input_ids[row, width - length :]
-        if previous is None or not torch.equal(previous[0], tokens):
-            row_cache = preallocated_cache(model, length)
-            for layer, source in zip(row_cache.layers, shared.layers, strict=True):
-                if prefix:
-                    layer.update(source.keys, source.values)
-            own = torch.arange(prefix, length, device=device)
-            output = model(
-                input_ids=tokens[None, prefix:],
-                position_ids=own[None],
-                cache_position=own,
-                past_key_values=row_cache,
-                use_cache=True,
-                logits_to_keep=1,
-            )
-            previous = (tokens, row_cache, output.logits[0, -1])
-        for layer, source in zip(cache.layers, previous[1].layers, strict=True):
-            layer.place_row(row, len(lengths), width - length, source.keys, source.values)
-        logits.append(previous[2])
+        entry = store.prompt(model, input_ids[row, width - length :].tolist(), stats)
+        for segment in entry.segments():
+            for layer, keys, values in zip(cache.layers, segment.keys, segment.values, strict=True):
+                layer.place_row(row, len(lengths), width - length + segment.start, keys, values)
+        assert entry.logits is not None
+        logits.append(entry.logits)
     return torch.stack(logits)
+
+
+def _prefill_padded(
+    model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, cache: Any, stats: GenerationStats
+) -> torch.Tensor:
+    """:func:`prefill_rows` for a model with sliding-window layers: the distinct rows as one padded
+    batch, then each row's cache repeated for its copies (the samples of a group)."""
+    width = input_ids.shape[1]
+    first: dict[tuple[int, ...], int] = {}
+    index = [first.setdefault(tuple(row), len(first)) for row in input_ids.tolist()]  # row -> its distinct row
+    if len(first) < len(index):
+        rows = [index.index(position) for position in range(len(first))]
+        input_ids, attention_mask = input_ids[rows], attention_mask[rows]
+    positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    logits = model(
+        input_ids=input_ids,
+        attention_mask=attention_mask,
+        position_ids=positions,
+        past_key_values=cache,
+        cache_position=torch.arange(width, device=input_ids.device),
+        use_cache=True,
+        logits_to_keep=1,
+    ).logits[:, -1, :]
+    stats.prefilled_tokens += len(first) * width
+    stats.reused_tokens += (len(index) - len(first)) * width
+    stats.attended += len(first) * width * (width + 1) // 2
+    stats.logit_rows += len(first)
+    if len(first) == len(index):
+        return logits
+    expand = torch.tensor(index, device=input_ids.device)
+    repeat_cache_rows(cache, expand)
+    return logits[expand]
+
+
+def repeat_cache_rows(cache: Any, rows: torch.Tensor) -> None:
+    """Make row ``i`` of every layer of ``cache`` a copy of its row ``rows[i]`` (rows may repeat):
+    a prompt prefilled once becomes the start of each of its samples."""
+    for layer in cache.layers:
+        if hasattr(layer, "expand_rows"):
+            layer.expand_rows(rows)
+        elif getattr(layer, "keys", None) is not None and layer.keys.numel():
+            layer.keys, layer.values = layer.keys[rows], layer.values[rows]
 
 
 def sampling_seed(seed: int, prompt_ids: Sequence[int], occurrence: int, completion: int) -> int:
@@ -387,6 +677,8 @@ def decode_batch(
     processors: Sequence[Any] = (),
     prefix: int = 0,
     generators: Sequence[torch.Generator] | None = None,
+    store: PromptCache | None = None,
+    stats: GenerationStats | None = None,
 ) -> list[list[int]]:
     """The new tokens of each row of a left-padded batch (``num_return_sequences`` rows per prompt,
     prompt by prompt), each up to and including its stop token or ``max_new_tokens`` long.
@@ -396,10 +688,12 @@ def decode_batch(
     generator.
 
     ``prefix``: how many leading tokens every prompt shares (:func:`shared_prefix_length`); they are
-    prefilled once (:func:`prefill_rows`). Then one token a step for the rows still going: a row
-    leaves the batch, its KV cache and every processor's state (``select_rows``) the step it writes a
-    stop token.
+    prefilled once (:func:`prefill_rows`, through ``store`` when given: the prompts already there
+    are not prefilled again). Then one token a step for the rows still going: a row leaves the
+    batch, its KV cache and every processor's state (``select_rows``) the step it writes a stop
+    token. ``stats`` counts the tokens run through the model (not the new tokens: the caller's).
     """
+    stats = stats if stats is not None else GenerationStats()
     if config.num_return_sequences > 1:
         input_ids = input_ids.repeat_interleave(config.num_return_sequences, dim=0)
         attention_mask = attention_mask.repeat_interleave(config.num_return_sequences, dim=0)
@@ -412,7 +706,7 @@ def decode_batch(
     if not 0 <= prefix < int(attention_mask.sum(-1).min()):
         raise ValueError(f"the shared prefix ({prefix} tokens) must leave every row a token of its own")
     cache = preallocated_cache(model, width + config.max_new_tokens)
-    logits = prefill_rows(model, input_ids, attention_mask, prefix, cache)
+    logits = prefill_rows(model, input_ids, attention_mask, prefix, cache, store, stats)
     positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     sequences, last_position = input_ids, positions[:, -1:]
     live = list(range(input_ids.shape[0]))  # the original row of each row still in the batch
@@ -453,6 +747,9 @@ def decode_batch(
                 if hasattr(processor, "select_rows"):  # stateless processors have nothing to follow
                     processor.select_rows(keep)
             live = [live[index] for index in keep]
+        stats.decoded_tokens += len(live)
+        stats.attended += len(live) * (width + step + 1)  # the padded cache: pad columns are computed too
+        stats.logit_rows += len(live)
         logits = model(
             input_ids=chosen,
             attention_mask=attention_mask,
@@ -472,9 +769,14 @@ def generate_batched(
     batch_size: int = 8,
     logits_processor: ProcessorFactory | None = None,
     stats: GenerationStats | None = None,
+    prompt_cache: PromptCache | None = None,
 ) -> list[list[Completion]]:
-    """``num_return_sequences`` completions for each prompt, in prompt order (see the module doc)."""
-    return _generate(model, tokenizer, prompts, config, batch_size, logits_processor, stats, plain=False)
+    """``num_return_sequences`` completions for each prompt, in prompt order (see the module doc).
+
+    ``prompt_cache``: prefilled prompts kept from an earlier call on the same model (a
+    :class:`PromptCache`), used and added to; None: a cache for this call alone, so that even then
+    every distinct prompt, and the prefix all the call's prompts share, is prefilled once."""
+    return _generate(model, tokenizer, prompts, config, batch_size, logits_processor, stats, False, prompt_cache)
 
 
 def _generate(
@@ -486,6 +788,7 @@ def _generate(
     logits_processor: ProcessorFactory | None,
     stats: GenerationStats | None,
     plain: bool,
+    prompt_cache: PromptCache | None = None,
 ) -> list[list[Completion]]:
     """Batches of prompts through :func:`decode_batch`, or through ``model.generate`` when ``plain``."""
     from transformers import LogitsProcessorList
@@ -507,9 +810,23 @@ def _generate(
     order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
     occurrence = prompt_occurrences(encoded)
     results: list[list[Completion]] = [[] for _ in encoded]
+    stats = stats if stats is not None else GenerationStats()
+    stats.prompt_tokens += sum(len(ids) for ids in encoded) * config.num_return_sequences
+    stats.unique_prompts.update(tuple(ids) for ids in encoded)
     was_training = model.training
     model.eval()
     try:
+        store = None
+        if not plain and encoded and full_attention_only(model):
+            # the tokens every prompt of the call starts with (the system prompt with the tools)
+            # are prefilled once for the call, not once a batch
+            store = prompt_cache if prompt_cache is not None else PromptCache()
+            started = time.perf_counter()
+            with torch.inference_mode():
+                call_prefix = shared_prefix_length(encoded)
+                if call_prefix:
+                    store.prompt(model, encoded[0][:call_prefix], stats, logits=False)
+            stats.seconds += time.perf_counter() - started
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
             rows_encoded = [encoded[i] for i in batch]
@@ -536,6 +853,11 @@ def _generate(
                         **_generate_kwargs(config, stops, pad),
                     )
                     rows = output[:, width:].tolist()
+                    steps = output.shape[1] - width
+                    stats.prefilled_tokens += len(rows) * width
+                    stats.decoded_tokens += len(rows) * max(steps - 1, 0)
+                    stats.attended += len(rows) * (sum(range(1, width + 1)) + sum(range(width + 1, width + steps)))
+                    stats.logit_rows += len(rows) * steps
                 else:
                     prefix = shared_prefix_length(rows_encoded)
                     generators = None
@@ -547,7 +869,16 @@ def _generate(
                         ]
                         generators = row_generators(seeds, device)
                     rows = decode_batch(
-                        model, input_ids.to(device), attention.to(device), config, stops, processors, prefix, generators
+                        model,
+                        input_ids.to(device),
+                        attention.to(device),
+                        config,
+                        stops,
+                        processors,
+                        prefix,
+                        generators,
+                        store,
+                        stats,
                     )
             elapsed = time.perf_counter() - started
             log.info(
@@ -564,17 +895,14 @@ def _generate(
                 kept, stopped = cut_at_stop(new_ids, stop_set)
                 changed = bool(steered[row_number]) if steered else False
                 results[index].append(Completion(decode_completion(tokenizer, kept, drop), kept, stopped, changed))
-                if stats is not None:
-                    stats.new_tokens += len(kept) + (1 if stopped else 0)
-            if stats is not None:
-                stats.seconds += elapsed
-                stats.batches += 1
-                stats.per_batch_seconds.append(round(elapsed, 4))
+                stats.new_tokens += len(kept) + (1 if stopped else 0)
+            stats.seconds += elapsed
+            stats.batches += 1
+            stats.per_batch_seconds.append(round(elapsed, 4))
     finally:
         model.train(was_training)
-    if stats is not None:
-        stats.prompts += len(encoded)
-        stats.completions += len(encoded) * config.num_return_sequences
+    stats.prompts += len(encoded)
+    stats.completions += len(encoded) * config.num_return_sequences
     return results
 
 
@@ -600,15 +928,25 @@ class BatchedPolicy:
         config: SamplingConfig = SamplingConfig(),
         batch_size: int = 8,
         logits_processor: ProcessorFactory | None = None,
+        prompt_cache: PromptCache | None = None,
     ) -> None:
         self.model, self.tokenizer, self.config = model, tokenizer, config
         self.batch_size, self.logits_processor = batch_size, logits_processor
+        # shared with the policies that answer the same prompts again (self-check retries)
+        self.prompt_cache = prompt_cache
         self.stats = GenerationStats()
         self.last: list[Completion] = []  # the completions of the last ``complete``, in prompt order
 
     def complete(self, prompts: list[list[dict[str, Any]]]) -> list[str]:
         groups = generate_batched(
-            self.model, self.tokenizer, prompts, self.config, self.batch_size, self.logits_processor, self.stats
+            self.model,
+            self.tokenizer,
+            prompts,
+            self.config,
+            self.batch_size,
+            self.logits_processor,
+            self.stats,
+            self.prompt_cache,
         )
         self.last = [group[0] for group in groups]
         return [completion.text for completion in self.last]
@@ -621,10 +959,82 @@ def constrained_policy(
     config: SamplingConfig = SamplingConfig(),
     batch_size: int = 8,
     calls_only: bool = True,
+    prompt_cache: PromptCache | None = None,
 ) -> BatchedPolicy:
     """A :class:`BatchedPolicy` whose tool calls are well formed by construction (see
     :mod:`worldagent.lm.constrained`); ``calls_only``: the answer is calls and nothing else."""
     from worldagent.lm.constrained import tool_call_processor_factory
 
     factory = tool_call_processor_factory(tokenizer, schemas, config.max_new_tokens, model, calls_only)
-    return BatchedPolicy(model, tokenizer, config, batch_size, factory)
+    return BatchedPolicy(model, tokenizer, config, batch_size, factory, prompt_cache)
+
+
+# the generation settings :func:`generate_tensor` honours, and the values of the others it accepts (off)
+_IGNORED_WHEN = {
+    "min_p": (None, 0.0),
+    "repetition_penalty": (None, 1.0),
+    "num_beams": (None, 1),
+    "num_return_sequences": (None, 1),
+    "suppress_tokens": (None, []),
+    "no_repeat_ngram_size": (None, 0),
+}
+
+
+def generate_tensor(
+    model: Any,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    generation_config: Any,
+    processors: Sequence[Any] = (),
+    stats: GenerationStats | None = None,
+    prompt_cache: PromptCache | None = None,
+) -> torch.Tensor | None:
+    """``model.generate``'s answer (the prompt then the new tokens, pad after a row's stop) by
+    :func:`decode_batch`, for a caller that calls ``generate`` itself (trl's GRPO): each distinct
+    prompt is prefilled once however many group members repeat it. None when ``generation_config``
+    asks for something :func:`decode_batch` does not do (the caller then generates as before).
+    Sampling draws from torch's global generator, as ``generate`` does."""
+    for name, off in _IGNORED_WHEN.items():
+        if getattr(generation_config, name, None) not in off:
+            return None
+    eos = generation_config.eos_token_id
+    stops = [int(t) for t in (eos if isinstance(eos, (list, tuple)) else [eos]) if t is not None]
+    pad = generation_config.pad_token_id if generation_config.pad_token_id is not None else (stops or [0])[0]
+    sampled = bool(generation_config.do_sample)
+    config = SamplingConfig(
+        max_new_tokens=int(generation_config.max_new_tokens),
+        do_sample=sampled,
+        temperature=float(generation_config.temperature or 1.0) if sampled else 1.0,
+        top_p=float(generation_config.top_p if generation_config.top_p is not None else 1.0) if sampled else 1.0,
+        top_k=int(generation_config.top_k or 0) if sampled else 0,
+    )
+    lengths = attention_mask.sum(-1).tolist()
+    width = input_ids.shape[1]
+    encoded = [input_ids[row, width - int(length) :].tolist() for row, length in enumerate(lengths)]
+    stats = stats if stats is not None else GenerationStats()
+    started = time.perf_counter()
+    store = prompt_cache if prompt_cache is not None else PromptCache()
+    rows = decode_batch(
+        model,
+        input_ids,
+        attention_mask,
+        config,
+        stops,
+        processors,
+        shared_prefix_length(encoded),
+        None,
+        store if full_attention_only(model) else None,
+        stats,
+    )
+    longest = max(len(row) for row in rows)
+    new = torch.full((len(rows), longest), int(pad), dtype=input_ids.dtype, device=input_ids.device)
+    for index, row in enumerate(rows):
+        new[index, : len(row)] = torch.tensor(row, dtype=input_ids.dtype)
+    stats.seconds += time.perf_counter() - started
+    stats.prompts += len(set(map(tuple, encoded)))
+    stats.completions += len(rows)
+    stats.new_tokens += sum(len(row) for row in rows)
+    stats.prompt_tokens += sum(len(ids) for ids in encoded)
+    stats.unique_prompts.update(tuple(ids) for ids in encoded)
+    stats.batches += 1
+    return torch.cat([input_ids, new], dim=1)

@@ -124,6 +124,10 @@ class OpeningProcessor:
                 scores[row, allowed] = keep
         return scores
 
+    def select_rows(self, keep: Sequence[int]) -> None:
+        """Follow :func:`worldagent.lm.rollout.decode_batch` when it drops finished rows."""
+        self.tries = [self.tries[row] for row in keep]
+
     @staticmethod
     def _past_opening(trie: TokenTrie, generated: Sequence[int]) -> bool:
         node = trie
@@ -233,12 +237,13 @@ def generate_answers(
     ``actions`` that its role allows; ``choice``: ``greedy`` (token by token inside the trie) or ``joint``
     (the allowed opening with the highest joint log-probability, :func:`best_openings`, then the value).
     """
-    from transformers import LogitsProcessorList
+    from transformers import GenerationConfig, LogitsProcessorList
 
     from worldagent.lm.rollout import (
         cut_at_stop,
         decode_completion,
         encode_prompt,
+        generate_tensor,
         left_pad,
         pad_token_id,
         stop_token_ids,
@@ -270,20 +275,13 @@ def generate_answers(
             [OpeningProcessor([tries[i] for i in batch], width, closing, stops[0])] if constrained and stops else []
         )
         started = time.perf_counter()
+        config = GenerationConfig(
+            max_new_tokens=max_new_tokens, do_sample=False, eos_token_id=stops or None, pad_token_id=pad
+        )
         with torch.inference_mode():
-            output = model.generate(
-                input_ids=input_ids.to(device),
-                attention_mask=attention.to(device),
-                logits_processor=processors,
-                max_new_tokens=max_new_tokens,
-                do_sample=False,
-                temperature=None,
-                top_p=None,
-                top_k=None,
-                eos_token_id=stops or None,
-                pad_token_id=pad,
-                use_cache=True,
-            )
+            # the project's decoder: each distinct prompt prefilled once, finished rows leave the batch
+            output = generate_tensor(model, input_ids.to(device), attention.to(device), config, processors)
+        assert output is not None  # greedy with no setting the decoder lacks
         elapsed = time.perf_counter() - started
         for row, new_ids in enumerate(output[:, width:].tolist()):
             kept, stopped = cut_at_stop(new_ids, set(stops))

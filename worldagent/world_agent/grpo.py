@@ -9,11 +9,13 @@ with the trained policy: ``trained_prompts`` in the metrics says whether their r
 no prompt varies, it does not train: the input adapter is written through unchanged with
 ``{"skipped": true, "reason": ...}`` in its record and the metrics, so the report can say so.
 
-trl's GRPOTrainer generates the completions itself; ``grpo.constrained`` hooks the tool-call
-processor into that generation (a ``logits_processor`` passed to the model's ``generate``, the one
-hook trl 1.16's transformers path leaves: ``generation_kwargs`` only reach a ``GenerationConfig``,
-which cannot carry a processor). The per-step log (reward, reward_std, frac_reward_zero_std, loss,
-kl when beta > 0, entropy) goes into the DVCLive curves and the metrics.
+trl's GRPOTrainer generates the completions itself, through the model's ``generate`` (the one hook
+trl 1.16's transformers path leaves: ``generation_kwargs`` only reach a ``GenerationConfig``, which
+cannot carry a processor). That call is routed through the project's decoder
+(:func:`worldagent.lm.rollout.generate_tensor`): trl repeats each prompt for every member of its
+group, and the decoder prefills it once for all of them; ``grpo.constrained`` adds the tool-call
+processor to it. The per-step log (reward, reward_std, frac_reward_zero_std, loss, kl when beta > 0,
+entropy) goes into the DVCLive curves and the metrics.
 """
 
 from __future__ import annotations
@@ -80,8 +82,12 @@ def grpo_config(params: Params, output_dir: Path, device: str, dtype: Any, model
             f"params.yaml: grpo.batch_size × grpo.gradient_accumulation_steps ({generations_per_step}) must be a multiple"
             f" of grpo.num_generations ({p.num_generations}): each step trains on whole groups of completions"
         )
+    from worldagent.lm.engines import grpo_generation_kwargs
+
     return GRPOConfig(
         **trainer_kwargs(p, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
+        # vLLM colocated where CUDA and vLLM are present; else trl's generate, through the decoder
+        **grpo_generation_kwargs(device, p.constrained, p.max_length + p.max_completion_length),
         num_generations=p.num_generations,
         temperature=p.temperature,
         max_completion_length=p.max_completion_length,
@@ -117,24 +123,35 @@ def step_rows(log_history: Sequence[Any]) -> list[dict[str, Any]]:
 
 @contextlib.contextmanager
 def constrained_generate(model: Any, factory: Callable[[int], Any] | None) -> Iterator[dict[str, int]]:
-    """While active, ``model.generate`` also applies ``factory(prompt width)`` as a logits processor.
+    """While active, ``model.generate`` decodes through the project's decoder
+    (:func:`worldagent.lm.rollout.generate_tensor`: each prompt prefilled once for all the group
+    members trl repeats it for), applying ``factory(prompt width)`` as a logits processor when given.
 
     trl's GRPOTrainer calls ``generate`` on the unwrapped policy (the same object when training on
-    one device); the yielded counter says how many generate calls were constrained.
-    """
-    calls = {"constrained": 0}
-    if factory is None:
-        yield calls
-        return
+    one device); the yielded counter says how many generate calls were constrained and how many
+    went through the decoder (a setting it does not do, e.g. a repetition penalty, falls back to
+    ``generate``). ``tokens`` adds up the decoder's counts (prefilled, decoded)."""
     from transformers import LogitsProcessorList
 
+    from worldagent.lm.rollout import GenerationStats, generate_tensor
+
+    calls: dict[str, Any] = {"constrained": 0, "shared_prefill": 0, "stats": GenerationStats()}
     original = model.generate
 
     def generate(*args: Any, **kwargs: Any) -> Any:
         input_ids = kwargs.get("input_ids", args[0] if args else None)
         processors = LogitsProcessorList(kwargs.pop("logits_processor", None) or [])
-        processors.append(factory(int(input_ids.shape[1])))
-        calls["constrained"] += 1
+        if factory is not None:
+            processors.append(factory(int(input_ids.shape[1])))
+            calls["constrained"] += 1
+        config = kwargs.get("generation_config")
+        mask = kwargs.get("attention_mask")
+        extra = set(kwargs) - {"input_ids", "attention_mask", "generation_config"}
+        if config is not None and mask is not None and not args and not extra:
+            output = generate_tensor(model, input_ids, mask, config, processors, calls["stats"])
+            if output is not None:
+                calls["shared_prefill"] += 1
+                return output
         return original(*args, logits_processor=processors, **kwargs)
 
     model.generate = generate
@@ -145,19 +162,44 @@ def constrained_generate(model: Any, factory: Callable[[int], Any] | None) -> It
 
 
 def grpo_trainer_class(factory: Callable[[int], Any] | None) -> Any:
-    """GRPOTrainer whose own generation is constrained by ``factory`` (None: trl's as is)."""
+    """GRPOTrainer whose own generation goes through the project's decoder (:func:`constrained_generate`),
+    constrained by ``factory`` (None: unconstrained)."""
     from trl import GRPOTrainer
+
+    from worldagent.lm.rollout import GenerationStats
 
     class ConstrainedGRPOTrainer(GRPOTrainer):  # type: ignore[misc]
         constrained_calls = 0
+        shared_prefill_calls = 0  # generate calls that went through the project's decoder
 
         def _generate_single_turn(self, *args: Any, **kwargs: Any) -> Any:
             with constrained_generate(self.model, factory) as calls:
                 result = super()._generate_single_turn(*args, **kwargs)
             self.constrained_calls += calls["constrained"]
+            self.shared_prefill_calls += calls["shared_prefill"]
+            if not hasattr(self, "generation"):
+                self.generation = GenerationStats()  # the decoder's counts over the whole training
+            self.generation.add(calls["stats"])
             return result
 
     return ConstrainedGRPOTrainer
+
+
+def generation_counts(stats: Any) -> dict[str, Any]:
+    """What trl's rollouts cost through the decoder: tokens prefilled and decoded against the
+    least any engine must do (each distinct prompt once however many group members it has)."""
+    if stats is None or not stats.completions:
+        return {}
+    return {
+        "completions": stats.completions,
+        "new_tokens": stats.new_tokens,
+        "prompt_tokens": stats.prompt_tokens,
+        "prefilled_tokens": stats.prefilled_tokens,
+        "decoded_tokens": stats.decoded_tokens,
+        "minimum_tokens": stats.minimum_tokens,
+        "spent_over_minimum": round(stats.spent_over_minimum, 3),
+        "seconds": round(stats.seconds, 3),
+    }
 
 
 def probe_signal(
@@ -191,6 +233,7 @@ def probe_signal(
     varying = {item["id"] for item in summary["per_prompt"] if item["std"] > p.min_reward_std}
     summary["generations"] = p.probe_generations
     summary["tokens_per_second"] = round(stats.tokens_per_second, 3)
+    summary["generation"] = generation_counts(stats)
     return [row for row in rows if row["id"] in varying], summary
 
 
@@ -319,10 +362,13 @@ def train_grpo(
         prompts_probed=len(rows),
         probe=probe,
         steps=step_rows(trainer.state.log_history),
-        constrained_generation=bool(factory is not None and trainer.constrained_calls > 0),
+        # under vLLM the grammar is its structured outputs (grpo_vllm_kwargs), not a processor
+        constrained_generation=bool(factory is not None and (trainer.constrained_calls > 0 or trainer.args.use_vllm)),
         constrained_generate_calls=trainer.constrained_calls,
+        shared_prefill_generate_calls=trainer.shared_prefill_calls,
+        generation=generation_counts(getattr(trainer, "generation", None)),
     )
-    if factory is not None and trainer.constrained_calls == 0:
+    if factory is not None and trainer.constrained_calls == 0 and not trainer.args.use_vllm:
         log.warning("grpo: the constraint was not applied to trl's generation (a wrapped model?)")
     log.info("grpo: %s", {k: v for k, v in metrics.items() if k not in ("probe", "steps", "trained_prompts")})
     log.info(

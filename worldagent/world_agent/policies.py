@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from worldagent.config.evaluation import EvaluateParams
-    from worldagent.lm.rollout import BatchedPolicy
+    from worldagent.lm.engines import VllmPolicy
+    from worldagent.lm.rollout import BatchedPolicy, PromptCache
 
 Prompt = list[dict[str, Any]]
 
@@ -93,9 +94,18 @@ def decoding_policy(
     no_repeat_ngram: int = 0,
     temperature: float | None = None,
     seed: int = 0,
-) -> BatchedPolicy:
+    prompt_cache: PromptCache | None = None,
+    llm: Any = None,
+) -> BatchedPolicy | VllmPolicy:
     """Batched decoding with a KV cache (:class:`worldagent.lm.rollout.BatchedPolicy`): greedy,
     or sampled at ``temperature`` (seeded by ``seed``) when it is given.
+
+    ``llm``: a ``vllm.LLM`` holding this model (:func:`worldagent.lm.engines.select_engine` chose
+    vLLM): the same decoding through it (:class:`worldagent.lm.engines.VllmPolicy`), the call
+    grammar as vLLM structured outputs.
+
+    ``prompt_cache``: the prefilled prompts of an earlier decoding of the same model, which this one
+    uses instead of prefilling them again (a self-check retry asks the same prompts).
 
     ``constrained``: tool calls are decoded through the call grammar of the default tools
     (:func:`worldagent.lm.rollout.constrained_policy`, calls only), so every answer parses.
@@ -106,9 +116,14 @@ def decoding_policy(
 
     sampling = {"do_sample": True, "temperature": temperature, "seed": seed} if temperature is not None else {}
     config = SamplingConfig(max_new_tokens=max_new_tokens, no_repeat_ngram=no_repeat_ngram, **sampling)
+    if llm is not None:
+        from worldagent.lm.constrained import call_grammar_gbnf
+        from worldagent.lm.engines import VllmPolicy
+
+        return VllmPolicy(llm, tokenizer, config, call_grammar_gbnf(tool_schemas()) if constrained else None)
     if constrained:
-        return constrained_policy(model, tokenizer, tool_schemas(), config, batch_size)
-    return BatchedPolicy(model, tokenizer, config, batch_size)
+        return constrained_policy(model, tokenizer, tool_schemas(), config, batch_size, prompt_cache=prompt_cache)
+    return BatchedPolicy(model, tokenizer, config, batch_size, prompt_cache=prompt_cache)
 
 
 def evaluation_policy(
@@ -120,7 +135,9 @@ def evaluation_policy(
     constrained: bool | None = None,
     temperature: float | None = None,
     seed: int = 0,
-) -> BatchedPolicy:
+    prompt_cache: PromptCache | None = None,
+    llm: Any = None,
+) -> BatchedPolicy | VllmPolicy:
     """:func:`decoding_policy` as the evaluation decodes ``stage``'s answers: its token budget, batch
     size and loop guard from ``settings``; the call grammar as ``settings.constrained`` says unless
     ``constrained`` is given (a decode variant). Written once so a benchmark decodes as the stage does."""
@@ -133,4 +150,6 @@ def evaluation_policy(
         no_repeat_ngram=settings.no_repeat_ngram,
         temperature=temperature,
         seed=seed,
+        prompt_cache=prompt_cache,
+        llm=llm,
     )

@@ -20,8 +20,10 @@ name and exactly the paths that model needs.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
+import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -45,7 +47,7 @@ from worldagent.world_agent.policies import Policy, ReferencePolicy, ReusingPoli
 from worldagent.world_agent.self_check import SelfCheckingPolicy, TieredSelfCheckingPolicy, row_check, tiered_check
 
 if TYPE_CHECKING:
-    from worldagent.lm.rollout import BatchedPolicy, GenerationStats
+    from worldagent.lm.rollout import GenerationStats
 
 log = logging.getLogger("worldagent.evaluation")
 
@@ -111,11 +113,7 @@ def generation_stats(policy: Policy) -> GenerationStats:
     used = policy.used if isinstance(policy, SelfCheckingPolicy) else [policy]
     total = GenerationStats()
     for part in used:
-        stats: GenerationStats = part.stats  # type: ignore[attr-defined]
-        total.prompts += stats.prompts
-        total.new_tokens += stats.new_tokens
-        total.seconds += stats.seconds
-        total.batches += stats.batches
+        total.add(part.stats)  # type: ignore[attr-defined]
     return total
 
 
@@ -123,12 +121,65 @@ def generate_rows(
     params: Params, model_name: str, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], scorer: Scorer
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
     """The model's rows (constrained and/or not) and their timings."""
+    with contextlib.ExitStack() as stack:
+        llm = vllm_engine(params, model_name, model, tokenizer, rows, stack)
+        return _generate_rows(params, model_name, model, tokenizer, rows, scorer, llm)
+
+
+def vllm_engine(
+    params: Params,
+    model_name: str,
+    model: Any,
+    tokenizer: Any,
+    rows: Sequence[dict[str, Any]],
+    stack: contextlib.ExitStack,
+) -> Any:
+    """A ``vllm.LLM`` holding ``model`` (merged into a temporary directory that ``stack`` removes)
+    where :func:`worldagent.lm.engines.select_engine` picks vLLM for its device; else None."""
+    from worldagent.lm.engines import load_vllm, merged_model_dir, select_engine
+    from worldagent.lm.rollout import encode_prompt
+
+    device = str(next(model.parameters()).device)
+    if select_engine(device) != "vllm":
+        return None
+    work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="worldagent-vllm-")))
+    longest = max((len(encode_prompt(tokenizer, prompt)) for prompt in prompts_of(rows)), default=0)
+    log.info("%s: decoding through vLLM (CUDA present, vLLM installed)", model_name)
+    return load_vllm(
+        merged_model_dir(model, tokenizer, work),
+        max_model_len=longest + params.evaluate.budget(model_name),
+        seed=params.seed,
+    )
+
+
+def _generate_rows(
+    params: Params,
+    model_name: str,
+    model: Any,
+    tokenizer: Any,
+    rows: Sequence[dict[str, Any]],
+    scorer: Scorer,
+    llm: Any,
+) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
+    from worldagent.lm.rollout import BatchedPolicy, PromptCache
+
     settings = params.evaluate
     evaluated: list[EvalRow] = []
     timings: dict[str, dict[str, Any]] = {}
-    greedy: BatchedPolicy | None = None  # the constrained variant's first (greedy) decoding
+    greedy: Policy | None = None  # the constrained variant's first (greedy) decoding
+    # every prompt is prefilled once for this model: its retries and its other variant reuse it
+    prompts = PromptCache()
     for name, constrained in decode_variants(params, model_name):
-        decode = partial(evaluation_policy, model, tokenizer, settings, model_name, constrained=constrained)
+        decode = partial(
+            evaluation_policy,
+            model,
+            tokenizer,
+            settings,
+            model_name,
+            constrained=constrained,
+            prompt_cache=prompts,
+            llm=llm,
+        )
 
         def retry(k: int, decode: Callable[..., Policy] = decode) -> Policy:
             # the k-th retry samples with its own seed: a different, reproducible answer each time
@@ -136,7 +187,8 @@ def generate_rows(
 
         decoder = decode()
         first: Policy = decoder
-        if not constrained and greedy is not None and len(greedy.last) == len(rows):
+        # (vLLM does not say where the grammar steered: its answers are not reused)
+        if not constrained and isinstance(greedy, BatchedPolicy) and len(greedy.last) == len(rows):
             # where the grammar never changed the greedy choice, decoding without it answers the same
             first = ReusingPolicy(decoder, [c.text for c in greedy.last], [not c.steered for c in greedy.last])
         policy = with_self_check(params, model_name, first, retry, rows, scorer)
@@ -159,7 +211,15 @@ def generate_rows(
             "new_tokens": stats.new_tokens,
             "seconds": round(stats.seconds, 3),
             "tokens_per_second": round(stats.tokens_per_second, 2),
+            "engine": "vllm" if llm is not None else "decoder",
             "batch_size": settings.batch_size,
+            # the work done against the least any engine must do (every unique prompt token prefilled
+            # once, every new token decoded once)
+            "prefilled_tokens": stats.prefilled_tokens,
+            "reused_prompt_tokens": stats.reused_tokens,
+            "decoded_tokens": stats.decoded_tokens,
+            "minimum_tokens": stats.minimum_tokens,
+            "spent_over_minimum": round(stats.spent_over_minimum, 3),
         }
         if isinstance(first, ReusingPolicy):
             timings[name]["reused_first_answers"] = first.reused
