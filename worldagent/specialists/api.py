@@ -15,8 +15,8 @@ from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from worldagent.guard.http import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from worldagent.registry.api import NotFoundError, RegistryBusyError, RegistryError
-from worldagent.specialists.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from worldagent.specialists.http import describe_validation_errors, install_error_handlers
 from worldagent.specialists.service import ServiceError, SpecialistsService
 from worldagent.specialists.store import NotFound, StoreError
@@ -125,7 +125,7 @@ def create_app(
 ) -> FastAPI:
     """The app; ``token`` requires ``Authorization: Bearer <token>`` on every route but /health."""
     app = FastAPI(title="worldagent specialists", version="1", description=__doc__)
-    # Before any route or body parsing: token, body size, JSON depth (worldagent/specialists/guard.py).
+    # Before any route or body parsing: token, body size, JSON depth (worldagent/guard/http.py).
     app.add_middleware(RequestGuard, token=token, max_body_bytes=max_body_bytes)
     install_error_handlers(app)
     app.state.service = service
