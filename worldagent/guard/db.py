@@ -8,7 +8,9 @@ what to do, for every store (model registry, feedback store, trainer run state, 
   open time, instead of a ``no such column`` traceback at the first query;
 - **corrupt file**: not a SQLite database, or a malformed one;
 - **corrupt rows**: a value SQLAlchemy cannot turn back into Python (a date that is not a date,
-  JSON that does not parse): named with the table's database and what to do.
+  JSON that does not parse): named with the table's database and what to do;
+- **the text policy on writes** (:func:`install_text_policy`): a row holding a lone surrogate is
+  refused before it is flushed, so no stored row can break a later read.
 
 :func:`database_errors` wraps every session and open; it leaves the project's own errors alone.
 """
@@ -22,10 +24,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Engine, MetaData, inspect
+from sqlalchemy import Engine, MetaData, event, inspect
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError, StatementError
+from sqlalchemy.orm import Session
 
 from worldagent.errors import InputError, RunError, WorldAgentError
+from worldagent.guard.text import TextError, first_bad_string, has_bad_string
 
 
 class DatabaseError(RunError):
@@ -152,9 +156,23 @@ def check_schema(engine: Engine, metadata: MetaData, what: str, location: str) -
         )
 
 
-def stored_value_problem(value: Any) -> str | None:
-    """Why a value read from a JSON column cannot be served, or None (used by the stores' readers)."""
-    from worldagent.guard.text import first_bad_string
+def _refuse_non_text(session: Session, _context: Any, _instances: Any) -> None:
+    """Before any flush: a row whose string or JSON value holds a lone surrogate is refused, naming the
+    table and column (a JSON column stores it escaped, and every later answer or file that includes it
+    fails to encode: one stored row would break every later request)."""
+    for row in [*session.new, *session.dirty]:
+        state = inspect(row)
+        table = getattr(state.mapper.local_table, "name", type(row).__name__)
+        loaded = state.dict  # only what is loaded: reading an expired attribute would run a query
+        for attribute in state.mapper.column_attrs:
+            value = loaded.get(attribute.key)
+            if isinstance(value, str | dict | list) and has_bad_string(value):
+                found = first_bad_string(value)
+                field = attribute.key if found is None or found[0] == "<value>" else f"{attribute.key}.{found[0]}"
+                raise TextError(f"{table}.{field}: holds a lone surrogate, which is not text; not stored")
 
-    found = first_bad_string(value)
-    return None if found is None else f"{found[0]} holds a lone surrogate"
+
+def install_text_policy() -> None:
+    """Apply the text policy to every session's writes (idempotent; every store's engine calls it)."""
+    if not event.contains(Session, "before_flush", _refuse_non_text):
+        event.listen(Session, "before_flush", _refuse_non_text)

@@ -21,6 +21,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from worldagent.errors import InputError
 from worldagent.guard.text import decode_utf8
@@ -210,6 +211,25 @@ def read_bytes(
         raise FileError(f"{target}: cannot read{_label(what)}: {problem.strerror or problem}", path) from None
     finally:
         os.close(fd)
+
+
+def open_regular(path: Path | str, *, what: str = "") -> BinaryIO:
+    """A binary handle on a regular file, for streaming reads of files too large to hold (hashing a
+    model): the same FIFO/device/socket refusal as :func:`read_bytes`, without a size cap."""
+    target = Path(path)
+    try:
+        _refuse_mode(target, os.stat(target).st_mode, what)
+        fd = os.open(target, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise MissingFileError(f"{target}: not found{_label(what)}", path, "no such file") from None
+    except OSError as problem:
+        raise FileError(f"{target}: cannot read{_label(what)}: {problem.strerror or problem}", path) from None
+    try:
+        _refuse_mode(target, os.fstat(fd).st_mode, what)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
 
 
 def read_text(

@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import hmac
 import json
-import re
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 from worldagent import safejson
-from worldagent.guard.text import TextError, check_value, decode_utf8
+from worldagent.guard.text import SURROGATE_ESCAPE_BYTES, TextError, check_value, decode_utf8
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -37,8 +36,6 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024  # a recorded session with page snapshots fits; 50 MB does not
 OPEN_PATHS = frozenset({"/health"})
-# A \\uD800-\\uDFFF escape: the only way a JSON text can carry a surrogate (pairs are fine, checked after parsing).
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 async def _answer(send: Send, status: int, detail: str, headers: Sequence[tuple[bytes, bytes]] = ()) -> None:
@@ -71,7 +68,7 @@ def json_body_problem(body: bytes, max_depth: int = safejson.MAX_DEPTH) -> str |
     at = safejson.depth_exceeded_at(text, max_depth)
     if at is not None:
         return f"body: JSON nested deeper than {max_depth} levels (at offset {at})"
-    if _SURROGATE_ESCAPE.search(body):
+    if SURROGATE_ESCAPE_BYTES.search(body):
         try:
             value = json.loads(text)
         except ValueError:

@@ -10,9 +10,14 @@ named, before anything keeps it.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from worldagent.errors import InputError
+
+# A \\uD800-\\uDFFF escape: the only way a JSON text can carry a surrogate (a pair is fine, checked after parsing).
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 class TextError(InputError):
@@ -53,6 +58,14 @@ def check_text(text: str, where: str) -> str:
     return text
 
 
+def join_surrogate_pairs(text: str) -> str:
+    """``text`` with each high-low surrogate pair (two JavaScript ``\\uXXXX`` escapes of one emoji)
+    merged into its character; lone surrogates are kept, for :func:`check_text` to refuse."""
+    if surrogate_at(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
 def _field(path: str, key: object) -> str:
     return f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
 
@@ -87,6 +100,12 @@ def has_bad_string(value: Any) -> bool:
     except (TypeError, ValueError):  # not plain JSON (a tuple key, NaN is fine): walk it
         return first_bad_string(value) is not None
     return False
+
+
+def check_json(text: str, value: Any, where: str) -> Any:
+    """``value`` parsed from the JSON ``text``, checked by :func:`check_value` only when the text holds a
+    surrogate escape at all (one regex pass; JSON without escapes cannot carry a lone surrogate)."""
+    return check_value(value, where) if SURROGATE_ESCAPE.search(text) else value
 
 
 def check_value(value: Any, where: str) -> Any:

@@ -44,6 +44,7 @@ from worldagent.guard.db import (  # the one database error path; re-exported fo
     SchemaMismatchError,
     check_schema,
     database_errors,
+    install_text_policy,
     translate,
 )
 from worldagent.guard.text import has_bad_string
@@ -203,6 +204,7 @@ def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
     """
     url = database_url(url)
     parsed = _parse(url)
+    install_text_policy()  # no session of any store flushes a row that is not text
     if parsed.get_backend_name() != "sqlite":
         try:
             engine = create_engine(url, pool_pre_ping=True, json_deserializer=stored_json)

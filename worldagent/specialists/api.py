@@ -116,7 +116,10 @@ class EvaluateIn(Model):
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "bad input (names the field)"},
+    401: {"description": "missing or wrong bearer token (when the service has one)"},
     404: {"description": "unknown id"},
+    413: {"description": "request body over the limit"},
+    503: {"description": "the database is read-only, from another version, or corrupt (the detail says what to do)"},
 }
 
 

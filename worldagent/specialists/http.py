@@ -22,10 +22,15 @@ def install_error_handlers(app: Any) -> None:
     from fastapi.responses import JSONResponse
 
     from worldagent.guard.db import DatabaseError
+    from worldagent.guard.text import TextError
 
     @app.exception_handler(RequestValidationError)
     async def _validation(_request: Request, error: RequestValidationError) -> JSONResponse:
         return JSONResponse(status_code=400, content={"detail": describe_validation_errors(list(error.errors()))})
+
+    @app.exception_handler(TextError)
+    async def _text(_request: Request, error: TextError) -> JSONResponse:
+        return JSONResponse(status_code=400, content={"detail": str(error)})
 
     @app.exception_handler(DatabaseError)
     async def _database(_request: Request, error: DatabaseError) -> JSONResponse:
