@@ -156,6 +156,46 @@ def check_schema(engine: Engine, metadata: MetaData, what: str, location: str) -
         )
 
 
+_SQLITE_TYPES = {
+    "INTEGER": ("integer", "null"),
+    "FLOAT": ("integer", "real", "null"),
+    "VARCHAR": ("text", "null"),
+    "TEXT": ("text", "null"),
+    "DATETIME": ("text", "null"),
+}
+
+
+def scan_rows(engine: Engine, metadata: MetaData, what: str, location: str) -> None:
+    """Refuse a SQLite database holding a value of the wrong kind (text in a number column, a number
+    where a date belongs): SQLite keeps whatever it is given, and the first query that does arithmetic
+    on it would fail far from the cause. One indexed-free scan per column: for small databases (the
+    registry, the trainer's run state), at open time."""
+    if engine.dialect.name != "sqlite":
+        return  # other databases enforce column types themselves
+    from sqlalchemy import text
+
+    with database_errors(what, location), engine.connect() as connection:
+        for table in metadata.sorted_tables:
+            for column in table.columns:
+                allowed = _SQLITE_TYPES.get(type(column.type).__visit_name__.upper()) or _SQLITE_TYPES.get(
+                    str(column.type).split("(")[0].upper()
+                )
+                if allowed is None:
+                    continue
+                kinds = ", ".join(f"'{kind}'" for kind in allowed)
+                row = connection.execute(
+                    text(
+                        f'SELECT rowid, typeof("{column.name}") FROM "{table.name}" '  # noqa: S608 - schema names
+                        f'WHERE typeof("{column.name}") NOT IN ({kinds}) LIMIT 1'
+                    )
+                ).first()
+                if row is not None:
+                    raise CorruptRowError(
+                        f"{location}: row {row[0]} of table {table.name!r} holds {row[1]} in column {column.name!r} "
+                        f"of the {what}; restore the file from a backup, or fix or remove the row"
+                    )
+
+
 def _refuse_non_text(session: Session, _context: Any, _instances: Any) -> None:
     """Before any flush: a row whose string or JSON value holds a lone surrogate is refused, naming the
     table and column (a JSON column stores it escaped, and every later answer or file that includes it

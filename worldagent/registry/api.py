@@ -462,5 +462,5 @@ def open_registry(url: str, *, busy_timeout: float = 30.0) -> Registry:
     A database that cannot be opened raises ``DatabaseError`` (``CorruptDatabaseError`` for a bad file).
     """
     engine = make_engine(url, busy_timeout=busy_timeout)
-    create_tables(engine, Base.metadata, "model registry", url)
+    create_tables(engine, Base.metadata, "model registry", url, scan=True)  # a registry is small
     return Registry(engine, url)

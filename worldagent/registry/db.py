@@ -45,6 +45,7 @@ from worldagent.guard.db import (  # the one database error path; re-exported fo
     check_schema,
     database_errors,
     install_text_policy,
+    scan_rows,
     translate,
 )
 from worldagent.guard.text import has_bad_string
@@ -261,14 +262,17 @@ def _first_line(error: DBAPIError) -> str:
     return text.splitlines()[0] if text else type(error).__name__
 
 
-def create_tables(engine: Engine, metadata: MetaData, what: str, url: str) -> None:
+def create_tables(engine: Engine, metadata: MetaData, what: str, url: str, *, scan: bool = False) -> None:
     """Create ``metadata``'s missing tables (a serialised write), then refuse a database another version
-    wrote (``check_schema``); a read-only, corrupt or drifted database raises one clear line."""
+    wrote (``check_schema``) and, with ``scan`` (small databases), one holding a value of the wrong
+    kind (``scan_rows``); a read-only, corrupt, drifted or damaged database raises one clear line."""
     location = location_of(url)
     try:
         if _needs_creating(engine, metadata):  # a read-only file that has every table still opens for reading
             metadata.create_all(engine.execution_options(**{IMMEDIATE: True}))
         check_schema(engine, metadata, what, location)
+        if scan:
+            scan_rows(engine, metadata, what, location)
     except DBAPIError as error:
         engine.dispose()
         raise open_failure(error, what, location) from None
