@@ -61,11 +61,12 @@ test: $(STAMP)  ## run the whole test suite, slow end-to-end tests included (TES
 test-fast: $(STAMP)  ## skip the slow end-to-end tests
 	$(PYTEST) -m "not slow"
 
-bench: $(STAMP)  ## run the speed benchmarks (figures on stdout)
+bench: $(STAMP)  ## run the speed benchmarks and the hostile-input benchmark (figures on stdout)
 	$(PY) -m benchmarks
 	$(PY) -m benchmarks.sft_throughput
 	$(PY) -m benchmarks.specialists_trainer
 	$(PY) -m benchmarks.intervention_latency
+	$(PY) -m benchmarks.hostile_input
 
 clean-venv:  ## remove the virtual environment
 	rm -rf $(VENV)

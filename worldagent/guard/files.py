@@ -126,8 +126,17 @@ def resolve_inside(root: Path | str, path: Path | str, *, what: str = "") -> Pat
             return current.joinpath(*parts[index:])  # the rest does not exist yet: nothing to follow
         except NotADirectoryError:
             raise MissingFileError(f"{path}: {current} is not a folder{_label(what)}", path, "not a folder") from None
+        except OSError as problem:  # a name too long, a link loop on the way, a folder it may not enter
+            reason = problem.strerror or str(problem)
+            raise FileError(f"{path}: cannot be resolved ({reason}){_label(what)}", path, reason) from None
         if stat.S_ISLNK(mode):
-            target = Path(os.path.realpath(step))
+            try:
+                target = Path(os.path.realpath(step, strict=True))
+            except FileNotFoundError:  # a dangling link: where it would point decides
+                target = Path(os.path.realpath(step))
+            except OSError as problem:  # a link loop
+                reason = problem.strerror or str(problem)
+                raise FileError(f"{path}: cannot be resolved ({reason}){_label(what)}", path, reason) from None
             if not _inside(target, real_root):
                 raise OutsideRootError(
                     f"{path}: {step.relative_to(real_root)} is a symbolic link to {target}, outside the folder "

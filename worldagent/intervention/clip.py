@@ -164,7 +164,14 @@ def load_image(source: str | Path | bytes | Image.Image) -> Image.Image:
         raise ScreenshotError(f"{where}: screenshot not found") from None
     except files.FileError as error:
         raise ScreenshotError(f"{where}: {error.reason}") from None
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombWarning) as error:
+    except (
+        UnidentifiedImageError,
+        OSError,
+        SyntaxError,
+        ValueError,
+        Image.DecompressionBombWarning,
+        Image.DecompressionBombError,
+    ) as error:
         if isinstance(error, ScreenshotError):
             raise
         raise ScreenshotError(f"{where}: not a readable image ({error})") from None

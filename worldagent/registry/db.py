@@ -10,6 +10,7 @@ timeout, PostgreSQL takes a transaction-level advisory lock first.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -48,6 +49,7 @@ from worldagent.guard.db import (  # the one database error path; re-exported fo
     scan_rows,
     translate,
 )
+from worldagent.guard.files import is_regular_file
 from worldagent.guard.text import has_bad_string
 
 __all__ = [
@@ -221,6 +223,8 @@ def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
         return engine
     path = sqlite_path(url)
     if path is not None:
+        if os.path.lexists(path) and not is_regular_file(path):  # a FIFO, device or folder: never opened
+            raise InputError(f"{path}: not a regular file, so not a SQLite database; point the URL at a database file")
         path.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"timeout": busy_timeout}, json_deserializer=stored_json)
 
