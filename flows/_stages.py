@@ -28,6 +28,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from flows._prefect_env import explain_prefect_start, one_server_for_local_workers
 from worldagent.config import load_params
 from worldagent.errors import InputError, RunError, clean_errors
+from worldagent.io import read_json, read_text_file
 from worldagent.pipeline.costs import (
     DEFAULT_LEDGER,
     PeakMemoryWatch,
@@ -263,8 +264,8 @@ def collect(
     append_ledger(root / DEFAULT_LEDGER, pipeline.family, datetime.now(UTC), costs, run=run, profile=profile)
     report = root / pipeline.report
     if report.exists():
-        create_markdown_artifact(markdown=report.read_text(encoding="utf-8"), key=f"{pipeline.family}-report")
-    decision = json.loads((root / pipeline.gate).read_text(encoding="utf-8"))
+        create_markdown_artifact(markdown=read_text_file(report, "the report"), key=f"{pipeline.family}-report")
+    decision = read_json(root / pipeline.gate, "the gate decision", expect=dict)
     champion = futures["pin_champion"].result()
     return {
         "recomputed": recomputed,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from worldagent.storytest.play import PlayResult
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+MAX_PAGE_BYTES = 4 * 1024 * 1024  # `worldagent a11y`: far above any rendered story page
 
 
 def _print_json(value: Any) -> None:
@@ -162,16 +163,15 @@ def _cmd_story_test(args: argparse.Namespace) -> int:
 
 
 def _cmd_a11y(args: argparse.Namespace) -> int:
+    from worldagent.guard import files
     from worldagent.storytest.a11y import check_accessibility
 
     path = Path(args.file)
     try:
-        html = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        print(f"error: {path}: no such file", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except UnicodeDecodeError as error:
-        print(f"error: {path}: not UTF-8 (byte {error.start})", file=sys.stderr)
+        # The file guard: a regular file under the page cap (`/dev/zero` or a FIFO is refused unread).
+        html = files.read_text(path, max_bytes=MAX_PAGE_BYTES, what="an HTML page")
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     violations = check_accessibility(html)
     if args.json:

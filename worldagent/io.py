@@ -27,6 +27,8 @@ from typing import Any
 
 from worldagent import safejson
 from worldagent.errors import InputError
+from worldagent.guard import files
+from worldagent.guard.text import TextError, check_json
 
 FILE_MODE = 0o666  # before the umask, as open() would create it
 DIR_MODE = 0o777
@@ -37,29 +39,45 @@ MAX_JSON_BYTES = 256 * 1024 * 1024  # far above any artifact the pipeline writes
 
 
 def _read_text(path: Path, what: str, hint: str | None, error: type[InputError], max_bytes: int) -> str:
+    """The file guard's read (a regular file under ``max_bytes``, UTF-8), its error as ``error``."""
     label = f" ({what})" if what else ""
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise error(f"{path}: {what or 'the file'} is {size} bytes, more than the {max_bytes} allowed")
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        return files.read_text(path, max_bytes=max_bytes, what=what, hint=hint)
+    except files.MissingFileError:
         raise error(f"{path}: not found{label}" + (f"; {hint}" if hint else "")) from None
-    except IsADirectoryError:
-        raise error(f"{path}: is a directory, expected a file{label}") from None
-    except UnicodeDecodeError as problem:
-        raise error(f"{path}: byte {problem.start}: not UTF-8 text{label}") from None
-    except OSError as problem:
-        raise error(f"{path}: cannot read{label}: {problem.strerror or problem}") from None
+    except files.NotRegularFileError as problem:
+        raise error(f"{path}: {problem.reason}{label}") from None
+    except files.FileTooLargeError as problem:
+        raise error(
+            f"{path}: {what or 'the file'} is {problem.size} bytes, more than the {max_bytes} allowed"
+        ) from None
+    except InputError as problem:  # unreadable, or not UTF-8 (the text policy names line and byte)
+        raise error(f"{problem}{label}" if what and what not in str(problem) else str(problem)) from None
+
+
+def read_text_file(
+    path: Path,
+    what: str = "",
+    *,
+    hint: str | None = None,
+    error: type[InputError] = InputError,
+    max_bytes: int = MAX_JSON_BYTES,
+) -> str:
+    """A text file through the file guard (regular, under ``max_bytes``, UTF-8); errors name the file."""
+    return _read_text(Path(path), what, hint, error, max_bytes)
 
 
 def _parse(text: str, where: str, error: type[InputError], line: int | None = None) -> Any:
     """Parse ``text``; ``line`` is its line number in ``where`` when it is one line of a JSONL file."""
     try:
-        return safejson.loads(text)  # nesting past safejson.MAX_DEPTH is a parse error, not a RecursionError
+        value = safejson.loads(text)  # nesting past safejson.MAX_DEPTH is a parse error, not a RecursionError
     except json.JSONDecodeError as problem:
         at = problem.lineno if line is None else line
         raise error(f"{where}:{at}:{problem.colno}: invalid JSON: {problem.msg}") from None
+    try:
+        return check_json(text, value, where if line is None else f"{where}:{line}")  # the text policy
+    except TextError as problem:
+        raise error(str(problem)) from None
 
 
 def parse_json(text: str, where: str, error: type[InputError] = InputError) -> Any:
@@ -226,7 +244,7 @@ def atomic_directory(out_dir: Path, *, replace: bool = True, durable: bool = Fal
         yield tmp
         for path in tmp.rglob("*") if durable else ():
             if path.is_file() and not path.is_symlink():
-                with path.open("rb") as handle:
+                with files.open_regular(path) as handle:
                     os.fsync(handle.fileno())
         _apply_modes(tmp)
         if replace:
@@ -299,7 +317,7 @@ def sha256_bytes(data: bytes) -> str:
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with files.open_regular(path) as handle:  # a FIFO in an artifact folder is refused, never waited on
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldagent.errors import RunError
+from worldagent.guard import files
 
 if TYPE_CHECKING:
     from dvclive import Live
@@ -79,5 +80,6 @@ def read_curve(directory: Path, name: str) -> list[tuple[int, float]]:
     path = directory / "plots" / "metrics" / f"{name}.tsv"
     if not path.is_file():
         return []
-    rows = [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines()[1:] if line]
+    text = files.read_text(path, what="a DVCLive curve")  # the file guard: a regular file under the cap
+    rows = [line.split("\t") for line in text.splitlines()[1:] if line]
     return [(int(row[0]), float(row[-1])) for row in rows]

@@ -17,7 +17,6 @@ change without changing what any stage computed.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from worldagent.config import Params
 from worldagent.errors import InputError
+from worldagent.io import read_json
 from worldagent.pipeline.table import Pipeline, Stage
 
 if TYPE_CHECKING:
@@ -95,8 +95,8 @@ def recorded_precisions(pipelines: Iterable[Pipeline], root: Path) -> dict[str, 
                 continue
             for metrics in step.metrics.values():
                 try:
-                    data = json.loads((root / metrics).read_text(encoding="utf-8"))
-                except (OSError, ValueError):
+                    data = read_json(root / metrics, "a stage's metrics")
+                except (OSError, ValueError):  # not written yet, or unreadable (InputError is a ValueError)
                     continue
                 for holder in (data, data.get("training")) if isinstance(data, dict) else ():
                     if isinstance(holder, dict) and isinstance(holder.get("precision"), str):

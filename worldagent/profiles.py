@@ -18,6 +18,8 @@ from typing import Any
 
 from worldagent.config import parse_params
 from worldagent.errors import InputError
+from worldagent.guard import files
+from worldagent.guard import yaml as guarded_yaml
 from worldagent.io import atomic_write_text
 
 PROFILES_DIR = Path("profiles")
@@ -32,16 +34,17 @@ class ProfileError(InputError):
 
 
 def _yaml() -> Any:
-    from ruamel.yaml import YAML
+    """ruamel's round-trip YAML in params.yaml's own layout (comments, order and quoting survive)."""
+    return guarded_yaml.roundtrip()
 
-    yaml = YAML()  # round-trip: comments, order and quoting survive
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    yaml.indent(mapping=2, sequence=4, offset=2)  # params.yaml's own layout
-    yaml.representer.add_representer(
-        type(None), lambda representer, _: representer.represent_scalar("tag:yaml.org,2002:null", "null")
-    )
-    return yaml
+
+def _load(text: str, where: Path) -> Any:
+    """Round-trip load behind the YAML guard: an alias bomb or a too-deep file is refused unbuilt."""
+    return guarded_yaml.load_roundtrip(text, str(where), _yaml())
+
+
+def _read(path: Path, what: str) -> str:
+    return files.read_text(path, max_bytes=guarded_yaml.DEFAULT_LIMITS.max_bytes, what=what)
 
 
 def available(profiles_dir: Path = PROFILES_DIR) -> list[str]:
@@ -66,7 +69,7 @@ def read_profile(name: str, profiles_dir: Path = PROFILES_DIR) -> dict[str, Any]
     if not path.is_file():
         known = ", ".join(available(profiles_dir)) or "none"
         raise ProfileError(f"{path}: no such profile (known: {known})")
-    data = _yaml().load(path.read_text(encoding="utf-8"))
+    data = _load(_read(path, "a profile"), path)
     if not isinstance(data, Mapping) or not data:
         raise ProfileError(f"{path}: a profile is a non-empty mapping of params.yaml sections")
     return dict(data)
@@ -102,13 +105,13 @@ def apply_profile(params_text: str, profile: Mapping[str, Any], where: Path = PA
     and the result must validate (``worldagent.config.parse_params``).
     """
     yaml = _yaml()
-    params = yaml.load(params_text)
+    params = guarded_yaml.load_roundtrip(params_text, str(where), yaml)
     for dotted, value in leaf_keys(profile):
         assign(params, dotted, value, where)
     buffer = io.StringIO()
     yaml.dump(params, buffer)
     text = buffer.getvalue()
-    parse_params(_yaml().load(text), where)  # raises with the field named
+    parse_params(_load(text, where), where)  # raises with the field named
     return text
 
 
@@ -126,7 +129,7 @@ _MISSING = object()
 
 def matching(params_path: Path = PARAMS, profiles_dir: Path = PROFILES_DIR) -> list[str]:
     """The profiles whose every value params.yaml has now (normally exactly one)."""
-    params = _yaml().load(params_path.read_text(encoding="utf-8"))
+    params = _load(_read(params_path, "the parameters"), params_path)
     names = []
     for name in available(profiles_dir):
         profile = read_profile(name, profiles_dir)
@@ -159,8 +162,8 @@ def _plain(value: Any) -> Any:
 def use_profile(name: str, params_path: Path = PARAMS, profiles_dir: Path = PROFILES_DIR) -> list[str]:
     """Write profile ``name`` into ``params_path`` (atomically); returns the keys whose value changed."""
     profile = read_profile(name, profiles_dir)
-    before = params_path.read_text(encoding="utf-8")
-    old = _yaml().load(before)
+    before = _read(params_path, "the parameters")
+    old = _load(before, params_path)
     text = apply_profile(before, profile, params_path)
     changed = [key for key, value in leaf_keys(profile) if _plain(_current(old, key)) != _plain(value)]
     if text != before:

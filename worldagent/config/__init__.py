@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from worldagent.config.base import NgramGuard, Section
@@ -61,6 +60,8 @@ from worldagent.config.training import (
     TrainerParams,
 )
 from worldagent.errors import InputError
+from worldagent.guard.files import MissingFileError
+from worldagent.guard.yaml import read_yaml
 
 __all__ = [
     "DATA_STORIES_DRAWN",
@@ -165,15 +166,12 @@ def parse_params(raw: Any, path: Path = Path("params.yaml")) -> Params:
 def load_params(path: Path | str = "params.yaml") -> Params:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        # The file and YAML guards: a regular file under the cap; alias bombs, depth and lone surrogates refused.
+        raw = read_yaml(path, what="parameters", hint="run from the project root or pass --params")
+    except MissingFileError:
         raise ParamsError(f"{path}: file not found (run from the project root or pass --params)") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-        raise ParamsError(f"{path}{where}: invalid YAML: {error}") from None
+    except InputError as error:
+        raise ParamsError(str(error)) from None
     return with_environment(parse_params(raw, path))
 
 

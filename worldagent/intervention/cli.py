@@ -11,6 +11,7 @@ from typing import Any
 from worldagent import safejson
 
 DEFAULT_STORE = "sqlite:///data/experience/experience.db"
+MAX_STATE_BYTES = 64 * 1024 * 1024  # `intervention predict`: states with inline screenshots fit
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
@@ -54,18 +55,27 @@ def _experience(args: argparse.Namespace) -> int:
 
 def _predict(args: argparse.Namespace) -> int:
     from worldagent.config import ParamsError, load_params
+    from worldagent.errors import InputError
+    from worldagent.guard import files
+    from worldagent.guard.text import check_value, decode_utf8
     from worldagent.intervention.clip import ClipError, ScreenshotError
     from worldagent.intervention.dataset import DatasetError
     from worldagent.intervention.serve import BundleError, InterventionPredictor
 
     try:
-        text = sys.stdin.read() if args.state == "-" else Path(args.state).read_text(encoding="utf-8")
-        states = safejson.loads(text)
-    except FileNotFoundError:
-        print(f"error: {args.state}: no such file", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        if args.state == "-":
+            data = sys.stdin.buffer.read(MAX_STATE_BYTES + 1)
+            if len(data) > MAX_STATE_BYTES:
+                raise files.FileError(f"stdin: more than {MAX_STATE_BYTES} bytes of state")
+            text = decode_utf8(data, "stdin")
+        else:  # the file guard: a regular file under the cap
+            text = files.read_text(args.state, max_bytes=MAX_STATE_BYTES, what="the state JSON")
+        states = check_value(safejson.loads(text), args.state)
     except json.JSONDecodeError as error:
         print(f"error: {args.state}:{error.lineno}:{error.colno}: invalid JSON: {error.msg}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except InputError as error:  # not a regular file, too large, not UTF-8, a lone surrogate
+        print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     single = isinstance(states, dict)
     states = [states] if single else states

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,8 +22,11 @@ import torch
 from PIL import Image, UnidentifiedImageError
 
 from worldagent.errors import InputError, RunError
+from worldagent.guard import files
 
 CONFIG_DIR = Path(__file__).parent / "clip_configs"
+MAX_SCREENSHOT_BYTES = 32 * 1024 * 1024
+MAX_SCREENSHOT_PIXELS = 40_000_000  # 8K by 5K; decoded as RGB that is 120 MB, within a bounded request
 BUILTIN = {p.stem for p in CONFIG_DIR.glob("*.json")}
 OFFLINE_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
 
@@ -139,15 +143,37 @@ def load_visual(spec: dict[str, Any], state: dict[str, torch.Tensor], device: st
 
 
 def load_image(source: str | Path | bytes | Image.Image) -> Image.Image:
+    """An RGB image from a path, bytes or an image. A path is read through the file guard (a regular
+    file under :data:`MAX_SCREENSHOT_BYTES`: a FIFO or device named as a screenshot is refused, never
+    waited on); an image over :data:`MAX_SCREENSHOT_PIXELS` is refused before it is decoded."""
     if isinstance(source, Image.Image):
         return source.convert("RGB")
+    where = "<bytes>" if isinstance(source, bytes) else str(source)
     try:
-        image = Image.open(io.BytesIO(source)) if isinstance(source, bytes) else Image.open(Path(source))
-        image.load()
-    except FileNotFoundError:
-        raise ScreenshotError(f"{source}: screenshot not found") from None
-    except (UnidentifiedImageError, OSError, SyntaxError) as error:
-        where = "<bytes>" if isinstance(source, bytes) else str(source)
+        data = source if isinstance(source, bytes) else files.read_bytes(source, max_bytes=MAX_SCREENSHOT_BYTES)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(data))
+            if image.width * image.height > MAX_SCREENSHOT_PIXELS:
+                raise ScreenshotError(
+                    f"{where}: {image.width}x{image.height} pixels, more than the {MAX_SCREENSHOT_PIXELS} a "
+                    "screenshot may have"
+                )
+            image.load()
+    except files.MissingFileError:
+        raise ScreenshotError(f"{where}: screenshot not found") from None
+    except files.FileError as error:
+        raise ScreenshotError(f"{where}: {error.reason}") from None
+    except (
+        UnidentifiedImageError,
+        OSError,
+        SyntaxError,
+        ValueError,
+        Image.DecompressionBombWarning,
+        Image.DecompressionBombError,
+    ) as error:
+        if isinstance(error, ScreenshotError):
+            raise
         raise ScreenshotError(f"{where}: not a readable image ({error})") from None
     return image.convert("RGB")
 

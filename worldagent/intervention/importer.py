@@ -83,7 +83,47 @@ def _action(entry: Any, where: str) -> dict[str, Any]:
             "target": str(entry.get("target") or entry.get("selector") or ""),
             "success": bool(entry.get("success", True)),
         }
-    raise ImportError_(f"{where}: an action needs an 'action' name, got {entry!r}")
+    raise ImportError_(f"{where}: an action needs an 'action' name, got {repr(entry)[:200]}")
+
+
+def _whole(entry: dict[str, Any], key: str, where: str, *, optional: bool = False) -> int | None:
+    """``entry[key]`` as a whole number ≥ 0 (``3`` or ``"3"``); anything else names the entry and field."""
+    value = entry.get(key)
+    if value is None and optional:
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value.strip())
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or value != value
+        or value
+        in (
+            float("inf"),
+            float("-inf"),
+        )
+    ):
+        raise ImportError_(f"{where}.{key}: expected a whole number, got {value!r}"[:300])
+    if value != int(value) or not 0 <= int(value) <= 1_000_000:
+        raise ImportError_(f"{where}.{key}: expected a whole number from 0 to 1000000, got {value!r}")
+    return int(value)
+
+
+def _text(entry: dict[str, Any], key: str, where: str, default: str = "") -> str:
+    """``entry[key]`` as text (a number is written out); an object or a list names the entry and field."""
+    value = entry.get(key)
+    if value is None or value == "":
+        return default
+    if isinstance(value, dict | list):
+        raise ImportError_(f"{where}.{key}: expected text, got {type(value).__name__}")
+    return str(value)
+
+
+def _items(entry: dict[str, Any], key: str, where: str) -> list[Any]:
+    value = entry.get(key) or []
+    if not isinstance(value, list):
+        raise ImportError_(f"{where}.{key}: expected a list, got {type(value).__name__}")
+    return value
 
 
 def _screenshot(value: Any, base: Path, counts: Counter[str]) -> str | None:
@@ -107,16 +147,20 @@ def read_reference_logs(directory: Path) -> tuple[list[dict[str, Any]], dict[str
     ivs = _read_list(directory / "interventions.json", required=True)
     for i, entry in enumerate(ivs):
         where = f"{directory / 'interventions.json'}[{i}]"
-        sid = str(entry["session_id"])
+        sid = _text(entry, "session_id", where)
         if "step" not in entry:
             raise ImportError_(f"{where}: 'step' is missing")
-        reason = str(entry.get("reason") or "other")
+        step = _whole(entry, "step", where)
+        max_steps = _whole(entry, "max_steps", where, optional=True)
+        reason = _text(entry, "reason", where, "other")
         if reason not in REASONS:
             counts[f"unknown_reason.{reason}"] += 1
             reason = "other"
-        actions = [_action(a, f"{where}.actions_before[{k}]") for k, a in enumerate(entry.get("actions_before") or [])]
+        actions = [
+            _action(a, f"{where}.actions_before[{k}]") for k, a in enumerate(_items(entry, "actions_before", where))
+        ]
         if sid in tasks:  # a second intervention in the same session
-            tasks[sid]["interventions"].append({"step": int(entry["step"]), "reason": reason, "details": "imported"})
+            tasks[sid]["interventions"].append({"step": step, "reason": reason, "details": "imported"})
             continue
         page = normalise_page_state(entry.get("page_state"), counts)
         shot = _screenshot(entry.get("screenshot_path"), directory, counts)
@@ -131,15 +175,15 @@ def read_reference_logs(directory: Path) -> tuple[list[dict[str, Any]], dict[str
             counts["interventions_without_actions"] += 1
         tasks[sid] = {
             "session_id": sid,
-            "goal": str(entry.get("goal") or ""),
-            "start_url": str(entry.get("start_url") or ""),
-            "category": entry.get("category") or "unknown",
+            "goal": _text(entry, "goal", where),
+            "start_url": _text(entry, "start_url", where),
+            "category": _text(entry, "category", where, "unknown"),
             "status": "intervention",
-            "max_steps": entry.get("max_steps"),
+            "max_steps": max_steps,
             "steps": steps,
             "interventions": [
                 {
-                    "step": len(steps) - 1 if steps else int(entry["step"]),
+                    "step": len(steps) - 1 if steps else step,
                     "reason": reason,
                     "details": f"imported; original step {entry['step']} of {entry.get('total_steps')}",
                 }
@@ -147,11 +191,12 @@ def read_reference_logs(directory: Path) -> tuple[list[dict[str, Any]], dict[str
         }
     for i, entry in enumerate(_read_list(directory / "successes.json", required=True)):
         where = f"{directory / 'successes.json'}[{i}]"
-        sid = str(entry["session_id"])
+        sid = _text(entry, "session_id", where)
         if sid in tasks:
             raise ImportError_(f"{where}: session {sid!r} is also in interventions.json")
         steps = []
-        for k, st in enumerate(entry.get("steps") or []):
+        max_steps = _whole(entry, "max_steps", where, optional=True)
+        for k, st in enumerate(_items(entry, "steps", where)):
             action = _action(st, f"{where}.steps[{k}]")
             steps.append(
                 {
@@ -168,11 +213,11 @@ def read_reference_logs(directory: Path) -> tuple[list[dict[str, Any]], dict[str
             counts["successes_without_steps"] += 1
         tasks[sid] = {
             "session_id": sid,
-            "goal": str(entry.get("goal") or ""),
-            "start_url": str(entry.get("start_url") or ""),
-            "category": entry.get("category") or "unknown",
+            "goal": _text(entry, "goal", where),
+            "start_url": _text(entry, "start_url", where),
+            "category": _text(entry, "category", where, "unknown"),
             "status": "complete",
-            "max_steps": entry.get("max_steps"),
+            "max_steps": max_steps,
             "steps": steps,
             "interventions": [],
         }
@@ -180,7 +225,8 @@ def read_reference_logs(directory: Path) -> tuple[list[dict[str, Any]], dict[str
     if manifest_path.is_file():
         manifest = read_json(manifest_path, "the manifest", error=ReferenceImportError)
         expected = (manifest.get("counts") or {}) if isinstance(manifest, dict) else {}
-        if "interventions" in expected and int(expected["interventions"]) != len(ivs):
+        expected = expected if isinstance(expected, dict) else {}
+        if "interventions" in expected and _whole(expected, "interventions", f"{manifest_path}.counts") != len(ivs):
             counts["manifest_count_mismatch"] += 1
     report = {
         "tasks": len(tasks),

@@ -14,6 +14,7 @@ list is an error.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Sequence
@@ -74,6 +75,56 @@ def _load_state(path: Path) -> dict[str, torch.Tensor]:
         raise BundleError(f"{path}: not a readable torch state ({type(error).__name__}: {error})") from None
 
 
+MAX_STEP = 1_000_000  # far beyond any episode; bounds the features an absurd step would make
+
+
+def _whole(value: Any, where: str, *, minimum: int) -> int:
+    """A whole number from a state field (``3`` or ``3.0``); NaN, infinities, text and booleans refused."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise DatasetError(f"{where}: expected a whole number, got {type(value).__name__}")
+    if not math.isfinite(value) or value != int(value):
+        raise DatasetError(f"{where}: expected a whole number, got {value!r}")
+    if not minimum <= int(value) <= MAX_STEP:
+        raise DatasetError(f"{where}: {int(value)} is outside {minimum}..{MAX_STEP}")
+    return int(value)
+
+
+def state_row(index: int, state: Any) -> dict[str, Any]:
+    """One state to predict on, checked field by field: every wrong shape is a ``DatasetError`` naming
+    ``state <index>`` and the field, never a traceback from deep in the featurizer."""
+    where = f"state {index}"
+    if not isinstance(state, dict):
+        raise DatasetError(f"{where}: expected an object, got {type(state).__name__}")
+    actions = state.get("actions")
+    if not actions:
+        raise DatasetError(f"{where}: 'actions' is missing or empty (at least the step's own action is needed)")
+    if not isinstance(actions, list):
+        raise DatasetError(f"{where}: 'actions' must be a list of action objects, got {type(actions).__name__}")
+    for number, action in enumerate(actions):
+        if not isinstance(action, dict):
+            raise DatasetError(f"{where}: actions[{number}]: expected an object, got {type(action).__name__}")
+        for key in ("action", "target"):
+            if action.get(key) is not None and not isinstance(action[key], str):
+                raise DatasetError(f"{where}: actions[{number}].{key}: expected text, got {type(action[key]).__name__}")
+        if "success" in action and not isinstance(action["success"], bool):
+            raise DatasetError(f"{where}: actions[{number}].success: expected true or false")
+    page_state = state.get("page_state")
+    if page_state is not None and not isinstance(page_state, dict):
+        raise DatasetError(f"{where}: 'page_state' must be an object, got {type(page_state).__name__}")
+    step = _whole(state.get("step", len(actions) - 1), f"{where}: step", minimum=0)
+    max_steps = state.get("max_steps")
+    if max_steps is not None:
+        max_steps = _whole(max_steps, f"{where}: max_steps", minimum=1)
+    return {
+        "id": str(index),
+        "actions": actions,
+        "page_state": page_state or {},
+        "step": step,
+        "max_steps": max_steps,
+        "label": 0,
+    }
+
+
 @dataclass
 class InterventionPredictor:
     meta: dict[str, Any]
@@ -130,26 +181,7 @@ class InterventionPredictor:
     # -- prediction ---------------------------------------------------------------------------
 
     def _rows(self, states: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-        rows = []
-        for i, state in enumerate(states):
-            if not isinstance(state, dict):
-                raise DatasetError(f"state {i}: expected an object, got {type(state).__name__}")
-            actions = state.get("actions")
-            if not actions:
-                raise DatasetError(
-                    f"state {i}: 'actions' is missing or empty (at least the step's own action is needed)"
-                )
-            rows.append(
-                {
-                    "id": str(i),
-                    "actions": actions,
-                    "page_state": state.get("page_state") or {},
-                    "step": int(state.get("step", len(actions) - 1)),
-                    "max_steps": state.get("max_steps"),
-                    "label": 0,
-                }
-            )
-        return rows
+        return [state_row(i, state) for i, state in enumerate(states)]
 
     @torch.inference_mode()
     def probabilities(self, states: Sequence[dict[str, Any]]) -> tuple[np.ndarray, list[list[str]]]:

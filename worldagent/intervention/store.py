@@ -21,7 +21,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
 
 from worldagent.errors import InputError
-from worldagent.registry.db import create_tables, location_of, make_engine, open_failure, sqlite_path
+from worldagent.registry.db import create_tables, database_errors, location_of, make_engine, open_failure, sqlite_path
 
 STATUSES: tuple[str, ...] = ("running", "complete", "intervention", "failed")
 REASONS: tuple[str, ...] = (
@@ -93,7 +93,11 @@ class ExperienceStore:
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        with Session(self.engine, expire_on_commit=False) as session, session.begin():
+        with (
+            database_errors("experience store", location_of(self.url)),
+            Session(self.engine, expire_on_commit=False) as session,
+            session.begin(),
+        ):
             yield session
 
     def close(self) -> None:

@@ -35,6 +35,7 @@ from typing import Any, Literal
 from worldagent.allocator import return_freed_memory, trim_freed_memory
 from worldagent.config import FreedMemory, LoraParams, Params, TrainerParams
 from worldagent.errors import InputError
+from worldagent.guard import files
 from worldagent.io import (
     atomic_directory,
     atomic_write_text,
@@ -222,7 +223,7 @@ def prepare_checkpoints(directory: Path, fingerprint: Mapping[str, Any]) -> Path
     # Under a data-parallel launch every rank calls this: the main process prepares the directory
     # before the others look at it, or one rank deletes the fingerprint another is writing.
     with _main_process_first():
-        recorded = recorded_file.read_text(encoding="utf-8") if recorded_file.is_file() else None
+        recorded = files.read_text(recorded_file, what="a checkpoint fingerprint") if recorded_file.is_file() else None
         if directory.exists() and recorded != wanted:
             if any(directory.iterdir()):
                 log.info("discarding checkpoints in %s: they were written for other inputs", directory)

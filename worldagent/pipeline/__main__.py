@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from worldagent.config import load_params
+from worldagent.guard import files
 from worldagent.pipeline.dvcfile import render
 from worldagent.pipeline.entry import option, run_stage
 from worldagent.pipeline.families import PIPELINES
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {target}")
         return 0
     if args.check:
-        current = target.read_text(encoding="utf-8") if target.is_file() else ""
+        current = files.read_text(target, what="dvc.yaml") if target.is_file() else ""
         if current == text:
             return 0
         sys.stdout.writelines(

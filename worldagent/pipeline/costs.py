@@ -25,6 +25,7 @@ several steps in one process at once mixes their processes.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import threading
@@ -36,7 +37,10 @@ from typing import Any, Self
 
 import psutil
 
+from worldagent import safejson
 from worldagent.errors import InputError
+from worldagent.guard import files
+from worldagent.guard.text import check_value
 
 SAMPLE_INTERVAL_S = 0.2  # a process that ends sooner can be missed: a stage DVC ran in a second or two
 GIB = 1024**3
@@ -265,23 +269,69 @@ def from_nothing_table(costs: Sequence[ComputedCost]) -> str:
     return "\n".join([*lines, summary])
 
 
+MAX_LEDGER_BYTES = 256 * 1024 * 1024  # years of weekly runs; bounds a hostile or runaway file
+
+
+def _number(value: Any, *, whole: bool = False) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return False
+    return not whole or value == int(value)
+
+
+def ledger_record_problem(record: Any) -> str | None:
+    """Why one parsed ledger line is not a flow-run record (the field named), or None."""
+    if not isinstance(record, dict):
+        return f"expected an object, got {type(record).__name__}"
+    for key in ("family", "finished"):
+        if not isinstance(record.get(key), str):
+            return f"'{key}' must be text"
+    if "run" in record and not isinstance(record["run"], str):
+        return "'run' must be text"
+    if "complete" in record and not isinstance(record["complete"], bool):
+        return "'complete' must be true or false"
+    host = record.get("host")
+    if not isinstance(host, dict) or "cpu" not in host or "logical_cpus" not in host:
+        return "'host' must be an object with 'cpu' and 'logical_cpus'"
+    steps = record.get("steps")
+    if not isinstance(steps, list):
+        return "'steps' must be a list"
+    for index, step in enumerate(steps):
+        if not isinstance(step, dict) or set(step) != {"step", "ran", "seconds", "peak_rss_bytes"}:
+            return f"steps[{index}] must be an object with step, ran, seconds and peak_rss_bytes"
+        if not isinstance(step["step"], str) or not isinstance(step["ran"], bool):
+            return f"steps[{index}]: 'step' must be text and 'ran' true or false"
+        if not _number(step["seconds"]):
+            return f"steps[{index}].seconds: expected a number of seconds, got {step['seconds']!r}"
+        peak = step["peak_rss_bytes"]
+        if peak is not None and not _number(peak, whole=True):
+            return f"steps[{index}].peak_rss_bytes: expected a whole number of bytes or null, got {peak!r}"
+    return None
+
+
 def read_ledger(path: Path, family: str | None = None) -> list[dict[str, Any]]:
     """The ledger's records, oldest first (only ``family``'s when given); a line that is not a record
-    is an :class:`InputError` naming its line."""
+    is an :class:`InputError` naming its line and field. Read through the file guard (a regular file
+    under :data:`MAX_LEDGER_BYTES`, UTF-8) and the text policy."""
     if not path.is_file():
         raise InputError(f"{path}: no flow run recorded yet (`make pipeline` or `python -m flows.<family>` writes it)")
+    text = files.read_text(path, max_bytes=MAX_LEDGER_BYTES, what="the flow-run ledger")
     records = []
-    with path.open(encoding="utf-8") as ledger:
-        for number, line in enumerate(ledger, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                run_summary(record)  # reads every field a record must have
-            except (ValueError, TypeError, KeyError) as error:
-                raise InputError(f"{path}:{number}: not a flow-run record ({type(error).__name__}: {error})") from None
-            if family is None or record["family"] == family:
-                records.append(record)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = safejson.loads(line)  # nesting past safejson.MAX_DEPTH is a parse error
+        except json.JSONDecodeError as error:
+            raise InputError(
+                f"{where}: not a flow-run record (invalid JSON at column {error.colno}: {error.msg})"
+            ) from None
+        check_value(record, where)
+        problem = ledger_record_problem(record)
+        if problem is not None:
+            raise InputError(f"{where}: not a flow-run record ({problem})")
+        if family is None or record["family"] == family:
+            records.append(record)
     return fold_runs(records)
 
 

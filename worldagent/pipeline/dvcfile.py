@@ -11,8 +11,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
-
+from worldagent.errors import InputError
+from worldagent.guard.yaml import load_yaml
 from worldagent.pipeline.deps import code_deps
 from worldagent.pipeline.entry import entry_module, option
 from worldagent.pipeline.table import Pipeline, Plot, Stage
@@ -46,8 +46,8 @@ def stage_code(stage: Stage, root: Path) -> list[str]:
 def scalar(text: str) -> str:
     """``text`` plain when YAML reads it back unchanged, else quoted."""
     try:
-        plain = yaml.safe_load(f"key: {text}") == {"key": text}
-    except yaml.YAMLError:
+        plain = load_yaml(f"key: {text}", "dvc.yaml") == {"key": text}
+    except InputError:  # not YAML, or not text (the YAML guard)
         plain = False
     return text if plain else json.dumps(text, ensure_ascii=False)
 

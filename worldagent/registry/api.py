@@ -33,6 +33,7 @@ from worldagent.registry.db import (
     FamilyRow,
     VersionRow,
     create_tables,
+    database_errors,
     make_engine,
     utcnow,
 )
@@ -122,18 +123,25 @@ class Registry(Database):
 
     # -- transactions -------------------------------------------------------------------------
 
+    what = "model registry"
+
     @contextmanager
     def _session(self, write: bool) -> Iterator[Session]:
-        try:
-            with Session(self._writer if write else self.engine, expire_on_commit=False) as session, session.begin():
-                yield session
-        except OperationalError as error:
-            if "locked" in str(error.orig) or "busy" in str(error.orig):
-                raise RegistryBusyError(
-                    f"registry database {self.location} is locked by another writer (another pipeline run?); "
-                    "it waited for the busy timeout and gave up: retry when the other run has finished"
-                ) from None
-            raise
+        # Busy first (its own error, which callers retry on), then the one database error path.
+        with database_errors(self.what, self.location):
+            try:
+                with (
+                    Session(self._writer if write else self.engine, expire_on_commit=False) as session,
+                    session.begin(),
+                ):
+                    yield session
+            except OperationalError as error:
+                if "locked" in str(error.orig) or "busy" in str(error.orig):
+                    raise RegistryBusyError(
+                        f"registry database {self.location} is locked by another writer (another pipeline run?); "
+                        "it waited for the busy timeout and gave up: retry when the other run has finished"
+                    ) from None
+                raise
 
     def _write(self, fn: Callable[[Session], T], retries: int = 3) -> T:
         for attempt in range(retries + 1):
@@ -454,5 +462,5 @@ def open_registry(url: str, *, busy_timeout: float = 30.0) -> Registry:
     A database that cannot be opened raises ``DatabaseError`` (``CorruptDatabaseError`` for a bad file).
     """
     engine = make_engine(url, busy_timeout=busy_timeout)
-    create_tables(engine, Base.metadata, "model registry", url)
+    create_tables(engine, Base.metadata, "model registry", url, scan=True)  # a registry is small
     return Registry(engine, url)

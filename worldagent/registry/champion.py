@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from worldagent.errors import InputError
+from worldagent.guard import files
 from worldagent.io import atomic_write_text, directory_hash, pretty_json, read_json
 
 if TYPE_CHECKING:  # reading a reference needs no database: evaluate_champion runs where SQLAlchemy is absent
@@ -74,7 +75,7 @@ def read_champion_reference(path: Path) -> dict[str, Any]:
 def write_champion_reference(path: Path, reference: dict[str, Any]) -> bool:
     """Pin ``reference`` in ``path``; returns whether the file changed (so DVC will rerun what reads it)."""
     text = pretty_json({key: reference.get(key) for key in FIELDS})
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
+    if path.is_file() and files.read_text(path, what="the champion reference") == text:
         return False
     atomic_write_text(path, text)
     return True

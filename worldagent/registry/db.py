@@ -10,6 +10,7 @@ timeout, PostgreSQL takes a transaction-level advisory lock first.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,11 +32,33 @@ from sqlalchemy import (
     event,
 )
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 
 from worldagent import safejson
-from worldagent.errors import InputError, RunError
+from worldagent.errors import InputError
+from worldagent.guard.db import (  # the one database error path; re-exported for the stores
+    CorruptDatabaseError,
+    CorruptRowError,
+    DatabaseError,
+    ReadOnlyDatabaseError,
+    SchemaMismatchError,
+    check_schema,
+    database_errors,
+    install_text_policy,
+    scan_rows,
+    translate,
+)
+from worldagent.guard.files import is_regular_file
+from worldagent.guard.text import has_bad_string
+
+__all__ = [
+    "CorruptDatabaseError",
+    "CorruptRowError",
+    "DatabaseError",
+    "ReadOnlyDatabaseError",
+    "SchemaMismatchError",
+]
 
 IMMEDIATE = "worldagent_immediate"  # execution option: a write transaction (serialised per database)
 # PostgreSQL advisory-lock key every writer takes (the project's writes are short; one lock is enough).
@@ -108,14 +131,6 @@ class AliasEventRow(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
 
 
-class DatabaseError(RunError):
-    """A database could not be opened or reached; the message names it and says why, in one line."""
-
-
-class CorruptDatabaseError(DatabaseError, InputError):
-    """The database file is not a (readable) database; the message names the file."""
-
-
 def _parse(url: str) -> URL:
     try:
         return make_url(url)
@@ -160,17 +175,29 @@ def require_sqlite_file(url: str, root: Path, field: str) -> Path:
 
 
 UNREADABLE_JSON = {"error": f"stored value nested deeper than {safejson.MAX_DEPTH} levels; not shown"}
+INVALID_JSON = {"error": "stored value is not valid JSON (a corrupt row); not shown"}
+NOT_TEXT_JSON = {"error": "stored value holds a lone surrogate, which is not text; not shown"}
 
 
 def stored_json(text: Any) -> Any:
-    """How every store reads its JSON columns: a value nested too deep (stored before the stores refused
-    such values) reads as a small placeholder, so listing it never fails with RecursionError."""
-    if not isinstance(text, str | bytes | bytearray):
+    """How every store reads its JSON columns. A value stored before the stores refused it reads as a
+    small placeholder, so listing it never fails: nested too deep (else RecursionError), not JSON at all
+    (a corrupt row), or holding a lone surrogate (else every answer or file that includes it fails to
+    encode: the text policy, ``worldagent.guard.text``)."""
+    if isinstance(text, bytes | bytearray):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError:
+            return dict(INVALID_JSON)
+    if not isinstance(text, str):
         return text  # SQLite's NUMERIC affinity hands a stored JSON number back as a number
     try:
-        return safejson.loads(text)
+        value = safejson.loads(text)
     except safejson.JSONDepthError:
         return dict(UNREADABLE_JSON)
+    except ValueError:
+        return dict(INVALID_JSON)
+    return dict(NOT_TEXT_JSON) if has_bad_string(value) else value
 
 
 def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
@@ -180,6 +207,7 @@ def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
     """
     url = database_url(url)
     parsed = _parse(url)
+    install_text_policy()  # no session of any store flushes a row that is not text
     if parsed.get_backend_name() != "sqlite":
         try:
             engine = create_engine(url, pool_pre_ping=True, json_deserializer=stored_json)
@@ -195,6 +223,8 @@ def make_engine(url: str, busy_timeout: float = 30.0) -> Engine:
         return engine
     path = sqlite_path(url)
     if path is not None:
+        if os.path.lexists(path) and not is_regular_file(path):  # a FIFO, device or folder: never opened
+            raise InputError(f"{path}: not a regular file, so not a SQLite database; point the URL at a database file")
         path.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args={"timeout": busy_timeout}, json_deserializer=stored_json)
 
@@ -224,21 +254,42 @@ def location_of(url: str) -> str:
 
 
 def open_failure(error: DBAPIError, what: str, location: str) -> DatabaseError:
-    """One clear line for a database that cannot be opened: corrupt file (input) or unreachable (run)."""
-    reason = str(error.orig).strip().splitlines()[0] if error.orig is not None else type(error).__name__
-    if not isinstance(error, OperationalError) and isinstance(error.orig, sqlite3.DatabaseError):
-        # "file is not a database", "database disk image is malformed": the file itself is bad.
-        return CorruptDatabaseError(f"{location}: the {what} is not a readable SQLite database ({reason})")
-    return DatabaseError(f"cannot open the {what} at {location}: {reason}")
+    """One clear line for a database that cannot be opened (``worldagent.guard.db``'s one error path)."""
+    translated = translate(error, what, location)
+    if translated is not None:
+        return translated
+    return DatabaseError(f"cannot open the {what} at {location}: {_first_line(error)}")
 
 
-def create_tables(engine: Engine, metadata: MetaData, what: str, url: str) -> None:
-    """Create ``metadata``'s missing tables (a serialised write); a bad database raises one clear line."""
+def _first_line(error: DBAPIError) -> str:
+    text = str(error.orig if error.orig is not None else error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def create_tables(engine: Engine, metadata: MetaData, what: str, url: str, *, scan: bool = False) -> None:
+    """Create ``metadata``'s missing tables (a serialised write), then refuse a database another version
+    wrote (``check_schema``) and, with ``scan`` (small databases), one holding a value of the wrong
+    kind (``scan_rows``); a read-only, corrupt, drifted or damaged database raises one clear line."""
+    location = location_of(url)
     try:
-        metadata.create_all(engine.execution_options(**{IMMEDIATE: True}))
+        if _needs_creating(engine, metadata):  # a read-only file that has every table still opens for reading
+            metadata.create_all(engine.execution_options(**{IMMEDIATE: True}))
+        check_schema(engine, metadata, what, location)
+        if scan:
+            scan_rows(engine, metadata, what, location)
     except DBAPIError as error:
         engine.dispose()
-        raise open_failure(error, what, location_of(url)) from None
+        raise open_failure(error, what, location) from None
+    except DatabaseError:
+        engine.dispose()
+        raise
+
+
+def _needs_creating(engine: Engine, metadata: MetaData) -> bool:
+    from sqlalchemy import inspect
+
+    present = set(inspect(engine).get_table_names())
+    return any(table.name not in present for table in metadata.sorted_tables)
 
 
 T = TypeVar("T")
@@ -266,9 +317,15 @@ class Database:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
+    what = "database"  # how messages name it ("model registry", "feedback store")
+
     @contextmanager
     def _session(self, write: bool) -> Iterator[Session]:
-        with Session(self._writer if write else self.engine, expire_on_commit=False) as session, session.begin():
+        with (
+            database_errors(self.what, self.location),
+            Session(self._writer if write else self.engine, expire_on_commit=False) as session,
+            session.begin(),
+        ):
             yield session
 
     def _write(self, fn: Callable[[Session], T]) -> T:

@@ -26,12 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.evaluation.family import Family
 from worldagent.evaluation.gate import read_gate
+from worldagent.guard.yaml import read_yaml
 from worldagent.io import canonical_json, directory_hash, read_json, sha256_file
 from worldagent.registry.api import CHAMPION, Registry, Version, open_registry
 from worldagent.registry.db import database_url
@@ -94,11 +93,12 @@ def dvc_out_hash(root: Path, out_path: str) -> str | None:
     """The hash dvc.lock records for an output path (``md5`` of a ``.dir``), read as plain YAML."""
     lock = root / "dvc.lock"
     try:
-        data = yaml.safe_load(lock.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError):
+        data = read_yaml(lock, what="the DVC lock file") or {}
+    except InputError:  # missing, unreadable or over a YAML limit: no recorded hash
         return None
-    for stage in (data.get("stages") or {}).values():
-        for out in stage.get("outs") or []:
+    stages = data.get("stages") if isinstance(data, Mapping) else None
+    for stage in (stages or {}).values() if isinstance(stages, Mapping) else ():
+        for out in (stage.get("outs") or []) if isinstance(stage, Mapping) else ():
             if isinstance(out, Mapping) and str(out.get("path", "")).rstrip("/") == out_path.rstrip("/"):
                 value = out.get("md5") or out.get("hash") or out.get("etag")
                 return str(value) if value else None

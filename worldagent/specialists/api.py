@@ -15,8 +15,8 @@ from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from worldagent.guard.http import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from worldagent.registry.api import NotFoundError, RegistryBusyError, RegistryError
-from worldagent.specialists.guard import DEFAULT_MAX_BODY_BYTES, RequestGuard
 from worldagent.specialists.http import describe_validation_errors, install_error_handlers
 from worldagent.specialists.service import ServiceError, SpecialistsService
 from worldagent.specialists.store import NotFound, StoreError
@@ -116,7 +116,10 @@ class EvaluateIn(Model):
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "bad input (names the field)"},
+    401: {"description": "missing or wrong bearer token (when the service has one)"},
     404: {"description": "unknown id"},
+    413: {"description": "request body over the limit"},
+    503: {"description": "the database is read-only, from another version, or corrupt (the detail says what to do)"},
 }
 
 
@@ -125,7 +128,7 @@ def create_app(
 ) -> FastAPI:
     """The app; ``token`` requires ``Authorization: Bearer <token>`` on every route but /health."""
     app = FastAPI(title="worldagent specialists", version="1", description=__doc__)
-    # Before any route or body parsing: token, body size, JSON depth (worldagent/specialists/guard.py).
+    # Before any route or body parsing: token, body size, JSON depth (worldagent/guard/http.py).
     app.add_middleware(RequestGuard, token=token, max_body_bytes=max_body_bytes)
     install_error_handlers(app)
     app.state.service = service

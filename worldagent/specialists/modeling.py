@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
-import json
 import logging
 import re
 import time
@@ -382,7 +381,7 @@ def base_accuracy(
     choice: str = "greedy",
 ) -> dict[str, Any]:
     """The untrained base's own metrics on ``rows`` (what a specialist must beat), cached in ``cache_dir``."""
-    from worldagent.io import atomic_write_text, pretty_json
+    from worldagent.io import atomic_write_text, pretty_json, read_json
     from worldagent.lm.device import precision_label, resolve_dtype, select_device
 
     device = select_device()
@@ -392,8 +391,8 @@ def base_accuracy(
     path = Path(cache_dir) / "base-evals" / f"{base_eval_key(base_dir, rows, settings)}.json"
     if path.is_file():
         try:
-            return dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
+            return dict(read_json(path, "a cached base evaluation", expect=dict))
+        except (OSError, ValueError):  # InputError is a ValueError
             pass  # a damaged cache entry is measured again
     metrics = evaluate_model_dir(
         base_dir,

@@ -129,6 +129,8 @@ def run_dict(row: TrainingRunRow) -> dict[str, Any]:
 class FeedbackStore(Database):
     """The feedback store: feedback, improvement jobs, runs, evaluations, executions, specialists."""
 
+    what = "feedback store"
+
     # -- feedback -------------------------------------------------------------------------------
 
     def add_feedback(

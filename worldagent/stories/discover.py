@@ -18,10 +18,12 @@ from typing import Any, Literal
 import tree_sitter as ts
 from pydantic import BaseModel, ConfigDict
 
+from worldagent.guard.text import first_bad_string, join_surrogate_pairs
 from worldagent.stories.errors import (
     DiscoveryError,
     SourceLocation,
     StoryEncodingError,
+    StoryImportError,
     StorySymlinkError,
     StoryTooLargeError,
 )
@@ -205,7 +207,7 @@ def _static_template(node: ts.Node) -> Any:
         if c.type == "template_substitution":
             return _NOT
         parts.append(decode_escape(_text(c)) if c.type == "escape_sequence" else _text(c))
-    return "".join(parts)
+    return join_surrogate_pairs("".join(parts))
 
 
 def _static_number(text: str) -> Any:
@@ -366,6 +368,9 @@ class _Scanner:
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             self.problem("import", SourceLocation(rel, 1, 1), "file not found (a dangling symlink?)")
             return _FileInfo(rel, None, None)
+        except StoryImportError as exc:  # not a regular file (a FIFO, a device): refused unread
+            self.problem("import", exc.location, exc.message)
+            return _FileInfo(rel, None, None)
         except StoryTooLargeError as exc:
             self.problem("too-large", exc.location, exc.message)
             return _FileInfo(rel, None, None)
@@ -456,7 +461,20 @@ class _Scanner:
             style_files=[d for d in deps if not d.endswith(".tokens.ts")],
             token_files=[d for d in deps if d.endswith(".tokens.ts")],
         )
-        return [self._record(s, shared) for s in stories]
+        return [record for s in stories if (record := self._text_record(s, shared)) is not None]
+
+    def _text_record(self, story: _StoryDecl, shared: _Shared) -> StoryRecord | None:
+        """The story's record, or None (a located problem) when a string in it is not text: a lone
+        surrogate escape (``"\\ud800"``) would be written into the dataset and break every later read."""
+        record = self._record(story, shared)
+        found = first_bad_string(record.model_dump())
+        if found is None:
+            return record
+        loc = node_location(shared.source, story.statement, shared.rel)
+        self.problem(
+            "encoding", loc, f"story '{story.name}': {found[0]} holds a lone surrogate escape, which is not text"
+        )
+        return None
 
     def _record(self, story: _StoryDecl, shared: _Shared) -> StoryRecord:
         props = object_props(story.config)

@@ -23,7 +23,6 @@ from worldagent.stories.errors import (
     StoryError,
     StoryImportError,
     StoryRenderError,
-    StorySymlinkError,
     StoryTooLargeError,
 )
 from worldagent.stories.html_output import (
@@ -258,8 +257,8 @@ class Interpreter:
             return self._overlay_bytes(rel)
         try:
             return read_story_file(self.root, rel, self.max_bytes)
-        except StorySymlinkError as exc:
-            raise StorySymlinkError(exc.message, at) from None
+        except StoryImportError as exc:  # a symlink or path leaving the root, a FIFO or device
+            raise type(exc)(exc.message, at) from None
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             raise StoryImportError(f"file not found: {rel}", at) from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import posixpath
@@ -13,9 +14,12 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_typescript as tst
 
+from worldagent.guard import files
+from worldagent.guard.text import join_surrogate_pairs
 from worldagent.stories.errors import (
     SourceLocation,
     StoryEncodingError,
+    StoryImportError,
     StorySymlinkError,
     StorySyntaxError,
     StoryTooLargeError,
@@ -119,14 +123,17 @@ def read_source(path: Path | str, max_bytes: int = DEFAULT_MAX_BYTES, file: str 
     and `FileNotFoundError`.
     """
     name = file if file is not None else Path(path).as_posix()
-    size = os.stat(path).st_size
-    if size > max_bytes:
-        raise _too_large(name, size, max_bytes)
-    with open(path, "rb") as fh:
-        # Read one byte past the limit: the file may have grown since stat().
-        data = fh.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        raise _too_large(name, len(data), max_bytes)
+    try:
+        # The file guard: a regular file only (a FIFO or device is refused unread), size checked first.
+        data = files.read_bytes(path, max_bytes=max_bytes)
+    except files.FileTooLargeError as exc:
+        raise _too_large(name, exc.size, max_bytes) from None
+    except files.MissingFileError:
+        raise FileNotFoundError(errno.ENOENT, "no such file", str(path)) from None
+    except files.NotRegularFileError as exc:
+        raise StoryImportError(f"'{name}' {exc.reason}", SourceLocation(name, 1, 1)) from None
+    except files.FileError as exc:
+        raise StoryImportError(f"'{name}': {exc.reason}", SourceLocation(name, 1, 1)) from None
     decode_source(data, name)
     return data
 
@@ -157,7 +164,13 @@ def check_inside_root(root: Path | str, rel: str) -> None:
 
 
 def read_story_file(root: Path | str, rel: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """`read_source` of `root / rel`, refusing symlinks that leave `root` (see `check_inside_root`)."""
+    """`read_source` of `root / rel`, refusing symlinks that leave `root` (see `check_inside_root`),
+    and absolute or `..` paths that name a file outside it."""
+    normal = posixpath.normpath(str(rel).replace("\\", "/"))
+    if posixpath.isabs(normal) or normal == ".." or normal.startswith("../"):
+        raise StorySymlinkError(
+            f"'{rel}' is outside the story root; story files must stay inside it", SourceLocation(str(rel), 1, 1)
+        )
     check_inside_root(root, rel)
     return read_source(Path(root) / rel, max_bytes, rel)
 
@@ -218,7 +231,7 @@ def string_value(node: ts.Node) -> str:
             parts.append(decode_escape(text))
         elif child.type != "comment":
             parts.append(text)
-    return "".join(parts)
+    return join_surrogate_pairs("".join(parts))  # "\\ud83d\\ude00" is one character, as in JavaScript
 
 
 _SIMPLE_ESCAPES = {

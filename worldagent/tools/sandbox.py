@@ -1,10 +1,16 @@
-"""A directory the agent's tools may read and write, and nothing outside it."""
+"""A directory the agent's tools may read and write, and nothing outside it.
+
+Every path the agent names (a write, a read, a story run, the checks that run before a write) is
+resolved here, through the file guard's one resolver (``worldagent.guard.files.resolve_inside``),
+before anything touches it; reads go through the guard's reader (regular files only, size cap).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from worldagent.errors import InputError
+from worldagent.guard import files
 from worldagent.io import atomic_write_bytes
 
 DEFAULT_MAX_BYTES = 256 * 1024
@@ -22,8 +28,8 @@ class SandboxError(InputError):
 class Sandbox:
     """Paths are relative, '/'-separated (a '\\' counts as a separator too), resolved inside ``root``.
 
-    Symlinks are followed when checking containment, so a link (or a linked parent directory)
-    pointing outside the root is refused. Concurrent changes to the tree between the check and
+    A symlink (at any component) is followed only when its target stays inside the root, so a link
+    (or a linked parent directory) pointing outside the root is refused before it is opened. Concurrent changes to the tree between the check and
     the write are out of scope: the sandbox guards against the agent, not other local processes.
     """
 
@@ -51,13 +57,18 @@ class Sandbox:
         return len(data)
 
     def read_text(self, path: str) -> str:
+        """The UTF-8 text of a regular file inside the sandbox (no FIFO or device), at most ``max_bytes``."""
         real = self.resolve(path)
-        if not real.is_file():
-            raise SandboxError(path, "no such file")
-        size = real.stat().st_size
-        if size > self.max_bytes:
-            raise SandboxError(path, f"file is {size} bytes; the limit is {self.max_bytes}")
-        return real.read_bytes().decode("utf-8")
+        try:
+            return files.read_text(real, max_bytes=self.max_bytes, root=self.root)
+        except files.FileTooLargeError as error:
+            raise SandboxError(path, f"file is {error.size} bytes; the limit is {self.max_bytes}") from None
+        except files.MissingFileError:
+            raise SandboxError(path, "no such file") from None
+        except files.FileError as error:
+            raise SandboxError(path, error.reason) from None
+        except InputError as error:  # not UTF-8 (the text policy)
+            raise SandboxError(path, str(error)) from None
 
     def exists(self, path: str) -> bool:
         return self.resolve(path).exists()
@@ -82,12 +93,14 @@ class Sandbox:
 
     def _contained(self, path: str, candidate: Path) -> Path:
         try:
-            real = candidate.resolve()
+            return files.resolve_inside(self.root, candidate)
+        except files.OutsideRootError as error:
+            where = f"resolves to {str(error.target)!r}, outside" if error.target is not None else "is outside"
+            raise SandboxError(path, f"{where} the sandbox root {str(self.root)!r}") from None
+        except files.FileError as error:
+            raise SandboxError(path, error.reason) from None
         except (OSError, RuntimeError) as exc:  # RuntimeError: symlink loop on Python 3.11
             raise SandboxError(path, f"cannot be resolved ({exc})") from None
-        if real != self.root and not real.is_relative_to(self.root):
-            raise SandboxError(path, f"resolves to {str(real)!r}, outside the sandbox root {str(self.root)!r}")
-        return real
 
     def _write_target(self, path: str) -> Path:
         parts = self._parts(path)

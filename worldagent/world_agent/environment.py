@@ -77,6 +77,17 @@ class StepOutcome:
     result: ToolResult
 
 
+# An answer writes a template, styles and a story and runs it: a few calls. Past this many, calls are
+# blocked without running (each one a story render and a write), and count as violations.
+MAX_CALLS_PER_ANSWER = 16
+CALL_CAP_RULE = "too-many-calls"
+
+
+def _over_the_call_cap(call: ToolCall) -> StepOutcome:
+    message = f"{CALL_CAP_RULE}: more than {MAX_CALLS_PER_ANSWER} tool calls in one answer; this one was not run"
+    return StepOutcome(call, False, [message], ToolResult(success=False, error="blocked by constraints: " + message))
+
+
 @dataclass
 class Episode:
     """What happened when one list of calls ran in a fresh sandbox."""
@@ -142,12 +153,18 @@ class AgentEnvironment:
         from worldagent.stories.errors import StoryError
         from worldagent.stories.render import render_story
 
-        overlay = {str(arguments["path"]): str(arguments["content"])}
-        export = self.story_export(str(arguments["path"]), str(arguments["content"]))
+        path = str(arguments["path"])
         try:
-            rendered = render_story(
-                self.sandbox.root / str(arguments["path"]), export, self.sandbox.root, overlay=overlay
-            )
+            # The same resolver as the write: a path that leaves the sandbox is never rendered, read or
+            # reported here (the path rule blocks the call and says why).
+            target = self.sandbox.resolve(path)
+        except SandboxError:
+            return []
+        relative = target.relative_to(self.sandbox.root).as_posix()
+        overlay = {relative: str(arguments["content"])}
+        export = self.story_export(path, str(arguments["content"]))
+        try:
+            rendered = render_story(target, export, self.sandbox.root, overlay=overlay)
         except StoryError:
             return []  # not renderable yet: the story test reports it, the constraint does not guess
         return [f"{v.rule}: {v.message} ({v.target})" for v in check_accessibility(rendered.html)]
@@ -158,7 +175,7 @@ class AgentEnvironment:
         from worldagent.world_agent.solution import story_exports
 
         try:
-            text = source if source is not None else self.sandbox.resolve(path).read_text(encoding="utf-8")
+            text = source if source is not None else self.sandbox.read_text(path)
             exports = story_exports(text, path)
         except (OSError, UnicodeDecodeError, SandboxError):
             return self.export
@@ -183,8 +200,13 @@ class AgentEnvironment:
         return StepOutcome(call, True, [], self._executed)
 
     def run(self, calls: Sequence[ToolCall]) -> Episode:
+        """Run ``calls`` in order; past :data:`MAX_CALLS_PER_ANSWER` each call is blocked unrun (a
+        violation), so an answer of thousands of calls costs no more than a normal one."""
         episode = Episode()
-        for call in calls:
+        for index, call in enumerate(calls):
+            if index >= MAX_CALLS_PER_ANSWER:
+                episode.steps.append(_over_the_call_cap(call))
+                continue
             episode.steps.append(self.step(call))
         episode.story_result = self.last_story_result
         return episode

@@ -29,7 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.errors import InputError
-from worldagent.io import atomic_directory, canonical_json, jsonl, pretty_json, sha256_bytes
+from worldagent.guard import files
+from worldagent.guard.text import decode_utf8
+from worldagent.io import atomic_directory, canonical_json, jsonl, pretty_json, read_json, sha256_bytes
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -154,10 +156,7 @@ def read_store(store: Path) -> list[ExperienceSample]:
                 f"{store}: experience shards without {MANIFEST} (an interrupted write?); remove the folder"
             )
         return []
-    try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise InputError(f"{manifest_path}: invalid JSON: {error.msg}") from None
+    manifest = read_json(manifest_path, "the experience manifest", expect=dict)
     if manifest.get("format") != FORMAT:
         raise InputError(f"{manifest_path}: format {manifest.get('format')!r}, expected {FORMAT}")
     samples: list[ExperienceSample] = []
@@ -165,10 +164,10 @@ def read_store(store: Path) -> list[ExperienceSample]:
         path = store / name
         if path.is_symlink() or not path.is_file() or path.parent != store:
             raise InputError(f"{path}: listed in {MANIFEST} but not a regular file in the store")
-        data = path.read_bytes()
+        data = files.read_bytes(path, root=store, what="an experience shard")
         if sha256_bytes(data) != digest:
             raise InputError(f"{path}: SHA-256 differs from {MANIFEST} (edited or damaged)")
-        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+        for number, line in enumerate(decode_utf8(data, str(path)).splitlines(), start=1):
             if not line.strip():
                 continue
             try:

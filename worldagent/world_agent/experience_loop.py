@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.io import atomic_write_text, canonical_json, jsonl, sha256_bytes
+from worldagent.guard import files
+from worldagent.io import atomic_write_text, canonical_json, jsonl, read_json, sha256_bytes
 from worldagent.lm.rollout import GenerationStats, SamplingConfig, generate_batched
 from worldagent.lm.training import (
     TrainingError,
@@ -224,14 +225,14 @@ def run_id_for(sampler: str, previous_manifest: str | None, params: Params) -> s
 
 def _manifest_hash(store: Path) -> str | None:
     manifest = Path(store) / "manifest.json"
-    return sha256_bytes(manifest.read_bytes()) if manifest.is_file() else None
+    return sha256_bytes(files.read_bytes(manifest, what="the experience manifest")) if manifest.is_file() else None
 
 
 def _runs(store: Path) -> int:
     manifest = Path(store) / "manifest.json"
     if not manifest.is_file():
         return 0
-    return len(json.loads(manifest.read_text(encoding="utf-8")).get("runs") or {})
+    return len(read_json(manifest, "the experience manifest", expect=dict).get("runs") or {})
 
 
 def training_rows(

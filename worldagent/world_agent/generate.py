@@ -23,9 +23,11 @@ from tqdm import tqdm
 
 from worldagent.config import GenerateParams, RewardWeights
 from worldagent.errors import InputError
-from worldagent.io import atomic_write_text, jsonl, pretty_json, sha256_bytes
+from worldagent.guard import files
+from worldagent.io import atomic_write_text, jsonl, pretty_json, read_text_file, sha256_bytes
 from worldagent.stories.discover import StoryRecord
 from worldagent.stories.errors import StoryError
+from worldagent.stories.parse import DEFAULT_MAX_BYTES
 from worldagent.storytest.result import StoryResult
 from worldagent.storytest.reward import reward as story_reward
 from worldagent.storytest.runner import StoryRunner, reference_assertions
@@ -53,7 +55,7 @@ class GenerateError(InputError):
 
 def read_stories(path: Path) -> list[StoryRecord]:
     records: list[StoryRecord] = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_text_file(path, "the discovered stories").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -213,7 +215,10 @@ class StoryData:
 
 
 def _tokens_sources(record: StoryRecord, stories_root: Path) -> dict[str, str]:
-    return {path: (stories_root / path).read_text(encoding="utf-8") for path in record.token_files}
+    return {
+        path: files.read_text(path, root=stories_root, max_bytes=DEFAULT_MAX_BYTES, what="a tokens file")
+        for path in record.token_files
+    }
 
 
 class ExampleIndex:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+from worldagent.guard import files
 from worldagent.stories.discover import StoryRecord
-from worldagent.stories.parse import parse_tsx
+from worldagent.stories.parse import DEFAULT_MAX_BYTES, parse_tsx
 from worldagent.world_agent.degrade import Solution
 
 TESTING_MODULE = "plaited/testing"
@@ -103,8 +104,13 @@ def story_exports(story_source: str, file: str) -> list[str]:
 
 def creates_component(record: StoryRecord, stories_root: Path) -> bool:
     """True for the first story export of its file: the story that brings the component into being."""
-    exports = story_exports((stories_root / record.file).read_text(encoding="utf-8"), record.file)
+    exports = story_exports(_read(stories_root, record.file), record.file)
     return not exports or exports[0] == record.export
+
+
+def _read(stories_root: Path, relative: str) -> str:
+    """A story-root file through the file guard: inside the root, a regular file, under the story cap."""
+    return files.read_text(relative, root=stories_root, max_bytes=DEFAULT_MAX_BYTES, what="a story file")
 
 
 def _template_module(imports: list[tuple[str, str]], declarations: list[str]) -> str:
@@ -120,13 +126,13 @@ def reference_solution(record: StoryRecord, stories_root: Path) -> Solution:
     the same file finds the component's styles and whole template module given (``Solution.given``)
     and writes the story alone.
     """
-    story_source = (stories_root / record.file).read_text(encoding="utf-8")
+    story_source = _read(stories_root, record.file)
     imports = _import_statements(story_source, record.file)
     names, declarations, story_export = _split_template_source(record.template_source, record.file)
     directory = PurePosixPath(record.file).parent
     template_path = str(directory / f"{record.component}.template.tsx") if declarations else None
     story_path = str(directory / f"{kebab_case(record.export)}.stories.tsx")
-    styles = {style_file: (stories_root / style_file).read_text(encoding="utf-8") for style_file in record.style_files}
+    styles = {style_file: _read(stories_root, style_file) for style_file in record.style_files}
 
     story_imports = [text for _, text in imports]
     if template_path is not None:

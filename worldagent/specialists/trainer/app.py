@@ -7,7 +7,9 @@ Contract::
     GET  /status/{runId} → {status: pending|running|completed|failed, output_model_ref, error, ...}; 404 unknown run
     GET  /health         → {status: "ok", pending, running, max_concurrent}
 
-Binds to 127.0.0.1 by default; an optional bearer token guards every route but ``/health``.
+Binds to 127.0.0.1 by default; an optional bearer token guards every route but ``/health`` (the API
+docs included). The token and the body limit are checked by the one HTTP guard
+(``worldagent.guard.http.RequestGuard``) before a body byte is read.
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from worldagent.guard.http import RequestGuard
 from worldagent.specialists.http import install_error_handlers
 from worldagent.specialists.trainer.runs import RunState
 from worldagent.specialists.trainer.supervisor import Supervisor, TrainerConfig, prepare_run
@@ -78,16 +81,15 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
             state.close()
 
     app = FastAPI(title="worldagent local trainer", version="1", lifespan=lifespan, description=__doc__)
+    # Token, body size, UTF-8 and JSON depth before any route or body parsing (worldagent/guard/http.py).
+    app.add_middleware(RequestGuard, token=config.token, max_body_bytes=config.max_body_bytes)
     install_error_handlers(app)
     app.state.trainer = {"config": config, "state": state, "supervisor": supervisor}
-
-    def check_token(request: Request) -> None:
-        if config.token and request.headers.get("authorization", "") != f"Bearer {config.token}":
-            raise HTTPException(status_code=401, detail="missing or wrong bearer token (Authorization: Bearer <token>)")
 
     error_responses: dict[int | str, dict[str, Any]] = {
         400: {"description": "bad input"},
         401: {"description": "bad token"},
+        413: {"description": "body over the limit"},
     }
 
     @app.post(
@@ -95,7 +97,6 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
         operation_id="train",
         status_code=202,
         response_model=TrainAccepted,
-        dependencies=[Depends(check_token)],
         responses={**error_responses, 409: {"description": "runId exists"}},
     )
     def train(body: TrainRequest) -> Any:
@@ -120,7 +121,6 @@ def create_trainer_app(config: TrainerConfig, *, supervise: bool = True) -> Any:
         "/status/{runId}",
         operation_id="status",
         response_model=RunStatus,
-        dependencies=[Depends(check_token)],
         responses={**error_responses, 404: {"description": "unknown run"}},
     )
     def status(runId: str) -> Any:

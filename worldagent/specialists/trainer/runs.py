@@ -66,9 +66,11 @@ def status_dict(row: TrainerRunRow) -> dict[str, Any]:
 class RunState(Database):
     """The run state machine on one database: pending → running → completed | failed."""
 
+    what = "trainer run state"
+
     def __init__(self, url: str) -> None:
         super().__init__(make_engine(url), url)
-        create_tables(self.engine, TrainerBase.metadata, "trainer run state", url)
+        create_tables(self.engine, TrainerBase.metadata, "trainer run state", url, scan=True)
 
     def create(self, run_id: str, job_id: str, dataset_ref: str, rows: int) -> dict[str, Any] | None:
         """A new pending run; None when ``run_id`` exists already."""

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from worldagent.errors import InputError
+from worldagent.guard import files
 from worldagent.io import atomic_write_text, jsonl
 from worldagent.specialists.strategies import TrainingDataError, read_dataset_file
 from worldagent.specialists.trainer.runs import LOG_FILE, RUN_ID, TRAIN_FILE, RunState
@@ -31,6 +33,7 @@ class TrainerConfig:
     db_url: str | None = None
     max_concurrent: int = 1
     token: str | None = None
+    max_body_bytes: int = 64 * 1024  # a /train request is three short fields; the guard refuses more unread
     base_model: str | None = None  # overrides specialists.base_model
     python: str = sys.executable
     poll_s: float = 0.2
@@ -69,10 +72,16 @@ def _signal_name(number: int) -> str:
         return str(number)
 
 
+LOG_TAIL_BYTES = 64 * 1024
+
+
 def _log_tail(path: Path, lines: int = 5) -> str:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-    except OSError:
+        # The worker's own log, through the file guard all the same; only its last bytes are read.
+        with files.open_regular(path) as handle:
+            handle.seek(max(0, os.fstat(handle.fileno()).st_size - LOG_TAIL_BYTES))
+            text = handle.read(LOG_TAIL_BYTES).decode("utf-8", "replace").strip().splitlines()
+    except (InputError, OSError):
         return ""
     return " | ".join(text[-lines:])
 

@@ -1,13 +1,21 @@
-"""What every request to a specialists service passes before its route: token, size, JSON depth.
+"""What every request to a project service passes before its route: token, size, text, JSON depth.
 
-A pure ASGI middleware (no FastAPI import), so it guards any app and runs before the body is parsed:
+One pure ASGI middleware (no FastAPI import) guards every service the project runs (the platform
+API, the trainer service), so it runs before a body is read or parsed:
 
-- an optional bearer token (the same scheme as the trainer: ``Authorization: Bearer <token>``);
-  ``/health`` stays open so that supervisors can probe;
+- an optional bearer token (``Authorization: Bearer <token>``) on every route but ``/health``
+  (supervisors probe it), the API docs (``/docs``, ``/redoc``, ``/openapi.json``) included, as
+  docs/production.md states; an unauthenticated request is answered 401 before one body byte is
+  read, so it costs the service nothing;
 - a request-body limit: a declared ``Content-Length`` over it is refused before anything is read,
   a streamed body as soon as it passes the limit (413);
+- the text policy (``worldagent.guard.text``): a JSON body that is not UTF-8, or holds a lone
+  surrogate escape (``"\\ud800"``) anywhere, is a 400 naming the field, so it is never stored and
+  can never break a later answer;
 - JSON nested deeper than the limit is a 400 naming the offset, before a JSON parser could
   recurse on it (Python's ``json`` raises ``RecursionError`` on deep input, a 500).
+
+FastAPI parses a body as JSON when its content type says JSON or says nothing, so both are checked.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any
 
 from worldagent import safejson
+from worldagent.guard.text import SURROGATE_ESCAPE_BYTES, TextError, check_value, decode_utf8
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -44,6 +53,31 @@ async def _answer(send: Send, status: int, detail: str, headers: Sequence[tuple[
 def token_matches(authorization: str, token: str) -> bool:
     """Constant-time comparison of an ``Authorization`` header with ``Bearer <token>``."""
     return hmac.compare_digest(authorization.encode("utf-8", "replace"), f"Bearer {token}".encode())
+
+
+def json_body_problem(body: bytes, max_depth: int = safejson.MAX_DEPTH) -> str | None:
+    """Why a JSON request body must be refused before a route sees it, or None.
+
+    Linear in the body: UTF-8 is decoded once, the depth scanned once, and the body is parsed here
+    only when it holds a surrogate escape (to tell a valid pair from a lone half).
+    """
+    try:
+        text = decode_utf8(body, "body")
+    except TextError as error:
+        return str(error)
+    at = safejson.depth_exceeded_at(text, max_depth)
+    if at is not None:
+        return f"body: JSON nested deeper than {max_depth} levels (at offset {at})"
+    if SURROGATE_ESCAPE_BYTES.search(body):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None  # not JSON: the route's own parser answers 400 with its position
+        try:
+            check_value(value, "body")
+        except TextError as error:
+            return str(error)
+    return None
 
 
 class RequestGuard:
@@ -98,10 +132,11 @@ class RequestGuard:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        if body and "json" in headers.get("content-type", ""):
-            at = safejson.depth_exceeded_at(body.decode("utf-8", "replace"), self.max_json_depth)
-            if at is not None:
-                await _answer(send, 400, f"body: JSON nested deeper than {self.max_json_depth} levels (at offset {at})")
+        content_type = headers.get("content-type", "")
+        if body and (not content_type or "json" in content_type):
+            problem = json_body_problem(body, self.max_json_depth)
+            if problem is not None:
+                await _answer(send, 400, problem)
                 return
         replayed = False
 
