@@ -53,17 +53,11 @@ class Measurement:
 def read_measurements(path: Path = MEASURED, section: str = "profiles") -> dict[str, Measurement]:
     """``path``'s ``section`` (``profiles`` or ``runs``) by name; a malformed entry is an error naming it.
     No file: nothing measured (a project of its own, a test's copy), every stage's time unknown."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
+    from worldagent.guard.yaml import read_yaml
 
     if not path.exists():
         return {}
-    try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8")) or {}
-    except OSError as error:
-        raise InputError(f"{path}: cannot read the measured costs ({error.strerror})") from None
-    except YAMLError as error:
-        raise InputError(f"{path}: not YAML ({error})") from None
+    data = read_yaml(path, what="the measured costs") or {}
     if not isinstance(data, Mapping):
         raise InputError(f"{path}: a mapping with `profiles` (and `runs`)")
     entries = data.get(section) or {}

@@ -23,7 +23,6 @@ runner's copy). DESIGN.md §8, "Runs fit their runners".
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import shutil
 import subprocess
@@ -36,7 +35,7 @@ from typing import Any
 
 from worldagent.config import Params, load_params
 from worldagent.errors import InputError, RunError, clean_errors
-from worldagent.io import atomic_write_text, jsonl, read_jsonl
+from worldagent.io import atomic_write_text, jsonl, read_json, read_jsonl
 from worldagent.pipeline.table import Pipeline, Stage
 from worldagent.pipeline.world_agent import PIPELINE
 
@@ -197,7 +196,7 @@ def _metrics_row(label: str, path: Path) -> list[str]:
     """One table line per row of a model's evaluation file (none: the file's note)."""
     if not path.is_file():
         return [f"| {label} | not evaluated | | | |"]
-    evaluation = json.loads(path.read_text(encoding="utf-8"))
+    evaluation = read_json(path, "a model's evaluation", expect=dict)
     if not evaluation.get("rows"):
         note = "; ".join(evaluation.get("notes", [])) or "no rows"
         return [f"| {label} | {note} | | | |"]

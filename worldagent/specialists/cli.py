@@ -61,6 +61,7 @@ def profile_params(name: str, params_path: Path, data_dir: Path) -> Path:
     params.yaml itself is left as it is."""
     from worldagent import profiles
     from worldagent.errors import InputError
+    from worldagent.guard.files import read_text
     from worldagent.io import atomic_write_text
 
     if not params_path.is_file():
@@ -68,7 +69,7 @@ def profile_params(name: str, params_path: Path, data_dir: Path) -> Path:
     directory = params_path.parent / profiles.PROFILES_DIR
     canonical = profiles.canonical_name(name, directory)
     text = profiles.apply_profile(
-        params_path.read_text(encoding="utf-8"),
+        read_text(params_path, what="the params file"),
         profiles.read_profile(canonical, directory),
         directory / f"{canonical}.yaml",
     )
