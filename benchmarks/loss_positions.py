@@ -55,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from worldagent.config import load_params
+    from worldagent.lm.sft import build_sft_trainer
     from worldagent.lm.training import score_labelled_positions_only
-    from worldagent.world_agent.sft import build_sft_trainer
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="loss-positions-") as scratch:

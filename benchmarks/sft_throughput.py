@@ -36,7 +36,7 @@ def bench_params(steps: int) -> Any:
 
 
 def run_stage(params: Any, data: Path, work: Path) -> dict[str, float]:
-    from worldagent.world_agent.sft import train_sft
+    from worldagent.lm.sft import train_sft
 
     started = time.perf_counter()
     metrics = train_sft(params, BASE, data, work / "sft")

@@ -88,7 +88,7 @@ def test_the_deepspeed_config_builds_the_sft_trainer(work: Path, monkeypatch: py
         "WORLD_SIZE": "1",
     }.items():
         monkeypatch.setenv(name, value)
-    from worldagent.world_agent.sft import build_sft_trainer
+    from worldagent.lm.sft import build_sft_trainer
 
     params = tiny_params(sft={"max_steps": 1})
     trainer = build_sft_trainer(params, work / "base", work / "trajectories.jsonl", work / "ds-checkpoints").trainer

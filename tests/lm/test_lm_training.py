@@ -15,11 +15,11 @@ from worldagent.live import read_curve
 from worldagent.lm import training
 from worldagent.lm.device import precision_label, resolve_dtype, select_device
 from worldagent.lm.load import load_policy
+from worldagent.lm.sft import train_sft
 from worldagent.lm.training import TrainingError, adapter_chain, read_stage
 from worldagent.world_agent.dpo import train_dpo
 from worldagent.world_agent.grpo import grpo_config, train_grpo
 from worldagent.world_agent.rewards import StoryTestReward
-from worldagent.world_agent.sft import train_sft
 
 torch.set_num_threads(1)
 
@@ -130,7 +130,7 @@ def test_assistant_only_loss_masks_everything_but_the_assistant_turn(work: Path)
     from trl import SFTTrainer
 
     from worldagent.lm.base import load_base
-    from worldagent.world_agent.sft import sft_config
+    from worldagent.lm.sft import sft_config
 
     model, tokenizer = load_base(work / "base", device="cpu")
     params = tiny_params()

@@ -21,13 +21,13 @@ from tests.lm.training_fixtures import (
 from worldagent.config import ExperienceParams, Params
 from worldagent.live import read_curve
 from worldagent.lm.load import load_policy
+from worldagent.lm.sft import train_sft
 from worldagent.lm.training import TrainingError, read_stage
 from worldagent.tools.callformat import parse_calls
 from worldagent.world_agent import experience_loop
 from worldagent.world_agent.dpo import train_dpo
 from worldagent.world_agent.experience import read_store
 from worldagent.world_agent.experience_loop import run_experience
-from worldagent.world_agent.sft import train_sft
 
 torch.set_num_threads(1)
 

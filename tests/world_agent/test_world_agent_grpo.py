@@ -13,11 +13,11 @@ from tests.lm.training_fixtures import STORIES, build_tiny_base, dpo_rows, sft_r
 from worldagent.io import without_run_dependent
 from worldagent.live import read_curve
 from worldagent.lm.load import load_policy
+from worldagent.lm.sft import train_sft
 from worldagent.lm.training import read_stage
 from worldagent.tools.callformat import parse_calls
 from worldagent.world_agent.dpo import train_dpo
 from worldagent.world_agent.grpo import train_grpo, trained_prompt_rewards
-from worldagent.world_agent.sft import train_sft
 
 torch.set_num_threads(1)
 GRPO = {"max_steps": 3, "max_prompts": 4, "max_completion_length": 32, "probe_generations": 2}

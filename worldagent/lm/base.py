@@ -34,14 +34,14 @@ import torch
 
 from worldagent.config import Params, PretrainParams, TinyModelParams
 from worldagent.errors import InputError, RunError
-from worldagent.io import atomic_directory, iter_jsonl, pretty_json, without_run_dependent
+from worldagent.io import iter_jsonl
+from worldagent.lm.base_dir import BASE_JSON, parameter_count, save_base
 from worldagent.lm.device import configure_threads, resolve_dtype, seed_everything, select_device, trainer_precision
 from worldagent.lm.tokenizer import BOS, EOS, token_id, train_tokenizer
 
 log = logging.getLogger(__name__)
 
 BUILTIN_TINY = "builtin:tiny"
-BASE_JSON = "base.json"
 # Probe for the before/after pre-training loss: the first blocks of the (unshuffled) training stream (not held out).
 PROBE_BLOCKS = 16
 
@@ -142,11 +142,6 @@ def build_tiny_model(params: TinyModelParams, tokenizer: Any, seed: int):
     generation.pad_token_id = tokenizer.pad_token_id
     generation.eos_token_id = [tokenizer.eos_token_id, token_id(tokenizer, EOS)]
     return model
-
-
-def parameter_count(model: torch.nn.Module) -> int:
-    """Distinct parameters (tied embeddings counted once)."""
-    return sum(p.numel() for p in model.parameters())
 
 
 # --------------------------------------------------------------------------- pre-training
@@ -382,26 +377,6 @@ def load_pretrained(base: str, revision: str | None = None, dtype: torch.dtype |
 
 
 # --------------------------------------------------------------------------- atomic output
-
-
-def save_base(
-    model: Any,
-    tokenizer: Any,
-    metadata: dict[str, Any],
-    out_dir: Path,
-    extra_files: dict[str, str | bytes] | None = None,
-) -> None:
-    """Write model, tokenizer, ``base.json`` (and ``extra_files``: name -> content) to ``out_dir`` atomically.
-
-    ``base.json`` leaves out the run's clock times and memory (the stage's report keeps them), so
-    the same build writes the same bytes and the stages after it are not rerun for nothing.
-    """
-    with atomic_directory(Path(out_dir)) as tmp:
-        model.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
-        (tmp / BASE_JSON).write_text(pretty_json(without_run_dependent(metadata)), encoding="utf-8")
-        for name, content in (extra_files or {}).items():
-            (tmp / name).write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
 
 
 # --------------------------------------------------------------------------- the stage

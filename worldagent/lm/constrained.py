@@ -479,12 +479,12 @@ def tool_call_processor_factory(
 ) -> Any:
     """A ``prompt width -> LogitsProcessor`` factory for :func:`worldagent.lm.rollout.generate_batched`.
 
-    Stop tokens as :func:`worldagent.lm.rollout.stop_token_ids` (pass ``model`` for its generation
+    Stop tokens as :func:`worldagent.lm.stops.stop_token_ids` (pass ``model`` for its generation
     config's eos ids); pad and bos (dropped when decoding) are never allowed. ``calls_only``: the
     answer is one or more calls and nothing else (whitespace between them aside): what the system
     prompt asks for, and what makes a zero-shot base answer with calls at all.
     """
-    from worldagent.lm.rollout import stop_token_ids
+    from worldagent.lm.stops import stop_token_ids
 
     stops = stop_token_ids(tokenizer, model)
     forbidden = [t for t in (tokenizer.pad_token_id, tokenizer.bos_token_id) if t is not None]

@@ -12,18 +12,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from worldagent.lm.training import adapter_chain, file_hash, read_stage
+from worldagent.lm.training import adapter_chain, file_hash, merge_adapters, read_stage
 
 log = logging.getLogger(__name__)
-
-
-def merge_adapters(model: Any, adapters: list[Path]) -> Any:
-    """Merge each LoRA adapter into ``model`` in order (sft, then dpo on the merged sft model, ...)."""
-    from peft import PeftModel
-
-    for adapter in adapters:
-        model = PeftModel.from_pretrained(model, str(adapter), is_trainable=False).merge_and_unload()
-    return model
 
 
 def load_policy(

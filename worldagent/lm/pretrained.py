@@ -37,7 +37,7 @@ import torch
 
 from worldagent.config import MarkerRowsParams
 from worldagent.errors import RunError
-from worldagent.lm.base import parameter_count, save_base
+from worldagent.lm.base_dir import parameter_count, save_base
 from worldagent.lm.marker_rows import fit_marker_rows
 from worldagent.tools.callformat import MARKERS
 

@@ -48,10 +48,11 @@ from typing import Any
 
 import torch
 
+from worldagent.lm.stops import stop_token_ids
+
 Prompt = Sequence[Mapping[str, Any]]
 ProcessorFactory = Callable[[int], Any]  # prompt width -> a transformers LogitsProcessor
 
-END_OF_TURN = "<end_of_turn>"
 
 log = logging.getLogger(__name__)
 
@@ -227,20 +228,6 @@ def _trie_attended(prompts: set[tuple[int, ...]]) -> int:
 
 
 # --------------------------------------------------------------------------- tokens
-
-
-def stop_token_ids(tokenizer: Any, model: Any = None) -> list[int]:
-    """eos, ``<end_of_turn>`` where the vocabulary has it, then the model's generation-config eos ids."""
-    ids: list[int] = []
-    eos = getattr(tokenizer, "eos_token_id", None)
-    candidates = [*eos] if isinstance(eos, (list, tuple)) else [eos]
-    candidates.append(tokenizer.get_vocab().get(END_OF_TURN))
-    config_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    candidates += [*config_eos] if isinstance(config_eos, (list, tuple)) else [config_eos]
-    for candidate in candidates:
-        if candidate is not None and int(candidate) not in ids:
-            ids.append(int(candidate))
-    return ids
 
 
 def pad_token_id(tokenizer: Any) -> int:

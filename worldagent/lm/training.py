@@ -281,6 +281,15 @@ def write_stage(adapter_dir: Path, info: Mapping[str, Any]) -> None:
     atomic_write_text(adapter_dir / STAGE_FILE, pretty_json(without_run_dependent(dict(info))))
 
 
+def merge_adapters(model: Any, adapters: list[Path]) -> Any:
+    """Merge each LoRA adapter into ``model`` in order (sft, then dpo on the merged sft model, ...)."""
+    from peft import PeftModel
+
+    for adapter in adapters:
+        model = PeftModel.from_pretrained(model, str(adapter), is_trainable=False).merge_and_unload()
+    return model
+
+
 def adapter_chain(adapter_dir: Path) -> list[Path]:
     """The adapter directories to merge onto the base, in order, ending with ``adapter_dir`` itself."""
     info = read_stage(adapter_dir)
@@ -552,7 +561,6 @@ def load_training_model(
     (trl's loss set to score the labelled positions only, :func:`score_labelled_positions_only`)."""
     from worldagent.lm.base import load_base
     from worldagent.lm.device import configure_threads, resolve_dtype, seed_everything, select_device
-    from worldagent.lm.load import merge_adapters
 
     device = device or select_device()
     configure_threads(device)

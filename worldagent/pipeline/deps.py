@@ -37,7 +37,7 @@ CONFIG_BASE = f"{CONFIG}.base"
 
 
 def module_path(root: Path, module: str) -> Path | None:
-    """``worldagent.world_agent.sft`` → ``worldagent/world_agent/sft.py`` (or the package's ``__init__.py``)."""
+    """``worldagent.lm.sft`` → ``worldagent/lm/sft.py`` (or the package's ``__init__.py``)."""
     if module.split(".")[0] not in PROJECT_PACKAGES:
         return None
     base = root.joinpath(*module.split("."))

@@ -196,8 +196,8 @@ def training_params(params: Params) -> Params:
 def train_specialist(
     params: Params, base_dir: Path, conversations: Sequence[Mapping[str, Any]], out_dir: Path, work_dir: Path
 ) -> dict[str, Any]:
-    """A short LoRA SFT (trl ``SFTTrainer`` via :func:`worldagent.world_agent.sft.train_sft`); the adapter is written atomically."""
-    from worldagent.world_agent.sft import train_sft
+    """A short LoRA SFT (trl ``SFTTrainer`` via :func:`worldagent.lm.sft.train_sft`); the adapter is written atomically."""
+    from worldagent.lm.sft import train_sft
 
     work_dir.mkdir(parents=True, exist_ok=True)
     data = work_dir / "train.jsonl"

@@ -66,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             import peft  # noqa: F401  (warm spare: pay for the heavy imports before a run arrives)
             import trl  # noqa: F401
 
-            import worldagent.world_agent.sft  # noqa: F401
+            import worldagent.lm.sft  # noqa: F401
 
             if args.ready_file:
                 Path(args.ready_file).touch()

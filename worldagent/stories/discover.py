@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tree_sitter as ts
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from worldagent.guard.text import first_bad_string, join_surrogate_pairs
 from worldagent.stories.errors import (
     DiscoveryError,
+    Problem,
+    ProblemKind,
     SourceLocation,
     StoryEncodingError,
     StoryImportError,
@@ -40,19 +42,7 @@ from worldagent.stories.parse import (
     syntax_errors,
 )
 
-ProblemKind = Literal["syntax", "no-intent", "duplicate-intent", "encoding", "too-large", "import", "symlink"]
 IntentSource = Literal["story", "description", "meta", "export-name"]
-
-
-class Problem(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    kind: ProblemKind
-    location: SourceLocation
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.location}: {self.kind}: {self.message}"
 
 
 class StoryRecord(BaseModel):

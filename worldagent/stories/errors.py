@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from worldagent.errors import InputError
-
-if TYPE_CHECKING:
-    from worldagent.stories.discover import Problem
 
 
 @dataclass(frozen=True, order=True)
@@ -27,6 +26,20 @@ class SourceLocation:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
+
+
+ProblemKind = Literal["syntax", "no-intent", "duplicate-intent", "encoding", "too-large", "import", "symlink"]
+
+
+class Problem(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: ProblemKind
+    location: SourceLocation
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.kind}: {self.message}"
 
 
 class StoryError(InputError):

@@ -1,2 +1,3 @@
 """The world-agent family: data generation, prompts, retrieval, the agent's environment, rewards, the
-experience store and loop, its trainers (SFT, DPO, GRPO) and its evaluation; its stages in ``stages/``."""
+experience store and loop, its DPO and GRPO trainers and its evaluation (SFT is the shared
+``worldagent.lm.sft``); its stages in ``stages/``."""

@@ -35,6 +35,7 @@ from worldagent.config import Params
 from worldagent.guard import files
 from worldagent.io import atomic_write_text, canonical_json, jsonl, read_json, sha256_bytes
 from worldagent.lm.rollout import GenerationStats, SamplingConfig, generate_batched
+from worldagent.lm.sft import sft_config
 from worldagent.lm.training import (
     TrainingError,
     checkpoint_root,
@@ -61,7 +62,6 @@ from worldagent.world_agent.experience import (
     update_store,
 )
 from worldagent.world_agent.relabel import is_original_single_turn
-from worldagent.world_agent.sft import sft_config
 
 log = logging.getLogger(__name__)
 STAGE = "experience"

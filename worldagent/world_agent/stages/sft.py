@@ -11,7 +11,7 @@ from pathlib import Path
 
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
-from worldagent.world_agent.sft import train_sft
+from worldagent.lm.sft import train_sft
 
 log = logging.getLogger("sft")
 
