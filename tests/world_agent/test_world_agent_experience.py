@@ -50,6 +50,16 @@ def test_the_store_round_trips_with_deterministic_bytes(tmp_path: Path):
     assert (manifest["samples"], manifest["prompts"], manifest["passed"]) == (3, 2, 1)
 
 
+def test_a_store_named_by_a_relative_path_reads_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """As dvc.yaml names it (data/experience/world_agent), relative to the project root."""
+    samples = [sample(PROMPT_A, "good", 1.0), sample(PROMPT_B, "meh", 0.5)]
+    monkeypatch.chdir(tmp_path)
+    write_store(Path("data/experience/store"), samples)
+    assert sorted(read_store(Path("data/experience/store")), key=lambda s: s.key) == sorted(
+        samples, key=lambda s: s.key
+    )
+
+
 def test_a_missing_store_is_empty_and_a_damaged_one_is_named(tmp_path: Path):
     assert read_store(tmp_path / "none") == []
     write_store(tmp_path / "s", [sample(PROMPT_A, "good", 1.0)])

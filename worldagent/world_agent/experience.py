@@ -164,7 +164,7 @@ def read_store(store: Path) -> list[ExperienceSample]:
         path = store / name
         if path.is_symlink() or not path.is_file() or path.parent != store:
             raise InputError(f"{path}: listed in {MANIFEST} but not a regular file in the store")
-        data = files.read_bytes(path, root=store, what="an experience shard")
+        data = files.read_bytes(name, root=store, what="an experience shard")
         if sha256_bytes(data) != digest:
             raise InputError(f"{path}: SHA-256 differs from {MANIFEST} (edited or damaged)")
         for number, line in enumerate(decode_utf8(data, str(path)).splitlines(), start=1):
