@@ -248,7 +248,7 @@ def test_a_crash_mid_save_leaves_no_directory_and_keeps_the_old_one(
     def crash(value):
         raise RuntimeError("simulated crash while writing base.json")
 
-    monkeypatch.setattr(base_module, "pretty_json", crash)
+    monkeypatch.setattr("worldagent.lm.base_dir.pretty_json", crash)  # save_base's writer
     fresh = tmp_path / "fresh" / "base"
     with pytest.raises(RuntimeError, match="simulated crash"):
         build_base(params, built["trajectories"], fresh)
