@@ -34,6 +34,7 @@ from worldagent.stories.discover import discover_stories
 from worldagent.stories.errors import StoryError
 from worldagent.stories.render import render_story
 from worldagent.storytest.a11y import RULES, check_accessibility
+from worldagent.storytest.differential import RuleScore
 from worldagent.storytest.runner import BrowserStoryRunner, PythonStoryRunner
 
 FIXTURES = Path("tests/fixtures/plaited")
@@ -50,23 +51,6 @@ class Page:
     export: str
     python_rules: list[str]
     axe_rules: list[str]
-
-
-@dataclass
-class RuleScore:
-    true_positive: int = 0
-    false_positive: int = 0
-    false_negative: int = 0
-
-    @property
-    def precision(self) -> float:
-        flagged = self.true_positive + self.false_positive
-        return self.true_positive / flagged if flagged else 1.0
-
-    @property
-    def recall(self) -> float:
-        found = self.true_positive + self.false_negative
-        return self.true_positive / found if found else 1.0
 
 
 @dataclass
