@@ -12,7 +12,6 @@ import torch
 import yaml
 
 from worldagent.config import ModelParams, Params, PretrainParams, TinyModelParams
-from worldagent.lm import base as base_module
 from worldagent.lm.base import (
     BaseModelUnavailable,
     build_base,
