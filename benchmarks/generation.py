@@ -401,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         from benchmarks.paths import STORIES as GENERATED_STORIES
         from worldagent.world_agent.stages.evaluate_model import make_scorer
 
-        scorer = make_scorer(load_params(Path("params.yaml")), GENERATED_STORIES, STORIES)
+        params = load_params(Path("params.yaml"))
+        scorer = make_scorer(params.storytest, params.reward, GENERATED_STORIES, STORIES)
     shape = ModelShape.of(model)
     workload = Workload(prompts, args.new_tokens, args.batch_size)
     results = []

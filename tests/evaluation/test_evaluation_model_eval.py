@@ -295,16 +295,16 @@ def test_combining_the_per_model_files_writes_eval_json_in_the_models_order(
 
     # A model evaluation missing, or made on another eval split, is an error, not a shorter table.
     with pytest.raises(InputError, match="run the evaluate_dpo stage first"):
-        combine_model_files(params(models=["base", "dpo"]), files, summary, intents)
+        combine_model_files(["base", "dpo"], files, summary, intents)
     with pytest.raises(InputError, match="no evaluation file given for dpo"):
-        combine_model_files(params(models=["base", "dpo"]), {"base": files["base"]}, summary, intents)
+        combine_model_files(["base", "dpo"], {"base": files["base"]}, summary, intents)
     stale = read_model_eval(files["nearest"])
     stale.intents = stale.intents[:2]
     for row in stale.rows:
         row.per_intent, row.outputs = row.per_intent[:2], row.outputs[:2]
     write_model_eval(files["nearest"], stale)
     with pytest.raises(InputError, match="covers other intents"):
-        combine_model_files(settings, files, summary, intents)
+        combine_model_files(settings.evaluate.models, files, summary, intents)
 
 
 def test_a_file_whose_rows_do_not_match_its_intents_is_refused(tmp_path: Path) -> None:
@@ -406,3 +406,103 @@ def test_the_nearest_baseline_copies_the_runner_up_when_the_nearest_copy_fails_i
     assert on.rows[0].outputs == [answers[copied] for copied in on.rows[0].copied or []]
     assert on.rows[0].per_intent[0].reward > 0.0
     assert on.rows[0].self_check is not None and on.rows[0].self_check.fixed >= 1
+
+
+def skipped_adapter(path: Path, stage: str, passthrough_of: str) -> Path:
+    """An adapter directory as a stage that did not train writes it (GRPO's pass_through)."""
+    from worldagent.lm.training import write_stage
+
+    path.mkdir(parents=True)
+    reason = f"{stage}.max_steps is 0: the stage is off in this profile"
+    write_stage(path, {"stage": stage, "passthrough_of": passthrough_of, "skipped": True, "reason": reason})
+    return path
+
+
+def refusing_loader(base: Path, adapter: Path | None) -> Any:
+    raise AssertionError(f"nothing should be loaded, yet {adapter or base} was")
+
+
+def test_a_stage_that_did_not_train_is_not_evaluated_again_and_its_file_says_why(
+    tmp_path: Path, base_dir: Path
+) -> None:
+    adapter = skipped_adapter(tmp_path / "models" / "dpo", "dpo", "experience")
+    out, speed = tmp_path / "dpo.json", tmp_path / "dpo.speed.json"
+    evaluation = MODEL_STAGES["dpo"](
+        params(), **SPLIT, base=base_dir, adapter=adapter, out=out, speed=speed, loader=refusing_loader
+    )
+    assert evaluation.rows == [] and len(evaluation.intents) == 3
+    assert evaluation.notes == [
+        "`dpo` did not train (dpo.max_steps is 0: the stage is off in this profile):"
+        " its adapter is `experience`'s, not evaluated again."
+    ]
+    assert read_model_eval(out, "dpo") == evaluation
+    assert json.loads(speed.read_text()) == {"model": "dpo", "rows": {}}  # the declared metric still exists
+
+
+def test_a_model_the_profile_does_not_evaluate_loads_nothing(tmp_path: Path, base_dir: Path) -> None:
+    adapter = tmp_path / "models" / "experience"
+    adapter.mkdir(parents=True)
+    settings = params(models=["base", "sft", "reference"])
+    for name, extra in (
+        ("experience", {"base": base_dir, "adapter": adapter, "speed": tmp_path / "x.speed.json"}),
+        ("nearest", {"trajectories": tmp_path / "missing.jsonl"}),  # not even its inputs are read
+    ):
+        evaluation = MODEL_STAGES[name](
+            settings, **SPLIT, **extra, out=tmp_path / f"{name}.json", loader=refusing_loader
+        )
+        assert evaluation.rows == [] and evaluation.notes == [f"`{name}` is not in `evaluate.models`: not evaluated."]
+
+
+def test_the_report_compares_the_stages_that_trained_and_says_why_the_others_were_not_evaluated(
+    tmp_path: Path, base_dir: Path, tiny_model
+) -> None:
+    from worldagent.evaluation.report import render_report
+    from worldagent.world_agent.stages.compare import compare_stage
+
+    settings = params(models=["base", "nearest", "sft", "experience", "dpo", "grpo", "reference"])
+    files = {name: tmp_path / "eval" / f"{name}.json" for name in MODEL_STAGES}
+    models = tmp_path / "models"
+    (models / "sft").mkdir(parents=True)  # a trained adapter (the test's loader stands in for it)
+    adapters = {
+        "sft": models / "sft",
+        "experience": skipped_adapter(models / "experience", "experience", "sft"),
+        "dpo": skipped_adapter(models / "dpo", "dpo", "experience"),
+        "grpo": skipped_adapter(models / "grpo", "grpo", "dpo"),
+    }
+    loaded: list[Path | None] = []
+
+    def loader(base: Path, adapter: Path | None) -> Any:
+        loaded.append(adapter)
+        return tiny_model
+
+    for name in ("base", "sft", "experience", "dpo", "grpo"):
+        adapter = {"adapter": adapters[name]} if name != "base" else {}
+        speed = tmp_path / f"{name}.speed.json"
+        MODEL_STAGES[name](settings, **SPLIT, base=base_dir, **adapter, out=files[name], speed=speed, loader=loader)
+    assert loaded == [None, adapters["sft"]]  # the base and sft only
+    evaluate_nearest_stage(settings, **SPLIT, trajectories=TRAIN, out=files["nearest"])
+    evaluate_reference_stage(settings, **SPLIT, out=files["reference"])
+    evaluate_champion_stage(
+        settings,
+        **SPLIT,
+        base=base_dir,
+        champion=no_champion(tmp_path / "c.json"),
+        out=files["champion"],
+        root=tmp_path,
+    )
+
+    summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
+    report = combine_evaluations_stage(
+        settings, **{f"{name}_eval": path for name, path in files.items()}, summary=summary, intents=intents
+    )
+    assert list(report.models) == ["base", "nearest", "sft", "reference"]
+    compared = compare_stage(settings, summary=summary, intents=intents, comparison=comparison)
+    assert json.loads(comparison.read_text())["candidate"] == "sft" == compared["candidate"]
+    steps = [(effect["model"], effect["baseline"]) for effect in compared["step_effects"]]
+    assert steps[0] == ("sft", "base") and {model for model, _ in steps} == {"sft"}  # base → sft, nothing after
+
+    text = render_report(read_eval_report(summary, intents), compared, None, "sft")
+    for name, source in (("experience", "sft"), ("dpo", "experience"), ("grpo", "dpo")):
+        assert f"- `{name}` did not train ({name}.max_steps is 0: the stage is off in this profile):" in text
+        assert f"its adapter is `{source}`'s, not evaluated again." in text
+    assert "- `champion` is not in `evaluate.models`: not evaluated." in text

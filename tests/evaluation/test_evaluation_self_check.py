@@ -190,7 +190,7 @@ def test_the_tiered_check_ranks_the_words_above_the_own_check(eval_rows, token_f
 
 
 def test_the_evaluation_ranks_answers_by_the_quoted_words_unless_told_not_to(eval_rows, token_files) -> None:
-    from worldagent.config import Params
+    from worldagent.config import EvaluateParams
     from worldagent.world_agent.stages.evaluate_model import with_self_check
 
     scorer = Scorer(STORIES, PythonStoryRunner(), RewardWeights(), token_files)
@@ -198,9 +198,7 @@ def test_the_evaluation_ranks_answers_by_the_quoted_words_unless_told_not_to(eva
     first, retry = StaticPolicy([broken]), StaticPolicy([wrong])
 
     def policy(**evaluate: object):
-        return with_self_check(
-            Params.model_validate({"evaluate": evaluate}), "sft", first, lambda k: retry, [row], scorer
-        )
+        return with_self_check(EvaluateParams.model_validate(evaluate), "sft", first, lambda k: retry, [row], scorer)
 
     ranked = policy()
     assert type(ranked) is TieredSelfCheckingPolicy  # the default

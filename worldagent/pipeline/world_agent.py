@@ -37,9 +37,10 @@ REPORT = f"{REPORTS}/report.md"
 
 
 EVAL_SPLIT = {"eval_trajectories": EVAL_TRAJECTORIES, "stories": STORIES, "stories_dir": STORIES_DIR}
-# What a per-model evaluation reads: not evaluate.models (which rows the table shows), so adding a
-# row never regenerates another model.
+# What a per-model evaluation reads. evaluate.models too: a model the profile does not show loads
+# nothing (a file with no rows and a note), at the price that editing the list reruns these steps.
 EVAL_PARAMS = (
+    "evaluate.models",
     "evaluate.max_new_tokens",
     "evaluate.batch_size",
     "evaluate.max_intents",

@@ -13,7 +13,7 @@ per-model function.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from worldagent.config import Params
@@ -22,7 +22,7 @@ from worldagent.evaluation.eval_files import write_eval_outputs
 from worldagent.evaluation.metrics import EvalReport
 from worldagent.evaluation.model_eval import ModelEvalFile, combine, read_model_eval
 from worldagent.world_agent.evaluate import load_eval_rows
-from worldagent.world_agent.stages.evaluate_model import Loader, evaluate_model, make_scorer
+from worldagent.world_agent.stages.evaluate_model import Loader, evaluate_model, make_scorer, not_listed_note
 
 log = logging.getLogger("worldagent.evaluation")
 
@@ -39,15 +39,18 @@ def _write(report: EvalReport, summary: Path, intents: Path) -> EvalReport:
     return report
 
 
-def combine_model_files(params: Params, files: Mapping[str, Path], summary: Path, intents: Path) -> EvalReport:
-    """The per-model files (model → eval/<model>.json) of every model of ``evaluate.models``, in that
-    order → ``summary`` (eval.json), ``intents`` (per-intent rows) and the plots beside ``summary``.
-    Files of models not in ``evaluate.models`` are not read."""
-    missing = [name for name in params.evaluate.models if name not in files]
+def combine_model_files(models: Sequence[str], files: Mapping[str, Path], summary: Path, intents: Path) -> EvalReport:
+    """The per-model files (model → eval/<model>.json) of every model of ``models`` (``evaluate.models``),
+    in that order → ``summary`` (eval.json), ``intents`` (per-intent rows) and the plots beside
+    ``summary``. Files of models not in ``models`` are not read; the report says they were not
+    evaluated, as it says why a listed model's file has no rows (its notes)."""
+    missing = [name for name in models if name not in files]
     if missing:
         raise InputError(f"no evaluation file given for {', '.join(missing)} (evaluate.models lists them)")
-    evaluations = [read_model_eval(files[name], name) for name in params.evaluate.models]
-    return _write(combine(evaluations), summary, intents)
+    evaluations = [read_model_eval(files[name], name) for name in models]
+    report = combine(evaluations)
+    report.notes.extend(not_listed_note(name) for name in files if name not in models)
+    return _write(report, summary, intents)
 
 
 def combine_evaluations_stage(
@@ -75,7 +78,7 @@ def combine_evaluations_stage(
         "champion": champion_eval,
         "reference": reference_eval,
     }
-    return combine_model_files(params, files, summary, intents)
+    return combine_model_files(params.evaluate.models, files, summary, intents)
 
 
 def evaluate_stage(
@@ -102,7 +105,7 @@ def evaluate_stage(
     does not give them yet) they are skipped with a note.
     """
     rows = load_eval_rows(eval_trajectories, params.evaluate.max_intents)
-    scorer = make_scorer(params, stories, stories_dir)
+    scorer = make_scorer(params.storytest, params.reward, stories, stories_dir)
     adapters = {"sft": sft, "experience": experience, "dpo": dpo, "grpo": grpo}
     files: list[ModelEvalFile] = []
     notes: list[str] = []
@@ -111,10 +114,13 @@ def evaluate_stage(
             notes.append(f"`{name}` was not evaluated: this evaluate step was not given its input.")
             continue
         evaluation, _ = evaluate_model(
-            params,
+            params.evaluate,
             name,
             rows,
             scorer,
+            seed=params.seed,
+            model=params.model,
+            registry=params.registry,
             base=base,
             adapter=adapters.get(name),
             champion=champion,

@@ -3,8 +3,9 @@
 One cached step per model, so a model whose inputs did not change is never generated again:
 
 - ``base``: the base alone; ``sft``/``experience``/``dpo``/``grpo``: the stage's adapter (its chain
-  merged) on the base; ``champion``: the adapter the champion reference names (no champion yet: a
-  file with no rows and a note);
+  merged) on the base (a stage that did not train, its adapter record ``skipped``: a file with no rows
+  and a note, since its adapter is the previous stage's); ``champion``: the adapter the champion
+  reference names (no champion yet: a file with no rows and a note);
 - ``nearest``: the copy-the-nearest-training-story baseline
   (:class:`worldagent.world_agent.retrieval.NearestStoryPolicy` over the training split);
 - ``reference``: the reference outputs, the upper bound.
@@ -13,6 +14,8 @@ Models are decoded greedily in batches with a KV cache (:func:`worldagent.world_
 through the constrained tool-call decoder when ``evaluate.constrained``; models listed in
 ``evaluate.unconstrained_models`` are decoded a second time without it (row ``"<model> (unconstrained)"``).
 ``out`` has deterministic bytes; ``speed`` (generation tokens per second) varies run to run.
+A model not in ``evaluate.models`` (the profile does not show it) loads nothing: a file with no
+rows and a note.
 
 The stage table has one entry per model, each calling :func:`evaluate_model_stage` with the model's
 name and exactly the paths that model needs.
@@ -27,9 +30,17 @@ import tempfile
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
-from worldagent.config import Params
+from worldagent.config import (
+    EvalModel,
+    EvaluateParams,
+    ModelParams,
+    Params,
+    RegistryParams,
+    RewardWeights,
+    StorytestParams,
+)
 from worldagent.errors import InputError
 from worldagent.evaluation.compare import TRAINED_STAGES
 from worldagent.evaluation.metrics import summarize
@@ -79,16 +90,16 @@ def score_policy_row(
     return row
 
 
-def decode_variants(params: Params, model_name: str) -> list[tuple[str, bool]]:
+def decode_variants(settings: EvaluateParams, model_name: str) -> list[tuple[str, bool]]:
     """(row name, constrained) for each way ``model_name`` is decoded."""
-    variants = [(model_name, params.evaluate.constrained)]
-    if params.evaluate.constrained and model_name in params.evaluate.unconstrained_models:
+    variants = [(model_name, settings.constrained)]
+    if settings.constrained and model_name in settings.unconstrained_models:
         variants.append((unconstrained_name(model_name), False))
     return variants
 
 
 def with_self_check(
-    params: Params,
+    settings: EvaluateParams,
     model_name: str,
     first: Policy,
     retry: Callable[[int], Policy],
@@ -98,7 +109,6 @@ def with_self_check(
     """``first``, retried by ``retry(k)`` while an answer fails the agent's own check (ranked with the
     intent's quoted words when ``evaluate.self_check_words``), when ``evaluate.self_check_attempts``
     and ``evaluate.self_check_models`` say so; else ``first``."""
-    settings = params.evaluate
     if not settings.self_check_attempts or model_name not in settings.self_check_models:
         return first
     if settings.self_check_words:
@@ -118,16 +128,23 @@ def generation_stats(policy: Policy) -> GenerationStats:
 
 
 def generate_rows(
-    params: Params, model_name: str, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]], scorer: Scorer
+    settings: EvaluateParams,
+    seed: int,
+    model_name: str,
+    model: Any,
+    tokenizer: Any,
+    rows: Sequence[dict[str, Any]],
+    scorer: Scorer,
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
-    """The model's rows (constrained and/or not) and their timings."""
+    """The model's rows (constrained and/or not) and their timings; ``seed`` seeds the retries and vLLM."""
     with contextlib.ExitStack() as stack:
-        llm = vllm_engine(params, model_name, model, tokenizer, rows, stack)
-        return _generate_rows(params, model_name, model, tokenizer, rows, scorer, llm)
+        llm = vllm_engine(settings, seed, model_name, model, tokenizer, rows, stack)
+        return _generate_rows(settings, seed, model_name, model, tokenizer, rows, scorer, llm)
 
 
 def vllm_engine(
-    params: Params,
+    settings: EvaluateParams,
+    seed: int,
     model_name: str,
     model: Any,
     tokenizer: Any,
@@ -147,13 +164,14 @@ def vllm_engine(
     log.info("%s: decoding through vLLM (CUDA present, vLLM installed)", model_name)
     return load_vllm(
         merged_model_dir(model, tokenizer, work),
-        max_model_len=longest + params.evaluate.budget(model_name),
-        seed=params.seed,
+        max_model_len=longest + settings.budget(model_name),
+        seed=seed,
     )
 
 
 def _generate_rows(
-    params: Params,
+    settings: EvaluateParams,
+    seed: int,
     model_name: str,
     model: Any,
     tokenizer: Any,
@@ -163,13 +181,12 @@ def _generate_rows(
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
     from worldagent.lm.rollout import BatchedPolicy, PromptCache
 
-    settings = params.evaluate
     evaluated: list[EvalRow] = []
     timings: dict[str, dict[str, Any]] = {}
     greedy: Policy | None = None  # the constrained variant's first (greedy) decoding
     # every prompt is prefilled once for this model: its retries and its other variant reuse it
     prompts = PromptCache()
-    for name, constrained in decode_variants(params, model_name):
+    for name, constrained in decode_variants(settings, model_name):
         decode = partial(
             evaluation_policy,
             model,
@@ -183,7 +200,7 @@ def _generate_rows(
 
         def retry(k: int, decode: Callable[..., Policy] = decode) -> Policy:
             # the k-th retry samples with its own seed: a different, reproducible answer each time
-            return decode(temperature=settings.self_check_temperature, seed=params.seed + k)
+            return decode(temperature=settings.self_check_temperature, seed=seed + k)
 
         decoder = decode()
         first: Policy = decoder
@@ -191,7 +208,7 @@ def _generate_rows(
         if not constrained and isinstance(greedy, BatchedPolicy) and len(greedy.last) == len(rows):
             # where the grammar never changed the greedy choice, decoding without it answers the same
             first = ReusingPolicy(decoder, [c.text for c in greedy.last], [not c.steered for c in greedy.last])
-        policy = with_self_check(params, model_name, first, retry, rows, scorer)
+        policy = with_self_check(settings, model_name, first, retry, rows, scorer)
         row = score_policy_row(name, policy, rows, scorer)
         if constrained:
             greedy = decoder
@@ -237,12 +254,37 @@ def _require_dir(path: Path | None, what: str, stage: str) -> Path:
     return Path(path)
 
 
+def not_listed_note(name: str) -> str:
+    """What ``eval/<name>.json`` says of a model the profile does not evaluate."""
+    return f"`{name}` is not in `evaluate.models`: not evaluated."
+
+
+def did_not_train_note(name: str, adapter: Path) -> str | None:
+    """What ``eval/<name>.json`` says when the stage's adapter record says it did not train (the
+    stage was off or had nothing to train, so its adapter is the previous stage's); None when it trained.
+
+    An adapter without its record is left to the loader, which rejects it as incomplete."""
+    from worldagent.lm.training import STAGE_FILE, read_stage
+
+    if not (adapter / STAGE_FILE).is_file():
+        return None
+    record = read_stage(adapter)
+    if not record.get("skipped"):
+        return None
+    reason = record.get("reason") or "no reason recorded"
+    source = record.get("passthrough_of") or "the previous stage"
+    return f"`{name}` did not train ({reason}): its adapter is `{source}`'s, not evaluated again."
+
+
 def evaluate_model(
-    params: Params,
+    settings: EvaluateParams,
     name: str,
     rows: Sequence[dict[str, Any]],
     scorer: Scorer,
     *,
+    seed: int,
+    model: ModelParams,
+    registry: RegistryParams,
     base: Path | None = None,
     adapter: Path | None = None,
     champion: Path | None = None,
@@ -250,13 +292,21 @@ def evaluate_model(
     root: Path = Path("."),
     loader: Loader | None = None,
 ) -> tuple[ModelEvalFile, dict[str, dict[str, Any]]]:
-    """One model's evaluation file and its timings (see the module docstring for what ``name`` takes)."""
+    """One model's evaluation file and its timings (see the module docstring for what ``name`` takes).
+
+    ``seed`` seeds the retries; ``model.dtype`` is what ``evaluate.dtype: model`` decodes in and
+    ``registry.family`` whose champion ``champion`` is (each read only by the models that need it)."""
     evaluation = ModelEvalFile(
         model=name,
         intents=[str(row["id"]) for row in rows],
         components=sorted({str(row["component"]) for row in rows}),
     )
     timings: dict[str, dict[str, Any]] = {}
+    if name not in get_args(EvalModel):
+        raise InputError(f"unknown model {name!r} to evaluate")
+    if name not in settings.models:
+        evaluation.notes.append(not_listed_note(name))
+        return evaluation, timings
     if name == "reference":
         evaluation.rows.append(score_policy_row(name, ReferencePolicy(rows), rows, scorer))
     elif name == "nearest":
@@ -275,7 +325,7 @@ def evaluate_model(
             nearest.append(NearestStoryPolicy(index, rank))
             return nearest[-1]
 
-        policy = with_self_check(params, name, nearest[0], runner_up, rows, scorer)
+        policy = with_self_check(settings, name, nearest[0], runner_up, rows, scorer)
         row = score_policy_row(name, policy, rows, scorer)
         ranks = policy.answered_by if isinstance(policy, SelfCheckingPolicy) else [0] * len(rows)
         row.copied = [nearest[rank].choose(prompt).id for prompt, rank in zip(prompts_of(rows), ranks, strict=True)]
@@ -291,7 +341,7 @@ def evaluate_model(
 
             if champion is None:
                 raise InputError("the champion evaluation needs the champion reference file")
-            pinned = load_champion(champion, root, params.registry.family)
+            pinned = load_champion(champion, root, registry.family)
             if pinned is None:
                 evaluation.notes.append("No champion is deployed yet (first run): the champion was not evaluated.")
                 return evaluation, timings
@@ -301,21 +351,22 @@ def evaluate_model(
             adapter = pinned.path
         elif name in TRAINED_STAGES:
             adapter = _require_dir(adapter, f"{name} adapter", name)
-        elif name != "base":
-            raise InputError(f"unknown model {name!r} to evaluate")
+            if untrained := did_not_train_note(name, adapter):
+                evaluation.notes.append(untrained)
+                return evaluation, timings
         adapter = adapter if name != "base" else None
         if loader is None:  # evaluate.dtype, not always the one it was trained in (model.dtype)
-            model, tokenizer = default_loader(base, adapter, dtype=params.evaluate.decode_dtype(params.model.dtype))
+            policy_model, tokenizer = default_loader(base, adapter, dtype=settings.decode_dtype(model.dtype))
         else:
-            model, tokenizer = loader(base, adapter)
-        evaluation.notes.append(precision_note(model))
+            policy_model, tokenizer = loader(base, adapter)
+        evaluation.notes.append(precision_note(policy_model))
         try:
-            evaluated, timings = generate_rows(params, name, model, tokenizer, rows, scorer)
+            evaluated, timings = generate_rows(settings, seed, name, policy_model, tokenizer, rows, scorer)
         finally:
-            del model
+            del policy_model
             gc.collect()
         evaluation.rows.extend(evaluated)
-        if budget_note := _budget_note(params, name):
+        if budget_note := _budget_note(settings, name):
             evaluation.notes.append(budget_note)
     evaluation.notes.extend(row.self_check.note(row.name) for row in evaluation.rows if row.self_check)
     return evaluation, timings
@@ -330,17 +381,17 @@ def precision_note(model: Any) -> str:
     return f"The models' answers were decoded in {precision} (`evaluate.dtype`)."
 
 
-def _budget_note(params: Params, name: str) -> str | None:
-    budget, usual = params.evaluate.budget(name), params.evaluate.max_new_tokens
+def _budget_note(settings: EvaluateParams, name: str) -> str | None:
+    budget, usual = settings.budget(name), settings.max_new_tokens
     if budget == usual:
         return None
     return f"`{name}` was decoded with at most {budget} new tokens per answer (the other models {usual})."
 
 
-def make_scorer(params: Params, stories: Path, stories_dir: Path) -> Scorer:
+def make_scorer(storytest: StorytestParams, reward: RewardWeights, stories: Path, stories_dir: Path) -> Scorer:
     from worldagent.storytest.runner import make_runner
 
-    return Scorer(stories_dir, make_runner(params.storytest), params.reward, load_token_files(stories))
+    return Scorer(stories_dir, make_runner(storytest), reward, load_token_files(stories))
 
 
 def evaluate_model_stage(
@@ -361,12 +412,15 @@ def evaluate_model_stage(
 ) -> ModelEvalFile:
     """Evaluate the model ``name`` → ``out`` (eval/<name>.json) and, for generating models, ``speed``."""
     rows = load_eval_rows(eval_trajectories, params.evaluate.max_intents)
-    scorer = make_scorer(params, stories, stories_dir)
+    scorer = make_scorer(params.storytest, params.reward, stories, stories_dir)
     evaluation, timings = evaluate_model(
-        params,
+        params.evaluate,
         name,
         rows,
         scorer,
+        seed=params.seed,
+        model=params.model,
+        registry=params.registry,
         base=base,
         adapter=adapter,
         champion=champion,
