@@ -6,14 +6,14 @@ from evaluation_helpers import synthetic_report
 
 from worldagent.config import GateParams, Params
 from worldagent.evaluation.compare import compare
-from worldagent.evaluation.family import INTERVENTION, SPECIALISTS, WORLD_AGENT, gate_decision
+from worldagent.evaluation.family import INTERVENTION, SPECIALISTS, WORLD_AGENT, gate_decision, world_agent_rules
 from worldagent.evaluation.gate import GateDecision, NonInferiority, Threshold, decide, threshold_check
 from worldagent.evaluation.metrics import ModelMetrics
 
 
 def world_agent_gate(candidate: ModelMetrics, comparison: dict | None, gate: GateParams) -> GateDecision:
     """The one gate with the world agent's rules, as the gate stage calls it."""
-    return gate_decision(WORLD_AGENT, Params(gate=gate), candidate.model_dump(), comparison)
+    return gate_decision(WORLD_AGENT, world_agent_rules(gate), candidate.model_dump(), comparison)
 
 
 def metrics(**overrides: float) -> ModelMetrics:

@@ -13,7 +13,7 @@ from worldagent.config import GateParams, Params
 from worldagent.errors import InputError
 from worldagent.evaluation.compare import compare, compare_stages
 from worldagent.evaluation.eval_files import read_eval_report, write_eval_outputs
-from worldagent.evaluation.family import WORLD_AGENT, above_nearest_check, gate_decision
+from worldagent.evaluation.family import WORLD_AGENT, above_nearest_check, gate_decision, world_agent_rules
 from worldagent.evaluation.report import render_report
 from worldagent.io import directory_hash
 from worldagent.pipeline import world_agent as world_agent_table
@@ -66,7 +66,9 @@ def test_report_mentions_every_model_the_comparison_and_the_gate() -> None:
     report = synthetic_report(MODELS)
     comparison = compare(report, "grpo", samples=200, seed=0)
     params = Params(gate=GateParams(min_story_pass_rate=0.9))
-    decision = gate_decision(WORLD_AGENT, params, report.models["grpo"].metrics.model_dump(), comparison)
+    decision = gate_decision(
+        WORLD_AGENT, world_agent_rules(params.gate), report.models["grpo"].metrics.model_dump(), comparison
+    )
     text = render_report(report, comparison, decision, "grpo")
     for name in MODELS:
         assert f"| {name} |" in text or f"**{name}** (candidate)" in text
@@ -307,10 +309,12 @@ def test_the_gate_requires_beating_the_nearest_story_baseline_unless_params_turn
     comparison = compare_stages(tied, "best", samples=300, seed=0)
     metrics = tied.models["sft"].metrics.model_dump()
     on, off = Params(), Params(gate=GateParams(above_nearest=False))
-    decision = gate_decision(WORLD_AGENT, on, metrics, comparison, [above_nearest_check(comparison, "sft")])
+    decision = gate_decision(
+        WORLD_AGENT, world_agent_rules(on.gate), metrics, comparison, [above_nearest_check(comparison, "sft")]
+    )
     assert not decision.passed and "above_nearest" in decision.reasons[0]
     assert any("does not clearly beat copying the nearest training story" in r for r in decision.reasons)
-    assert gate_decision(WORLD_AGENT, off, metrics, comparison).passed
+    assert gate_decision(WORLD_AGENT, world_agent_rules(off.gate), metrics, comparison).passed
 
     # Without the comparison the check cannot pass, and says why.
     check, sentence = above_nearest_check({"step_effects": []}, "sft")

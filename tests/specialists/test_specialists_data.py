@@ -204,7 +204,7 @@ def test_registration_gate_is_the_shared_gate_and_family_names() -> None:
 
     def gate(metrics: dict, threshold: float, above_base: bool = False) -> bool:
         spec = {"min_action_accuracy": threshold, "above_base": above_base}
-        return registration_gate(metrics, parse_params({"specialists": spec})).passed
+        return registration_gate(metrics, parse_params({"specialists": spec}).specialists).passed
 
     assert gate({"action_accuracy": 0.5, "n": 4}, 0.4) and not gate({"action_accuracy": 0.25, "n": 4}, 0.4)
     assert gate({"action_accuracy": None, "n": 0}, 0.0) and not gate({"action_accuracy": None, "n": 0}, 0.1)
@@ -214,7 +214,7 @@ def test_registration_gate_is_the_shared_gate_and_family_names() -> None:
     assert not gate({"action_accuracy": 0.9}, 0.8, above_base=True)  # the base was not measured
     decision = registration_gate(
         {"action_accuracy": 0.25, "base_action_accuracy": 0.3},
-        parse_params({"specialists": {"min_action_accuracy": 0.4}}),
+        parse_params({"specialists": {"min_action_accuracy": 0.4}}).specialists,
     )
     assert [c.name for c in decision.checks] == ["min_action_accuracy", "above_base_action_accuracy"]
     assert "Held-out action accuracy 0.250 is below the minimum 0.400." in decision.reasons

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from worldagent.config import Params
+from worldagent.config import GateParams, InterventionGateParams, Params, SpecialistsParams
 from worldagent.evaluation.gate import (
     GateCheck,
     GateDecision,
@@ -36,6 +36,8 @@ ModelsByName = Mapping[str, Mapping[str, Any]]
 @dataclass(frozen=True)
 class Family:
     key: str  # "world_agent" | "intervention" | "specialists"
+    # Each callable picks the family's own sections out of the run's whole params (the one place
+    # that knows which sections a family's gate, registry name and model card read).
     registry_family: Callable[[Params], str]
     gate_rules: Callable[[Params], GateRules]
     champion_diff: Callable[[Mapping[str, Any]], Mapping[str, float] | None]  # from the comparison
@@ -51,8 +53,7 @@ class Family:
 # -- the world agent ----------------------------------------------------------------------------
 
 
-def world_agent_rules(params: Params) -> GateRules:
-    gate = params.gate
+def world_agent_rules(gate: GateParams) -> GateRules:
     return GateRules(
         thresholds=(
             Threshold("min_story_pass_rate", "Story pass rate", "story_pass_rate", gate.min_story_pass_rate),
@@ -118,7 +119,7 @@ def world_agent_card_metrics(eval_summary: Mapping[str, Any], candidate: str) ->
 WORLD_AGENT = Family(
     key="world_agent",
     registry_family=lambda params: params.registry.family,
-    gate_rules=world_agent_rules,
+    gate_rules=lambda params: world_agent_rules(params.gate),
     champion_diff=world_agent_champion_diff,
     base_model=lambda params, _metrics: params.model.base,
     card_params=lambda params: params.model_dump(mode="json"),
@@ -132,8 +133,7 @@ WORLD_AGENT = Family(
 INTERVENTION_CARD_METRICS = ("accuracy", "precision", "recall", "f1", "auc", "pr_auc", "threshold")
 
 
-def intervention_rules(params: Params) -> GateRules:
-    gate = params.intervention.gate
+def intervention_rules(gate: InterventionGateParams) -> GateRules:
     return GateRules(
         thresholds=(
             Threshold("min_f1", "Test F1", "f1", gate.min_f1),
@@ -155,7 +155,7 @@ def intervention_card_metrics(metrics: Mapping[str, Any], candidate: str) -> dic
 INTERVENTION = Family(
     key="intervention",
     registry_family=lambda params: params.intervention.family,
-    gate_rules=intervention_rules,
+    gate_rules=lambda params: intervention_rules(params.intervention.gate),
     champion_diff=intervention_champion_diff,
     base_model=lambda _params, metrics: f"open_clip:{(metrics.get('model') or {}).get('clip', 'open_clip')}",
     card_params=lambda params: params.intervention.model_dump(mode="json"),
@@ -172,9 +172,9 @@ INTERVENTION = Family(
 # -- browser specialists ------------------------------------------------------------------------
 
 
-def specialists_rules(params: Params) -> GateRules:
+def specialists_rules(specialists: SpecialistsParams) -> GateRules:
     """Held-out action accuracy; with no held-out rows the check applies only to a 0 threshold."""
-    limit = params.specialists.min_action_accuracy
+    limit = specialists.min_action_accuracy
     return GateRules(
         thresholds=(
             Threshold("min_action_accuracy", "Held-out action accuracy", "action_accuracy", limit, required=limit > 0),
@@ -185,7 +185,7 @@ def specialists_rules(params: Params) -> GateRules:
 SPECIALISTS = Family(
     key="specialists",
     registry_family=lambda params: params.specialists.family_prefix,
-    gate_rules=specialists_rules,
+    gate_rules=lambda params: specialists_rules(params.specialists),
     champion_diff=lambda _comparison: None,
     base_model=lambda params, _metrics: params.specialists.base_model,
     card_params=lambda params: params.specialists.model_dump(mode="json"),
@@ -197,16 +197,17 @@ SPECIALISTS = Family(
 
 def gate_decision(
     family: Family,
-    params: Params,
+    rules: GateRules,
     metrics: Mapping[str, Any],
     comparison: Mapping[str, Any] | None = None,
     extra_checks: Sequence[tuple[GateCheck, str]] = (),
 ) -> GateDecision:
-    """The one gate (:func:`worldagent.evaluation.gate.decide`) with ``family``'s rules, on the
-    candidate's ``metrics`` and the compare stage's ``comparison`` (None or no champion: thresholds alone)."""
+    """The one gate (:func:`worldagent.evaluation.gate.decide`) with ``rules`` (the family's, such as
+    :func:`world_agent_rules`), on the candidate's ``metrics`` and the compare stage's ``comparison``
+    (None or no champion: thresholds alone), where ``family`` finds the champion difference."""
     comparison = comparison or {}
     diff = family.champion_diff(comparison)
-    return decide(metrics, family.gate_rules(params), diff, comparison.get("confidence", 0.95), extra_checks)
+    return decide(metrics, rules, diff, comparison.get("confidence", 0.95), extra_checks)
 
 
 FAMILIES: dict[str, Family] = {family.key: family for family in (WORLD_AGENT, INTERVENTION, SPECIALISTS)}

@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from worldagent.config import Params
-from worldagent.evaluation.family import SPECIALISTS, gate_decision
+from worldagent.config import SpecialistsParams
+from worldagent.evaluation.family import SPECIALISTS, gate_decision, specialists_rules
 from worldagent.evaluation.gate import GateCheck, GateDecision
 from worldagent.specialists.service import SpecialistsService
 from worldagent.specialists.store import parse_time
@@ -18,7 +18,7 @@ from worldagent.specialists.store import parse_time
 
 def agents_due(service: SpecialistsService, min_new_feedback: int | None = None) -> list[dict[str, Any]]:
     """Agent jobs with at least ``min_new_feedback`` feedback rows since they were last trained."""
-    threshold = min_new_feedback or service.params.specialists.min_new_feedback
+    threshold = min_new_feedback or service.specialists.min_new_feedback
     due = []
     for job in service.list_improvement_jobs("agent"):
         new = service.store.count_feedback(job["scopeId"], since=parse_time(job["lastTrainedAt"], "lastTrainedAt"))
@@ -60,12 +60,12 @@ def above_base_check(metrics: Mapping[str, Any]) -> tuple[GateCheck, str]:
     )
 
 
-def registration_gate(metrics: Mapping[str, Any], params: Params) -> GateDecision:
+def registration_gate(metrics: Mapping[str, Any], specialists: SpecialistsParams) -> GateDecision:
     """The shared gate with the specialists' rules: held-out action accuracy (right element and action on
     the embedded browser set) at least ``specialists.min_action_accuracy`` and, with
     ``specialists.above_base``, above the untrained base's own accuracy on the same rows."""
-    extra = [above_base_check(metrics)] if params.specialists.above_base else []
-    return gate_decision(SPECIALISTS, params, metrics, extra_checks=extra)
+    extra = [above_base_check(metrics)] if specialists.above_base else []
+    return gate_decision(SPECIALISTS, specialists_rules(specialists), metrics, extra_checks=extra)
 
 
 def improve_agent(
@@ -88,7 +88,7 @@ def improve_agent(
             "reason": run.get("error") or f"run still {run['status']} after {timeout_s}s",
         }
     metrics = service.evaluate_model(modelRef=run["outputModelRef"], jobId=int(job["id"]))
-    decision = registration_gate(metrics, service.params)
+    decision = registration_gate(metrics, service.specialists)
     reason = " ".join(decision.reasons[1:])
     result.update(
         metrics={k: v for k, v in metrics.items() if k not in ("examples", "feedback")},

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from worldagent.config import Params
-from worldagent.evaluation.family import INTERVENTION, gate_decision
+from worldagent.evaluation.family import INTERVENTION, gate_decision, intervention_rules
 from worldagent.evaluation.gate import GateCheck, gate_payload
 from worldagent.intervention.stages.common import fmt
 from worldagent.io import atomic_write_text, pretty_json, read_json
@@ -40,7 +40,7 @@ def gate_stage(
     scores = read_json(metrics, "the evaluation metrics", hint=hint, expect=dict)
     compared = read_json(comparison, "the comparison", hint="run the intervention_compare stage first", expect=dict)
     extra = [beats_baseline_check(scores)] if params.intervention.gate.beat_baseline else []
-    outcome = gate_decision(INTERVENTION, params, scores, compared, extra)
+    outcome = gate_decision(INTERVENTION, intervention_rules(params.intervention.gate), scores, compared, extra)
     family = INTERVENTION.registry_family(params)
     payload = gate_payload(outcome, family=family, candidate="predictor", artifact_dir=predictor)
     atomic_write_text(decision, pretty_json(payload))

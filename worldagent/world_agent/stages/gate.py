@@ -8,10 +8,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params
+from worldagent.config import GateParams, Params
 from worldagent.errors import InputError
 from worldagent.evaluation.eval_files import read_eval_report
-from worldagent.evaluation.family import WORLD_AGENT, above_nearest_check, gate_decision
+from worldagent.evaluation.family import WORLD_AGENT, above_nearest_check, gate_decision, world_agent_rules
 from worldagent.evaluation.gate import GateDecision, gate_payload
 from worldagent.evaluation.metrics import EvalReport
 from worldagent.evaluation.report import write_report
@@ -32,7 +32,7 @@ def gate_stage(
     evaluation = read_eval_report(summary, intents)
     compared = read_json(comparison, "the comparison", hint="run the compare stage first", expect=dict)
     name = str(compared.get("candidate") or params.compare.candidate)
-    return _gate(params, summary, evaluation, compared, name, candidate, report, decision)
+    return _gate(params.gate, params.registry.family, summary, evaluation, compared, name, candidate, report, decision)
 
 
 def gate_best_stage(
@@ -67,11 +67,23 @@ def gate_best_stage(
         stage: read_json(path, f"the {stage} metrics", hint=f"run the {stage} stage first", expect=dict)
         for stage, path in metrics.items()
     }
-    return _gate(params, summary, evaluation, compared, name, adapters[name], report, decision, training)
+    return _gate(
+        params.gate,
+        params.registry.family,
+        summary,
+        evaluation,
+        compared,
+        name,
+        adapters[name],
+        report,
+        decision,
+        training,
+    )
 
 
 def _gate(
-    params: Params,
+    gate: GateParams,
+    family: str,
     summary: Path,
     evaluation: EvalReport,
     compared: dict[str, Any],
@@ -83,9 +95,10 @@ def _gate(
 ) -> GateDecision:
     if name not in evaluation.models:
         raise InputError(f"{summary}: the candidate {name!r} was not evaluated")
-    extra = [above_nearest_check(compared, name)] if params.gate.above_nearest else []
-    outcome = gate_decision(WORLD_AGENT, params, evaluation.models[name].metrics.model_dump(), compared, extra)
-    family = WORLD_AGENT.registry_family(params)
+    """The gate's decision for the candidate ``name`` → ``decision`` (for the registry ``family``) and ``report``."""
+    extra = [above_nearest_check(compared, name)] if gate.above_nearest else []
+    metrics = evaluation.models[name].metrics.model_dump()
+    outcome = gate_decision(WORLD_AGENT, world_agent_rules(gate), metrics, compared, extra)
     atomic_write_text(
         decision, pretty_json(gate_payload(outcome, family=family, candidate=name, artifact_dir=candidate))
     )
