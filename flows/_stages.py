@@ -282,8 +282,8 @@ def preflight(pipelines: Sequence[Pipeline], root: Path, warn: bool = True) -> N
     is held to it. A precision other than the committed run's is a warning (``warn``): the run goes on."""
     if any(isinstance(step, Stage) and reads_precision(step) for pipeline in pipelines for step in pipeline.steps):
         params = load_params(root / "params.yaml")
-        check_precision(params, root / "params.yaml")
-        if warn and (note := precision_note(params, recorded_precisions(pipelines, root))):
+        check_precision(params.model, params.evaluate, root / "params.yaml")
+        if warn and (note := precision_note(params.model, recorded_precisions(pipelines, root))):
             log.warning(note)
 
 

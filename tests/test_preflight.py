@@ -12,7 +12,7 @@ import yaml
 from flows._stages import flow_main, run_pipelines
 from flows._stages import preflight as flows_preflight
 from worldagent.cli import main as cli
-from worldagent.config import load_params
+from worldagent.config import EvaluateParams, ModelParams, load_params
 from worldagent.errors import EXIT_INPUT_ERROR
 from worldagent.pipeline.families import PIPELINES
 from worldagent.pipeline.intervention import PIPELINE as INTERVENTION
@@ -26,6 +26,12 @@ from worldagent.preflight import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def sections(path: Path) -> tuple[ModelParams, EvaluateParams]:
+    """What check_precision reads of a params file: ``model`` and ``evaluate``."""
+    params = load_params(path)
+    return params.model, params.evaluate
 
 
 def write_params(directory: Path, dtype: str, evaluate_dtype: str = "float32") -> Path:
@@ -57,7 +63,7 @@ def emulating_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_bfloat16_on_a_cpu_without_it_is_refused_naming_the_file_the_key_and_the_fix(tmp_path: Path) -> None:
     path = write_params(tmp_path, "bfloat16")
     with pytest.raises(PrecisionError) as raised:
-        check_precision(load_params(path), path, device="cpu", native_bfloat16=emulated, environ={})
+        check_precision(*sections(path), path, device="cpu", native_bfloat16=emulated, environ={})
     message = str(raised.value)
     assert str(path) in message and "model.dtype" in message
     assert "model.dtype: prefer-bfloat16" in message and ALLOW_SLOW_BFLOAT16 in message
@@ -66,12 +72,12 @@ def test_bfloat16_on_a_cpu_without_it_is_refused_naming_the_file_the_key_and_the
 def test_bfloat16_decoding_alone_is_refused_too_naming_its_key(tmp_path: Path) -> None:
     path = write_params(tmp_path, "prefer-bfloat16", evaluate_dtype="bfloat16")
     with pytest.raises(PrecisionError, match=r"evaluate\.dtype is bfloat16") as raised:
-        check_precision(load_params(path), path, device="cpu", native_bfloat16=emulated, environ={})
+        check_precision(*sections(path), path, device="cpu", native_bfloat16=emulated, environ={})
     assert "`evaluate.dtype: prefer-bfloat16`" in str(raised.value) and "model.dtype" not in str(raised.value)
     both = write_params(tmp_path, "bfloat16", evaluate_dtype="bfloat16")
     with pytest.raises(PrecisionError, match=r"model\.dtype and evaluate\.dtype are bfloat16"):
-        check_precision(load_params(both), both, device="cpu", native_bfloat16=emulated, environ={})
-    check_precision(load_params(both), both, device="cpu", native_bfloat16=native, environ={})
+        check_precision(*sections(both), both, device="cpu", native_bfloat16=emulated, environ={})
+    check_precision(*sections(both), both, device="cpu", native_bfloat16=native, environ={})
 
 
 @pytest.mark.parametrize(
@@ -89,7 +95,7 @@ def test_settings_that_run_at_their_intended_speed_pass(
     tmp_path: Path, dtype: str, device: str, is_native, environ: dict[str, str]
 ) -> None:
     path = write_params(tmp_path, dtype)
-    check_precision(load_params(path), path, device=device, native_bfloat16=is_native, environ=environ)
+    check_precision(*sections(path), path, device=device, native_bfloat16=is_native, environ=environ)
 
 
 @pytest.mark.usefixtures("emulating_cpu")
@@ -169,13 +175,13 @@ def test_the_committed_precisions_are_read_from_each_training_stages_metrics(tmp
 @pytest.mark.usefixtures("emulating_cpu")
 def test_training_here_in_another_precision_than_the_committed_run_is_noted(tmp_path: Path) -> None:
     params = load_params(write_params(tmp_path, "prefer-bfloat16"))  # float32 on this CPU
-    note = precision_note(params, {"sft": "bfloat16 on cpu", "dpo": "bfloat16 on cpu", "grpo": "float32 on cpu"})
+    note = precision_note(params.model, {"sft": "bfloat16 on cpu", "dpo": "bfloat16 on cpu", "grpo": "float32 on cpu"})
     assert note is not None
     assert "trains in float32 on cpu here" in note and "trained sft, dpo in bfloat16 on cpu" in note
     assert "grpo" not in note  # it trained as this machine would
-    assert precision_note(params, {"sft": "float32 on cpu"}) is None
-    assert precision_note(params, {}) is None
-    assert precision_note(params, {"sft": "float32 on cpu"}, device="cuda") is not None  # a GPU trains elsewhere
+    assert precision_note(params.model, {"sft": "float32 on cpu"}) is None
+    assert precision_note(params.model, {}) is None
+    assert precision_note(params.model, {"sft": "float32 on cpu"}, device="cuda") is not None  # a GPU trains elsewhere
 
 
 @pytest.mark.usefixtures("emulating_cpu")

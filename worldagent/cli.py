@@ -230,10 +230,10 @@ def _cmd_preflight(args: argparse.Namespace) -> int:
     from worldagent.preflight import check_precision, precision_note, recorded_precisions, run_plan
 
     params = load_params(args.params)
-    check_precision(params, Path(args.params))
+    check_precision(params.model, params.evaluate, Path(args.params))
     print(f"{args.params}: this machine can run these settings")
     root = Path(args.params).resolve().parent
-    note = precision_note(params, recorded_precisions(PIPELINES, root))
+    note = precision_note(params.model, recorded_precisions(PIPELINES, root))
     if note:
         print(f"note: {note}")
     print(run_plan(PIPELINES, root)[2])

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from worldagent.config import Params
+from worldagent.config import EvaluateParams, ModelParams
 from worldagent.errors import InputError
 from worldagent.io import read_json
 from worldagent.pipeline.table import Pipeline, Stage
@@ -40,7 +40,8 @@ class PrecisionError(InputError):
 
 
 def check_precision(
-    params: Params,
+    model: ModelParams,
+    evaluate: EvaluateParams,
     params_path: Path,
     device: str | None = None,
     native_bfloat16: Callable[[], bool] | None = None,
@@ -54,7 +55,7 @@ def check_precision(
     environ = os.environ if environ is None else environ
     asked = [
         name
-        for name, dtype in (("model.dtype", params.model.dtype), ("evaluate.dtype", params.evaluate.dtype))
+        for name, dtype in (("model.dtype", model.dtype), ("evaluate.dtype", evaluate.dtype))
         if dtype == "bfloat16"
     ]
     if not asked or environ.get(ALLOW_SLOW_BFLOAT16) == "1":
@@ -113,7 +114,7 @@ def _same_precision(recorded: str, dtype: torch.dtype, device: str) -> bool:
     return getattr(torch, name, None) == dtype and on == device
 
 
-def precision_note(params: Params, recorded: Mapping[str, str], device: str | None = None) -> str | None:
+def precision_note(model: ModelParams, recorded: Mapping[str, str], device: str | None = None) -> str | None:
     """A note when ``model.dtype`` trains here in another precision than ``recorded`` (the committed
     run's, by stage, from :func:`recorded_precisions`): those stages then write other bytes than the
     lock records, so a run here trains them again and the report's figures move. None when every
@@ -121,14 +122,14 @@ def precision_note(params: Params, recorded: Mapping[str, str], device: str | No
     from worldagent.lm import device as devices
 
     device = device or devices.select_device()
-    here = devices.resolve_dtype(params.model.dtype, device)
+    here = devices.resolve_dtype(model.dtype, device)
     differing = {
         stage: precision for stage, precision in recorded.items() if not _same_precision(precision, here, device)
     }
     if not differing:
         return None
     return (
-        f"`model.dtype: {params.model.dtype}` trains in {devices.precision_label(here, device)} here, but the "
+        f"`model.dtype: {model.dtype}` trains in {devices.precision_label(here, device)} here, but the "
         f"committed run trained {', '.join(differing)} in {' and '.join(sorted(set(differing.values())))}: those "
         "stages will train again, into other bytes than dvc.lock records, and the report's figures can move "
         '(docs/profiles.md, "Precision and machines").'
