@@ -91,6 +91,11 @@ def small_params(**model: object) -> Params:
     return Params(seed=7, model=ModelParams(**{"tiny": SMALL_TINY, "pretrain": SMALL_PRETRAIN, **model}))
 
 
+def build_from(params: Params, trajectories: Path, out: Path) -> dict:
+    """:func:`build_base` with what it reads of ``params``: ``model`` and ``seed``."""
+    return build_base(params.model, params.seed, trajectories, out)
+
+
 def tensors(path: Path) -> dict[str, torch.Tensor]:
     from safetensors.torch import load_file
 
@@ -106,8 +111,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
     """Two full builtin:tiny builds with the same seed (the expensive part, shared by several tests)."""
     root = tmp_path_factory.mktemp("built")
     trajectories = write_trajectories(root / "trajectories.jsonl")
-    first = build_base(small_params(), trajectories, root / "a" / "base")
-    second = build_base(small_params(), trajectories, root / "b" / "base")
+    first = build_from(small_params(), trajectories, root / "a" / "base")
+    second = build_from(small_params(), trajectories, root / "b" / "base")
     return {
         "root": root,
         "trajectories": trajectories,
@@ -250,7 +255,7 @@ def test_a_crash_mid_save_leaves_no_directory_and_keeps_the_old_one(
     monkeypatch.setattr("worldagent.lm.base_dir.pretty_json", crash)  # save_base's writer
     fresh = tmp_path / "fresh" / "base"
     with pytest.raises(RuntimeError, match="simulated crash"):
-        build_base(params, built["trajectories"], fresh)
+        build_from(params, built["trajectories"], fresh)
     assert not fresh.exists()
     assert list(fresh.parent.iterdir()) == []
 
@@ -258,7 +263,7 @@ def test_a_crash_mid_save_leaves_no_directory_and_keeps_the_old_one(
     old.mkdir(parents=True)
     (old / "base.json").write_text('{"kind": "old"}')
     with pytest.raises(RuntimeError, match="simulated crash"):
-        build_base(params, built["trajectories"], old)
+        build_from(params, built["trajectories"], old)
     assert [p.name for p in old.parent.iterdir()] == ["base"]
     assert json.loads((old / "base.json").read_text()) == {"kind": "old"}
 
@@ -282,7 +287,7 @@ def test_a_crash_writing_the_model_leaves_the_old_directory(tmp_path: Path) -> N
 
 def test_local_path_base_is_loaded_and_saved(built: dict, tmp_path: Path) -> None:
     out = tmp_path / "base"
-    meta = build_base(small_params(base=str(built["a"])), built["trajectories"], out)
+    meta = build_from(small_params(base=str(built["a"])), built["trajectories"], out)
     assert meta["kind"] == "local" and meta["parameters"] == built["first"]["parameters"]
     assert tensors(out).keys() == tensors(built["a"]).keys()
     assert all(torch.equal(tensors(out)[k], v) for k, v in tensors(built["a"]).items())
@@ -291,7 +296,7 @@ def test_local_path_base_is_loaded_and_saved(built: dict, tmp_path: Path) -> Non
 
 def test_missing_local_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(BaseModelUnavailable, match="no such directory"):
-        build_base(small_params(base=str(tmp_path / "nope")), tmp_path / "t.jsonl", tmp_path / "out")
+        build_from(small_params(base=str(tmp_path / "nope")), tmp_path / "t.jsonl", tmp_path / "out")
 
 
 def test_offline_without_cache_fails_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -302,7 +307,7 @@ def test_offline_without_cache_fails_fast(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     started = time.perf_counter()
     with pytest.raises(BaseModelUnavailable) as caught:
-        build_base(small_params(base="google/functiongemma-270m-it"), tmp_path / "t.jsonl", tmp_path / "out")
+        build_from(small_params(base="google/functiongemma-270m-it"), tmp_path / "t.jsonl", tmp_path / "out")
     assert time.perf_counter() - started < 2.0
     message = str(caught.value)
     for needle in (
@@ -323,7 +328,7 @@ def test_unreachable_hub_without_cache_fails_fast(tmp_path: Path, monkeypatch: p
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: nothing listens
     started = time.perf_counter()
     with pytest.raises(BaseModelUnavailable, match="unreachable"):
-        build_base(
+        build_from(
             small_params(base="google/functiongemma-270m-it", revision="abc123"), tmp_path / "t.jsonl", tmp_path / "out"
         )
     assert time.perf_counter() - started < 4.0
@@ -342,7 +347,7 @@ def test_offline_with_a_cached_copy_loads_it(built: dict, tmp_path: Path, monkey
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
     out = tmp_path / "base"
-    meta = build_base(small_params(base="acme/tiny-agent"), built["trajectories"], out)
+    meta = build_from(small_params(base="acme/tiny-agent"), built["trajectories"], out)
     assert meta["kind"] == "hub" and meta["base"] == "acme/tiny-agent"
     assert all(torch.equal(tensors(out)[k], v) for k, v in tensors(built["a"]).items())
 

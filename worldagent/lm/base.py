@@ -32,7 +32,7 @@ from urllib.parse import urlparse
 
 import torch
 
-from worldagent.config import Params, PretrainParams, TinyModelParams
+from worldagent.config import ModelParams, PretrainParams, TinyModelParams
 from worldagent.errors import InputError, RunError
 from worldagent.io import iter_jsonl
 from worldagent.lm.base_dir import BASE_JSON, parameter_count, save_base
@@ -382,30 +382,30 @@ def load_pretrained(base: str, revision: str | None = None, dtype: torch.dtype |
 # --------------------------------------------------------------------------- the stage
 
 
-def build_base(params: Params, trajectories_path: Path, out_dir: Path) -> dict[str, Any]:
-    """Build (``builtin:tiny``) or fetch the base model and write it to ``out_dir``; returns ``base.json``'s content."""
-    model_params = params.model
+def build_base(model_params: ModelParams, seed: int, trajectories_path: Path, out_dir: Path) -> dict[str, Any]:
+    """Build (``builtin:tiny``) or fetch the base ``model_params`` (``model``) names, seeded by ``seed``,
+    and write it to ``out_dir``; returns ``base.json``'s content."""
     started = time.perf_counter()
     from worldagent.lm.pretrained import PACKAGED_BASES, build_packaged_base
 
     if model_params.base in PACKAGED_BASES:  # a GGUF shipped in PyPI packages (smollm2-135m, gemma3-270m)
         conversations = training_conversations(trajectories_path)
         return build_packaged_base(
-            model_params.base, Path(out_dir), seed=params.seed, fit=(conversations, model_params.marker_rows)
+            model_params.base, Path(out_dir), seed=seed, fit=(conversations, model_params.marker_rows)
         )
     if model_params.base == BUILTIN_TINY:
         texts = training_texts(trajectories_path)
         tokenizer = train_tokenizer(texts, model_params.tiny.vocab_size)
-        seed_everything(params.seed)
-        model = build_tiny_model(model_params.tiny, tokenizer, params.seed)
+        seed_everything(seed)
+        model = build_tiny_model(model_params.tiny, tokenizer, seed)
         with tempfile.TemporaryDirectory(prefix="worldagent-pretrain-") as scratch:
             metrics = pretrain(
-                model, tokenizer, texts, model_params.pretrain, params.seed, Path(scratch), dtype=model_params.dtype
+                model, tokenizer, texts, model_params.pretrain, seed, Path(scratch), dtype=model_params.dtype
             )
         metadata: dict[str, Any] = {
             "kind": "builtin:tiny",
             "base": model_params.base,
-            "seed": params.seed,
+            "seed": seed,
             "params": {"tiny": model_params.tiny.model_dump(), "pretrain": model_params.pretrain.model_dump()},
             "parameters": parameter_count(model),
             "vocab_size": len(tokenizer),
@@ -419,7 +419,7 @@ def build_base(params: Params, trajectories_path: Path, out_dir: Path) -> dict[s
             "kind": "local" if local else "hub",
             "base": model_params.base,
             "revision": model_params.revision,
-            "seed": params.seed,
+            "seed": seed,
             "parameters": parameter_count(model),
             "vocab_size": len(tokenizer),
         }

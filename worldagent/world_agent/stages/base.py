@@ -35,7 +35,7 @@ def metrics(metadata: dict) -> dict:
 
 
 def run(params: Params, *, trajectories: Path, out: Path, report: Path) -> None:
-    metadata = build_base(params, trajectories, out)
+    metadata = build_base(params.model, params.seed, trajectories, out)
     summary = metrics(metadata)
     atomic_write_text(report, pretty_json(summary))
     if "pretrain_final_loss" in summary:
