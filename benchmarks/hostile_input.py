@@ -70,7 +70,9 @@ def _platform(tmp: Path) -> Any:
     )
     service = SpecialistsService(
         store=open_store(f"sqlite:///{tmp / 'feedback.db'}"),
-        params=params,
+        specialists=params.specialists,
+        tiny=params.model.tiny,
+        seed=params.seed,
         root=tmp,
         registry_url=f"sqlite:///{tmp / 'registry.db'}",
         trainer_url="http://127.0.0.1:9",

@@ -16,7 +16,9 @@ def platform_service(root: Path) -> SpecialistsService:
     )
     return SpecialistsService(
         store=open_store(f"sqlite:///{root / 'feedback.db'}"),
-        params=params,
+        specialists=params.specialists,
+        tiny=params.model.tiny,
+        seed=params.seed,
         root=root,
         registry_url=f"sqlite:///{root / 'registry.db'}",
         trainer_url="http://127.0.0.1:9",

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from specialists_helpers import Server, tiny_params  # noqa: E402
+from specialists_helpers import Server, tiny_base_settings  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -25,7 +25,7 @@ def tiny_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from worldagent.specialists.modeling import resolve_base
 
     root = tmp_path_factory.mktemp("base")
-    return resolve_base(str(root / "models/world_agent/base"), tiny_params(), root / "cache")
+    return resolve_base(str(root / "models/world_agent/base"), *tiny_base_settings(), root / "cache")
 
 
 @pytest.fixture

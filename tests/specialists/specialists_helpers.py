@@ -35,6 +35,18 @@ def tiny_params(base_model: str = "models/world_agent/base", **specialists: Any)
     return Params(seed=5, model=ModelParams(tiny=TINY), specialists=spec)
 
 
+def service_settings(**specialists: Any) -> dict[str, Any]:
+    """SpecialistsService's settings from :func:`tiny_params`: its ``specialists``, ``model.tiny`` and ``seed``."""
+    params = tiny_params(**specialists)
+    return {"specialists": params.specialists, "tiny": params.model.tiny, "seed": params.seed}
+
+
+def tiny_base_settings() -> tuple[TinyModelParams, int]:
+    """What the base resolver reads of :func:`tiny_params`: ``model.tiny`` and ``seed``."""
+    params = tiny_params()
+    return params.model.tiny, params.seed
+
+
 def write_params(path: Path, base_dir: Path, store: Path, registry: Path, trainer_url: str, **specialists: Any) -> Path:
     raw = {
         "seed": 5,

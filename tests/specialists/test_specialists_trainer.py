@@ -114,9 +114,9 @@ def test_concurrency_limit_killed_worker_and_shutdown(tmp_path: Path) -> None:
 
 
 def test_missing_base_names_the_fix(tmp_path: Path) -> None:
-    from specialists_helpers import tiny_params
+    from specialists_helpers import tiny_base_settings
 
     from worldagent.specialists.modeling import SpecialistBaseUnavailable, resolve_base
 
     with pytest.raises(SpecialistBaseUnavailable, match="dvc repro base"):
-        resolve_base(str(tmp_path / "somewhere"), tiny_params(), tmp_path / "cache")
+        resolve_base(str(tmp_path / "somewhere"), *tiny_base_settings(), tmp_path / "cache")

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params
+from worldagent.config import Params, TinyModelParams
 from worldagent.errors import RunError
 from worldagent.io import canonical_json, jsonl
 from worldagent.specialists.browser_set import feedback_rows, generate_decisions
@@ -102,18 +102,17 @@ def _file_lock(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def build_builtin_base(params: Params, cache_dir: Path) -> Path:
+def build_builtin_base(tiny: TinyModelParams, seed: int, cache_dir: Path) -> Path:
     """Build (once; atomically, under a file lock) the builtin tiny base for specialists into ``cache_dir``.
 
-    A small Gemma-3 sized by ``model.tiny`` with a tokenizer trained on :func:`tokenizer_corpus`;
+    A small Gemma-3 sized by ``tiny`` (``model.tiny``), initialised from ``seed``, with a tokenizer trained on :func:`tokenizer_corpus`;
     random init (the short fine-tune learns the answer format). Same params → same directory.
     """
     from worldagent.lm.base import build_tiny_model, save_base
     from worldagent.lm.tokenizer import train_tokenizer
 
-    tiny = params.model.tiny
     key = hashlib.sha256(
-        canonical_json({"tiny": tiny.model_dump(), "seed": params.seed, "corpus": tokenizer_corpus()}).encode()
+        canonical_json({"tiny": tiny.model_dump(), "seed": seed, "corpus": tokenizer_corpus()}).encode()
     ).hexdigest()[:12]
     out = Path(cache_dir) / f"tiny-{key}"
     if (out / "base.json").is_file():
@@ -122,17 +121,17 @@ def build_builtin_base(params: Params, cache_dir: Path) -> Path:
         if (out / "base.json").is_file():
             return out
         tokenizer = train_tokenizer(tokenizer_corpus(), tiny.vocab_size)
-        model = build_tiny_model(tiny, tokenizer, params.seed)
+        model = build_tiny_model(tiny, tokenizer, seed)
         save_base(
             model,
             tokenizer,
-            {"kind": "specialists:builtin-tiny", "base": BUILTIN_TINY, "seed": params.seed, "tiny": tiny.model_dump()},
+            {"kind": "specialists:builtin-tiny", "base": BUILTIN_TINY, "seed": seed, "tiny": tiny.model_dump()},
             out,
         )
     return out
 
 
-def build_cached_packaged_base(name: str, params: Params, cache_dir: Path) -> Path:
+def build_cached_packaged_base(name: str, seed: int, cache_dir: Path) -> Path:
     """Convert packaged base ``name`` (``smollm2-135m``, ``gemma3-270m``) once into ``cache_dir/<name>``.
 
     Atomic (:func:`worldagent.lm.pretrained.build_packaged_base` writes through a temporary
@@ -145,12 +144,13 @@ def build_cached_packaged_base(name: str, params: Params, cache_dir: Path) -> Pa
         return out
     with _file_lock(Path(cache_dir) / ".build.lock"):
         if not (out / "base.json").is_file():
-            build_packaged_base(name, out, seed=params.seed, work_dir=Path(cache_dir) / ".gguf")
+            build_packaged_base(name, out, seed=seed, work_dir=Path(cache_dir) / ".gguf")
     return out
 
 
-def resolve_base(base_model: str, params: Params, cache_dir: Path) -> Path:
-    """The one place that turns ``specialists.base_model`` into a base directory (trainer and evaluation).
+def resolve_base(base_model: str, tiny: TinyModelParams, seed: int, cache_dir: Path) -> Path:
+    """The one place that turns ``specialists.base_model`` into a base directory (trainer and evaluation);
+    a base it builds is sized by ``tiny`` (``model.tiny``) and seeded by ``seed``.
 
     - ``builtin:tiny``: the builtin tiny base, built once into ``cache_dir``;
     - a packaged base name (:data:`worldagent.lm.pretrained.PACKAGED_BASES`: ``smollm2-135m``,
@@ -163,14 +163,14 @@ def resolve_base(base_model: str, params: Params, cache_dir: Path) -> Path:
     from worldagent.lm.pretrained import PACKAGED_BASES
 
     if base_model == BUILTIN_TINY:
-        return build_builtin_base(params, cache_dir)
+        return build_builtin_base(tiny, seed, cache_dir)
     if base_model in PACKAGED_BASES:
-        return build_cached_packaged_base(base_model, params, cache_dir)
+        return build_cached_packaged_base(base_model, seed, cache_dir)
     path = Path(base_model).expanduser()
     if (path / "base.json").is_file():
         return path
     if path.as_posix().endswith(DEFAULT_BASE):
-        return build_builtin_base(params, cache_dir)
+        return build_builtin_base(tiny, seed, cache_dir)
     raise SpecialistBaseUnavailable(
         f"specialists.base_model {base_model!r} is not a base model directory (no base.json) nor a packaged base "
         f"({', '.join(sorted(PACKAGED_BASES))}); build the world-agent base with `dvc repro base`, "

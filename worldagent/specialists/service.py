@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params
+from worldagent.config import Params, SpecialistsParams, TinyModelParams
 from worldagent.errors import InputError
 from worldagent.io import directory_hash
 from worldagent.registry.api import open_registry
@@ -43,7 +43,9 @@ def family_for(prefix: str, agent_id: str) -> str:
 @dataclass
 class SpecialistsService:
     store: FeedbackStore
-    params: Params
+    specialists: SpecialistsParams
+    tiny: TinyModelParams  # ``model.tiny``: the builtin base the resolver builds
+    seed: int  # seeds a base the resolver builds
     root: Path
     registry_url: str
     trainer_url: str
@@ -51,11 +53,15 @@ class SpecialistsService:
 
     @classmethod
     def from_params(cls, params: Params, root: Path = Path(".")) -> SpecialistsService:
+        """The service the configuration describes: its ``specialists`` section, ``registry.url``, and
+        ``model.tiny`` and ``seed`` for a base it builds."""
         root = Path(root).resolve()
         spec = params.specialists
         return cls(
             store=open_store(database_url(spec.store_url, root)),
-            params=params,
+            specialists=spec,
+            tiny=params.model.tiny,
+            seed=params.seed,
             root=root,
             registry_url=database_url(params.registry.url, root),
             trainer_url=os.environ.get("LOCAL_TRAINER_URL") or spec.trainer.url,
@@ -67,7 +73,7 @@ class SpecialistsService:
 
     @property
     def data_dir(self) -> Path:
-        path = Path(self.params.specialists.data_dir)
+        path = Path(self.specialists.data_dir)
         return path if path.is_absolute() else self.root / path
 
     # -- feedback -------------------------------------------------------------------------------
@@ -198,7 +204,7 @@ class SpecialistsService:
     ) -> dict[str, Any]:
         from worldagent.specialists.browser_set import embedded_rows
 
-        spec = self.params.specialists
+        spec = self.specialists
         job = self.store.get_job(job_id)
         train = embedded_rows(spec.browser_set)[0] if spec.browser_set.train else []
         return generate_training_data(
@@ -219,7 +225,7 @@ class SpecialistsService:
 
         headers = {"Authorization": f"Bearer {self.trainer_token}"} if self.trainer_token else {}
         return httpx.Client(
-            base_url=self.trainer_url, timeout=self.params.specialists.trainer.request_timeout_s, headers=headers
+            base_url=self.trainer_url, timeout=self.specialists.trainer.request_timeout_s, headers=headers
         )
 
     def _submit(self, run: Mapping[str, Any]) -> dict[str, Any]:
@@ -334,7 +340,7 @@ class SpecialistsService:
             raise ServiceError("name: must not be empty")
         job = self.store.get_job(jobId)
         adapter = self._adapter(outputModelRef, "outputModelRef")
-        family = family_for(self.params.specialists.family_prefix, job["scopeId"])
+        family = family_for(self.specialists.family_prefix, job["scopeId"])
         metrics = self.store.latest_eval(str(adapter)) or {}
         with open_registry(self.registry_url) as registry:
             version = registry.register_version(
@@ -381,7 +387,7 @@ class SpecialistsService:
         """The configured base (``specialists.base_model``) through the one resolver the trainer uses too."""
         from worldagent.specialists.modeling import base_cache_dir, resolve_base
 
-        return resolve_base(self.params.specialists.base_model, self.params, base_cache_dir(self.data_dir))
+        return resolve_base(self.specialists.base_model, self.tiny, self.seed, base_cache_dir(self.data_dir))
 
     def evaluate_model(self, *, modelRef: str, jobId: int, rows: str = "heldout") -> dict[str, Any]:
         """Held-out action accuracy (right element and action) of the adapter on the configured base.
@@ -398,7 +404,7 @@ class SpecialistsService:
             raise ServiceError("rows: expected heldout or all")
         job = self.store.get_job(jobId)
         adapter = self._adapter(modelRef, "modelRef")
-        spec = self.params.specialists
+        spec = self.specialists
         feedback = self.store.list_feedback(target_id=job["scopeId"], limit=spec.max_rows)
         chosen = feedback if rows == "all" else [r for r in feedback if is_held_out(r["id"], spec.eval_fraction)]
         chosen = [_bounded_row(r) for r in chosen[:EVAL_MAX_ROWS]]  # the cost of one request is bounded

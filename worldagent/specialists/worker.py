@@ -61,7 +61,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             torch.set_num_threads(threads)
         from worldagent.specialists.modeling import resolve_base, train_specialist
 
-        base_dir = resolve_base(args.base_model or params.specialists.base_model, params, Path(args.cache_dir))
+        base_dir = resolve_base(
+            args.base_model or params.specialists.base_model, params.model.tiny, params.seed, Path(args.cache_dir)
+        )
         if run_id is None:
             import peft  # noqa: F401  (warm spare: pay for the heavy imports before a run arrives)
             import trl  # noqa: F401
