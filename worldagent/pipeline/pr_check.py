@@ -111,14 +111,13 @@ def story_test(story: Path, stories_dir: Path, root: Path) -> StoryTest:
     return StoryTest(story, done.returncode == 0, (done.stdout + done.stderr).strip())
 
 
-def pin_champion(params: Params, pipeline: Pipeline, root: Path) -> dict[str, Any]:
-    """Pin the registry's current champion in the family's champion reference (as the flows do)."""
+def pin_champion(registry_url: str, family: str, pipeline: Pipeline, root: Path) -> dict[str, Any]:
+    """Pin the registry's (``registry.url``) current champion of ``family`` in the pipeline's champion
+    reference (as the flows do)."""
     from worldagent.registry.champion import read_champion_reference, refresh_champion_reference
     from worldagent.registry.db import database_url
 
-    section, _, key = pipeline.registry_family.partition(".")
-    family = getattr(getattr(params, section), key)
-    refresh_champion_reference(database_url(params.registry.url, root), family, root / pipeline.champion)
+    refresh_champion_reference(database_url(registry_url, root), family, root / pipeline.champion)
     return read_champion_reference(root / pipeline.champion)
 
 
@@ -130,7 +129,8 @@ def dvc_repro(stages: Sequence[str], root: Path) -> None:
 
 
 def _resolve(path: str, params: Params) -> str:
-    """A stage path with its ``${section.key}`` read from params.yaml."""
+    """A stage path with its ``${section.key}`` read from params.yaml (any key a path names, as DVC
+    interpolates it: so this and the functions that pass it a stage's paths take the whole params)."""
     return _PARAM.sub(lambda m: str(getattr(getattr(params, m[1]), m[2])), path)
 
 
@@ -254,7 +254,8 @@ def run(base: str, root: Path, out: Path, params_path: Path) -> tuple[bool, str]
     for test in tests:
         print(f"{'PASS' if test.passed else 'FAIL'} {test.story}\n{test.output}", flush=True)
     mark = _took("the story tests", started)
-    champion = pin_champion(params, PIPELINE, root)
+    family = _resolve("${" + PIPELINE.registry_family + "}", params)
+    champion = pin_champion(params.registry.url, family, PIPELINE, root)
     print(f"pr-check: champion {champion.get('version') or 'none yet'}", flush=True)
     dvc_repro([f"evaluate_{model}" for model in MODELS], root)
     mark = _took("dvc repro (data stages, base, held-out evaluations)", mark)

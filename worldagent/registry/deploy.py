@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params
+from worldagent.config import DeployParams, Params
 from worldagent.errors import InputError
 from worldagent.evaluation.family import Family
 from worldagent.evaluation.gate import read_gate
@@ -86,6 +86,7 @@ def git_revision(root: Path) -> str | None:
 
 
 def params_hash(params: Params) -> str:
+    """The whole run configuration's hash: the registry version's provenance (so it reads every section)."""
     return hashlib.sha256(canonical_json(params.model_dump(mode="json")).encode("utf-8")).hexdigest()
 
 
@@ -105,24 +106,26 @@ def dvc_out_hash(root: Path, out_path: str) -> str | None:
     return None
 
 
-def make_publishers(params: Params, root: Path, family: str, env: Mapping[str, str] | None = None) -> list[Publisher]:
+def make_publishers(
+    settings: DeployParams, root: Path, family: str, env: Mapping[str, str] | None = None
+) -> list[Publisher]:
     """The local store (always: ``deploy.local_dir``, what the registry's champion loads from), plus
     the Hugging Face Hub when ``deploy.publisher`` is ``hub`` (needs ``deploy.hub_repo`` and HF_TOKEN).
     The Hub comes last, so a failure there can still be undone locally."""
     env = os.environ if env is None else env
-    publishers: list[Publisher] = [LocalPublisher(root=root / params.deploy.local_dir, family=family)]
-    if params.deploy.publisher == "hub":
-        if not params.deploy.hub_repo:
+    publishers: list[Publisher] = [LocalPublisher(root=root / settings.local_dir, family=family)]
+    if settings.publisher == "hub":
+        if not settings.hub_repo:
             raise DeployError("deploy.publisher is 'hub' but deploy.hub_repo is not set in params.yaml")
         token = env.get("HF_TOKEN")
         if not token:
             raise DeployError("deploy.publisher is 'hub' but the HF_TOKEN environment variable is not set")
         publishers.append(
             HubPublisher(
-                repo_id=params.deploy.hub_repo,
+                repo_id=settings.hub_repo,
                 token=token,
                 endpoint=env.get("HF_ENDPOINT") or None,
-                private=params.deploy.private,
+                private=settings.private,
             )
         )
     return publishers
@@ -168,7 +171,8 @@ def deploy(
 ) -> DeployResult:
     """Act on ``gate_json`` for the artifact in ``artifact_dir`` (see the module docstring).
 
-    ``metrics_json`` is the evaluation output whose metrics go on the model card and the registry
+    ``params`` is the whole run configuration: its hash is the version's provenance, and ``family``
+    picks its own sections from it (registry name, model card). ``metrics_json`` is the evaluation output whose metrics go on the model card and the registry
     version (missing: none); ``data_manifest`` is hashed as the version's data hash.
     """
     root = Path(root)
@@ -192,7 +196,9 @@ def deploy(
     }
     reasons = [str(r) for r in gate.get("reasons", [])]
     if gate["passed"] and publishers is None:
-        publishers = make_publishers(params, root, registry_family, env)  # fail on bad configuration before registering
+        publishers = make_publishers(
+            params.deploy, root, registry_family, env
+        )  # fail on bad configuration before registering
     card = _CardInputs(family, params, candidate, models, metrics_file, provenance)
     own = registry is None
     reg = registry or open_registry(database_url(params.registry.url, root))
