@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from worldagent.config import Params, parse_params
+from worldagent.config import SpecialistsParams, parse_params
 from worldagent.specialists.cycle import improve_agent
 
 
 class FakeService:
     """The service operations improve_agent calls, with a fixed evaluation."""
 
-    def __init__(self, params: Params, metrics: dict[str, Any]) -> None:
-        self.params, self.metrics = params, metrics
+    def __init__(self, specialists: SpecialistsParams, metrics: dict[str, Any]) -> None:
+        self.specialists, self.metrics = specialists, metrics
         self.registered: list[str] = []
 
     def generate_training_data(self, job_id: int) -> dict[str, Any]:
@@ -36,7 +36,7 @@ class FakeService:
 
 
 JOB = {"id": 1, "name": "shop", "scopeId": "agent-a"}
-PRETRAINED = parse_params({"specialists": {"min_action_accuracy": 0.8}})
+PRETRAINED = parse_params({"specialists": {"min_action_accuracy": 0.8}}).specialists
 
 
 @pytest.mark.parametrize(

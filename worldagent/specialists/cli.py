@@ -41,9 +41,8 @@ def cmd_trainer_serve(args: argparse.Namespace) -> int:
         params_path = profile_params(args.profile, params_path, data_dirs[0])
     params = _params(str(params_path) if args.profile else args.params)
     spec = params.specialists.trainer
-    check_precision(
-        params.model, params.evaluate, params_path
-    )  # it trains in model.dtype: refuse a 13x slower one before serving
+    # it trains in model.dtype: refuse a 13x slower one before serving
+    check_precision(params.model, params.evaluate, params_path)
     config = TrainerConfig(
         data_dirs=data_dirs,
         params_path=params_path if params_path.is_file() else None,
