@@ -70,7 +70,7 @@ def test_each_model_stage_takes_exactly_the_paths_it_needs() -> None:
         stage = PIPELINE.stage(f"evaluate_{name}")
         assert stage.options == {"name": name}
         assert set(stage.arguments) == expected[name], name
-    combined = {f"{name}_eval" for name in expected} | {"summary", "intents"}
+    combined = {f"{name}_eval" for name in expected} | {"summary", "intents", "live"}
     assert set(path_arguments(combine_evaluations_stage)) == combined
 
 
@@ -286,12 +286,20 @@ def test_combining_the_per_model_files_writes_eval_json_in_the_models_order(
     summary, intents = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl"
     # every model's file is an input; only those of evaluate.models are read (sft.json etc. do not exist)
     report = combine_evaluations_stage(
-        settings, **{f"{name}_eval": path for name, path in files.items()}, summary=summary, intents=intents
+        settings,
+        **{f"{name}_eval": path for name, path in files.items()},
+        summary=summary,
+        intents=intents,
+        live=tmp_path / "evaluation",
     )
     assert list(report.models) == ["base", "nearest", "reference"]
     assert read_eval_report(summary, intents) == report  # the format compare and gate read
     assert any("first run" in note for note in report.notes)
     assert (tmp_path / "metrics.png").is_file() and (tmp_path / "plots" / "rewards.csv").is_file()
+    # every evaluated model's metrics in the DVCLive folder, for `dvc exp show`
+    logged = json.loads((tmp_path / "evaluation" / "metrics.json").read_text())
+    assert list(logged) == ["base", "nearest", "reference"]
+    assert logged["reference"]["mean_reward"] == report.models["reference"].metrics.mean_reward == 1.0
 
     # A model evaluation missing, or made on another eval split, is an error, not a shorter table.
     with pytest.raises(InputError, match="run the evaluate_dpo stage first"):

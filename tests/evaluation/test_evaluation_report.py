@@ -39,7 +39,6 @@ def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
     assert names == {
         "eval.json",
         "eval_intents.jsonl",
-        "plots/metrics.csv",
         "plots/rewards.csv",
         "metrics.png",
         "rewards.png",
@@ -50,9 +49,9 @@ def test_eval_outputs_plots_and_round_trip(tmp_path: Path) -> None:
     summary = json.loads((tmp_path / "eval.json").read_text())
     assert list(summary["models"]) == list(MODELS) and summary["n"] == 4
     assert summary["models"]["grpo"]["mean_reward"] == report.models["grpo"].metrics.mean_reward
-    with (tmp_path / "plots" / "metrics.csv").open() as handle:
+    with (tmp_path / "plots" / "rewards.csv").open() as handle:
         rows = list(csv.DictReader(handle))
-    assert rows[0].keys() == {"model", "metric", "value"} and len(rows) == 4 * 6
+    assert rows[0].keys() == {"model", "intent", "reward"} and len(rows) == 4 * 4
     intents = [json.loads(line) for line in (tmp_path / "eval_intents.jsonl").read_text().splitlines()]
     assert len(intents) == 16 and intents[0]["model"] == "base" and isinstance(intents[0]["errors"], list)
     assert read_eval_report(tmp_path / "eval.json", tmp_path / "eval_intents.jsonl") == report
@@ -88,9 +87,13 @@ def test_compare_and_gate_stages(tmp_path: Path) -> None:
     summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
     write_eval_outputs(report, summary, intents)
     params = Params.model_validate({"compare": {"bootstrap_samples": 200}})
-    compare_stage(params, summary=summary, intents=intents, comparison=comparison)
+    compare_stage(params, summary=summary, intents=intents, comparison=comparison, live=tmp_path / "candidate")
     compared = json.loads(comparison.read_text())
     assert compared["candidate"] == "grpo" and compared["comparisons"]["champion"]["n"] == 6
+    # the candidate's metrics under fixed names: one `dvc exp show` column each, whichever stage won
+    candidate = json.loads((tmp_path / "candidate" / "metrics.json").read_text())
+    assert candidate["story_pass_rate"] == report.models["grpo"].metrics.story_pass_rate == 0.5
+    assert candidate["mean_reward"] == report.models["grpo"].metrics.mean_reward and candidate["n"] == 6
 
     adapter = tmp_path / "models" / "grpo"
     adapter.mkdir(parents=True)
@@ -177,7 +180,7 @@ def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> N
     summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
     write_eval_outputs(report, summary, intents)
     params = Params.model_validate({"compare": {"bootstrap_samples": 100}})
-    compare_stage(params, summary=summary, intents=intents, comparison=comparison)
+    compare_stage(params, summary=summary, intents=intents, comparison=comparison, live=tmp_path / "candidate")
     adapters = {}
     for stage in ("sft", "experience", "dpo", "grpo"):
         adapters[stage] = tmp_path / "models" / stage
@@ -249,7 +252,9 @@ def test_compare_stage_without_a_trained_stage_is_a_clear_error(tmp_path: Path) 
     summary, intents = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl"
     write_eval_outputs(synthetic_report({"base": [0.0] * 3, "reference": [1.0] * 3}), summary, intents)
     with pytest.raises(InputError, match="no trained stage .* was evaluated, so there is no best stage"):
-        compare_stage(Params(), summary=summary, intents=intents, comparison=tmp_path / "compare.json")
+        compare_stage(
+            Params(), summary=summary, intents=intents, comparison=tmp_path / "compare.json", live=tmp_path / "live"
+        )
 
 
 def test_the_training_section_shows_grpo_reward_signal_per_step() -> None:

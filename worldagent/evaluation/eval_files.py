@@ -1,6 +1,7 @@
 """The evaluate stage's files: ``eval.json`` (models → metrics, the held-out intents' count and
-components; DVC metrics), ``eval_intents.jsonl`` (one row per model and intent) and the plots beside
-``eval.json`` (``metrics.png``, ``rewards.png`` and their data ``plots/{metrics,rewards}.csv``).
+components), ``eval_intents.jsonl`` (one row per model and intent) and the plots beside ``eval.json``
+(``metrics.png``, ``rewards.png`` and the rewards' data ``plots/rewards.csv``). The same metrics reach
+``dvc exp show`` through the stage's DVCLive folder (``worldagent.evaluation.live_metrics``).
 
 Written by evaluate, read back by compare and gate.
 """
@@ -37,7 +38,7 @@ def intent_rows(report: EvalReport) -> list[dict[str, Any]]:
 
 def write_eval_outputs(report: EvalReport, summary: Path, intents: Path) -> list[Path]:
     """``summary`` (eval.json), ``intents`` (one row per model and intent) and the plots beside the
-    summary (``metrics.png``, ``rewards.png``, ``plots/*.csv``); returns the paths written."""
+    summary (``metrics.png``, ``rewards.png``, ``plots/rewards.csv``); returns the paths written."""
     # Insertion order (not sorted keys): the models stay in evaluation order, deterministically.
     atomic_write_text(summary, json.dumps(eval_summary(report), ensure_ascii=False, indent=2) + "\n")
     atomic_write_text(intents, jsonl(intent_rows(report)))

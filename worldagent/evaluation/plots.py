@@ -1,11 +1,10 @@
-"""PNG plots drawn locally with matplotlib (Agg, no pyplot state), plus their data as CSV.
+"""PNG plots drawn locally with matplotlib (Agg, no pyplot state) for report.md, plus the rewards' data as CSV.
 
 Paths (as dvc.yaml declares them): ``reports/world_agent/{metrics,rewards}.png`` and
-``reports/world_agent/plots/{metrics,rewards}.csv``.
+``reports/world_agent/plots/rewards.csv`` (model, intent, reward).
 
-``dvc plots show`` fetches its JavaScript from the internet; the PNGs need nothing, and the CSV
-files (``plots/metrics.csv``: model, metric, value; ``plots/rewards.csv``: model, intent, reward)
-are what ``dvc plots show --json`` reads.
+``dvc plots show`` fetches its JavaScript from the internet; the PNGs need nothing. The per-model
+metrics DVC draws come from the evaluate stage's DVCLive folder (``worldagent.evaluation.live_metrics``).
 """
 
 from __future__ import annotations
@@ -23,18 +22,9 @@ from worldagent.io import atomic_write_bytes, atomic_write_text
 
 METRICS_PNG = "metrics.png"
 REWARDS_PNG = "rewards.png"
-METRICS_CSV = "metrics.csv"
 REWARDS_CSV = "rewards.csv"
 # Deterministic PNG bytes: no software/version chunk, so an unchanged report is byte-identical.
 _PNG_METADATA = {"Software": None}
-
-
-def metrics_rows(report: EvalReport) -> list[dict[str, Any]]:
-    return [
-        {"model": name, "metric": metric, "value": round(float(getattr(evaluation.metrics, metric)), 6)}
-        for name, evaluation in report.models.items()
-        for metric in METRICS
-    ]
 
 
 def reward_rows(report: EvalReport) -> list[dict[str, Any]]:
@@ -110,12 +100,11 @@ def draw_rewards(report: EvalReport, path: Path) -> None:
 
 
 def write_plots(report: EvalReport, images_dir: Path, data_dir: Path) -> list[Path]:
-    """Both PNGs (in ``images_dir``) and their CSV data (in ``data_dir``); returns the paths written."""
+    """Both PNGs (in ``images_dir``) and the rewards' CSV data (in ``data_dir``); returns the paths written."""
     images_dir.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
-    paths = [data_dir / METRICS_CSV, data_dir / REWARDS_CSV, images_dir / METRICS_PNG, images_dir / REWARDS_PNG]
-    atomic_write_text(paths[0], to_csv(metrics_rows(report), ["model", "metric", "value"]))
-    atomic_write_text(paths[1], to_csv(reward_rows(report), ["model", "intent", "reward"]))
-    draw_metrics(report, paths[2])
-    draw_rewards(report, paths[3])
+    paths = [data_dir / REWARDS_CSV, images_dir / METRICS_PNG, images_dir / REWARDS_PNG]
+    atomic_write_text(paths[0], to_csv(reward_rows(report), ["model", "intent", "reward"]))
+    draw_metrics(report, paths[1])
+    draw_rewards(report, paths[2])
     return paths

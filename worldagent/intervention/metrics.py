@@ -1,28 +1,36 @@
-"""Classification metrics, the baselines and the plots of the evaluate stage (scikit-learn, matplotlib Agg)."""
+"""Classification metrics, the baselines and the DVCLive metrics and plots of the evaluate stage (scikit-learn)."""
 
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import (
     accuracy_score,
     average_precision_score,
     confusion_matrix,
     f1_score,
-    precision_recall_curve,
     precision_score,
     recall_score,
     roc_auc_score,
-    roc_curve,
 )
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from worldagent.errors import InputError
 from worldagent.intervention.train import choose_threshold
+from worldagent.live import open_live
+
+PREDICTOR = "predictor"
+"""The encoder + predictor's name among the evaluation's curves (the baselines' are theirs)."""
+CLASSES = ("success", "intervention")
+"""Label 0 and 1 as the confusion matrix names them."""
 
 
 class SingleClassError(InputError):
@@ -98,74 +106,43 @@ def logistic_baseline(
     return out, probabilities
 
 
-def _plt() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    plt.rcParams["svg.hashsalt"] = "worldagent"
-    return plt
-
-
-def plot_confusion(metrics: dict[str, Any], path: Path) -> None:
-    plt = _plt()
-    cm = metrics["confusion_matrix"]
-    grid = np.array([[cm["true_negatives"], cm["false_positives"]], [cm["false_negatives"], cm["true_positives"]]])
-    fig, ax = plt.subplots(figsize=(4.8, 4.0), dpi=100)
-    ax.imshow(grid, cmap="Blues")
-    for (i, j), value in np.ndenumerate(grid):
-        ax.text(
-            j,
-            i,
-            str(value),
-            ha="center",
-            va="center",
-            color="white" if value > grid.max() / 2 else "black",
-            fontsize=13,
-        )
-    ax.set_xticks([0, 1], ["success", "intervention"])
-    ax.set_yticks([0, 1], ["success", "intervention"])
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("actual")
-    ax.set_title(f"Test confusion matrix (threshold {metrics['threshold']:.3f})", fontsize=10)
-    fig.tight_layout()
-    _save(fig, path)
+def numbers(record: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
+    """Every finite number of a (nested) record under its ``/``-joined key: what DVCLive logs as
+    metrics (``recall_by_reason/timeout/recall``); text, flags, lists and missing values are left out."""
+    found: dict[str, float] = {}
+    for key, value in record.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            found |= numbers(value, f"{name}/")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            found[name] = float(value)
+    return found
 
 
-def plot_curves(labels: np.ndarray, curves: dict[str, np.ndarray], roc_path: Path, pr_path: Path) -> None:
-    """ROC and precision-recall curves of every model (the encoder and the baselines)."""
-    plt = _plt()
-    for kind, path in (("roc", roc_path), ("pr", pr_path)):
-        fig, ax = plt.subplots(figsize=(4.8, 4.2), dpi=100)
-        if len(set(np.asarray(labels).tolist())) < 2:
-            ax.text(0.5, 0.5, "one class in the test split:\nthe curve is undefined", ha="center", va="center")
-        else:
+def log_evaluation(
+    directory: Path, result: Mapping[str, Any], labels: np.ndarray, curves: Mapping[str, np.ndarray]
+) -> None:
+    """The evaluation into the DVCLive folder ``directory`` (emptied first): every number of
+    ``result`` as a DVC metric, each model's ROC and precision-recall curve (``curves``: name →
+    test probabilities; ``plots/sklearn/{roc,precision_recall}/<name>.json``) and the predictor's
+    confusion matrix at its threshold (``plots/sklearn/confusion_matrix.json``) as DVC plots."""
+    labels = np.asarray(labels, dtype=int)
+    live = open_live(directory)
+    try:
+        for name, value in numbers(result).items():
+            live.log_metric(name, value, plot=False)  # a summary value, not a curve by step
+        with warnings.catch_warnings():
+            # one class in the test split: the curves are undefined (NaN), as ``notes`` says
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
             for name, probabilities in curves.items():
-                if kind == "roc":
-                    x, y, _ = roc_curve(labels, probabilities)
-                    ax.plot(x, y, label=f"{name} (AUC {roc_auc_score(labels, probabilities):.3f})")
-                else:
-                    precision, recall, _ = precision_recall_curve(labels, probabilities)
-                    ax.plot(
-                        recall, precision, label=f"{name} (AP {average_precision_score(labels, probabilities):.3f})"
-                    )
-            if kind == "roc":
-                ax.plot([0, 1], [0, 1], "--", color="grey", linewidth=0.8)
-            ax.legend(loc="lower right" if kind == "roc" else "lower left", fontsize=8)
-        ax.set_xlabel("false positive rate" if kind == "roc" else "recall")
-        ax.set_ylabel("true positive rate" if kind == "roc" else "precision")
-        ax.set_title("ROC curve (test sessions)" if kind == "roc" else "Precision-recall curve (test sessions)")
-        fig.tight_layout()
-        _save(fig, path)
-
-
-def _save(fig: Any, path: Path) -> None:
-    import io
-
-    from worldagent.io import atomic_write_bytes
-
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", metadata={"Software": None})
-    _plt().close(fig)
-    atomic_write_bytes(path, buffer.getvalue())
+                live.log_sklearn_plot("roc", labels, probabilities, name=f"roc/{name}")
+                live.log_sklearn_plot("precision_recall", labels, probabilities, name=f"precision_recall/{name}")
+        predicted = np.asarray(curves[PREDICTOR]) >= result["threshold"]
+        live.log_sklearn_plot(
+            "confusion_matrix",
+            [CLASSES[label] for label in labels],
+            [CLASSES[int(guess)] for guess in predicted],
+            name="confusion_matrix",
+        )
+    finally:
+        live.end()

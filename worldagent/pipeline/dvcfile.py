@@ -58,7 +58,15 @@ def _uncached(paths: Iterable[str], indent: str) -> list[str]:
 
 def _plot(plot: Plot, indent: str) -> list[str]:
     lines = [f"{indent}- {plot.path}:", f"{indent}    cache: false"]
-    lines += [f"{indent}    {axis}: {value}" for axis, value in (("x", plot.x), ("y", plot.y)) if value]
+    properties = (
+        ("template", plot.template),
+        ("x", plot.x),
+        ("y", plot.y),
+        ("title", plot.title),
+        ("x_label", plot.x_label),
+        ("y_label", plot.y_label),
+    )
+    lines += [f"{indent}    {key}: {scalar(value)}" for key, value in properties if value]
     return lines
 
 

@@ -5,7 +5,7 @@ simulate → export → embed → train_encoder → train_predictor → evaluate
 
 from __future__ import annotations
 
-from worldagent.pipeline.table import Pipeline, Plot, SideEffect, Stage
+from worldagent.pipeline.table import LiveFolder, Pipeline, Plot, SideEffect, Stage
 
 DATA = "data/generated/intervention"
 EXPERIENCE = "data/experience"
@@ -25,11 +25,24 @@ PREDICTIONS = f"{REPORTS}/test_predictions.jsonl"
 COMPARE = f"{REPORTS}/compare.json"
 GATE = f"{REPORTS}/gate.json"
 REPORT = f"{REPORTS}/report.md"
-CURVES = {
-    "confusion_matrix": Plot(f"{REPORTS}/confusion_matrix.png"),
-    "roc_curve": Plot(f"{REPORTS}/roc_curve.png"),
-    "pr_curve": Plot(f"{REPORTS}/pr_curve.png"),
-}
+EVALUATION = LiveFolder(
+    f"{REPORTS}/evaluation",
+    plots=(
+        # one file per model (the predictor, the logistic baseline when it could be fitted)
+        Plot(
+            "plots/sklearn/roc",
+            x="fpr",
+            y="tpr",
+            template="simple",
+            x_label="false positive rate",
+            y_label="true positive rate",
+        ),
+        Plot("plots/sklearn/precision_recall", x="recall", y="precision", template="simple"),
+        Plot("plots/sklearn/confusion_matrix.json", x="actual", y="predicted", template="confusion"),
+    ),
+)
+"""The evaluate stage's DVCLive folder: every number of evaluation_metrics.json (``dvc exp show``) and
+the curves DVCLive's ``log_sklearn_plot`` writes, drawn by DVC's templates."""
 TRAIN_SHARED = ("intervention.train.batch_size", "intervention.train.weight_decay", "intervention.train.threads")
 
 PIPELINE = Pipeline(
@@ -109,9 +122,10 @@ PIPELINE = Pipeline(
             entry="worldagent.intervention.stages.evaluate:evaluate_stage",
             description="held-out sessions: accuracy, precision, recall, F1, ROC/PR AUC, baselines",
             inputs={"steps": STEPS, "embeddings": EMBEDDINGS, "predictor": PREDICTOR},
-            reports={"predictions": PREDICTIONS},
-            metrics={"metrics": METRICS},
-            plots=CURVES,
+            # evaluation_metrics.json is what compare and gate read; its numbers reach `dvc exp show`
+            # through the DVCLive folder (declaring both would show every value twice)
+            reports={"predictions": PREDICTIONS, "metrics": METRICS},
+            live={"live": EVALUATION},
             params=("seed", "intervention.train.recall_target", "intervention.train.threads"),
         ),
         Stage(

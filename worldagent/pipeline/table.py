@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -12,11 +12,31 @@ from pydantic import BaseModel
 
 @dataclass(frozen=True)
 class Plot:
-    """A DVC plot: a file the stage writes, with the columns DVC draws (none for an image)."""
+    """A DVC plot: a file the stage writes, with the columns DVC draws (none for an image) and,
+    where the default line is not the right picture, DVC's template (``bar_horizontal``,
+    ``simple``, ``confusion``) and axis titles."""
 
     path: str
     x: str | None = None
     y: str | None = None
+    template: str | None = None
+    title: str | None = None
+    x_label: str | None = None
+    y_label: str | None = None
+
+
+CURVES = (Plot("plots/metrics", x="step"),)
+"""What a training stage's DVCLive folder plots: one TSV a logged value, by step."""
+
+
+@dataclass(frozen=True)
+class LiveFolder:
+    """A DVCLive folder (``worldagent.live``) a stage logs into: its ``metrics.json`` is a DVC metric
+    and ``plots`` (paths inside the folder) are DVC plots. A training stage's are its step curves; an
+    evaluation's are what it logs with ``log_plot`` or ``log_sklearn_plot``."""
+
+    path: str
+    plots: tuple[Plot, ...] = CURVES
 
 
 @dataclass(frozen=True)
@@ -48,9 +68,10 @@ class Stage:
     """Argument → JSON metrics file (``dvc metrics show``; git keeps it)."""
     plots: Mapping[str, Plot] = field(default_factory=dict)
     """Argument → plot file (``dvc plots show``; git keeps it)."""
-    live: Mapping[str, str] = field(default_factory=dict)
-    """Argument → a DVCLive folder (``worldagent.live``) the stage logs its curves into while it trains:
-    its ``metrics.json`` is a DVC metric and its ``plots/metrics/`` (one TSV a value, by step) DVC plots."""
+    live: Mapping[str, str | LiveFolder] = field(default_factory=dict)
+    """Argument → a DVCLive folder (``worldagent.live``) the stage logs into: its ``metrics.json`` is a
+    DVC metric and its plots DVC plots. A path alone is a training stage's folder, whose plots are
+    its curves (``plots/metrics/``: one TSV a value, by step)."""
     extra_plots: tuple[Plot, ...] = ()
     """Plots the stage writes next to one of its reports, under names its library owns."""
     params: tuple[str, ...] = ()
@@ -59,6 +80,10 @@ class Stage:
     def __post_init__(self) -> None:
         for name in ("options", "inputs", "outputs", "reports", "metrics", "plots", "live"):
             object.__setattr__(self, name, dict(getattr(self, name)))  # a copy: the table owns its paths
+        folders = {
+            arg: folder if isinstance(folder, LiveFolder) else LiveFolder(folder) for arg, folder in self.live.items()
+        }
+        object.__setattr__(self, "live", folders)
         arguments = [*self.options, *self.inputs, *self.outputs, *self.reports, *self.metrics, *self.plots, *self.live]
         repeated = sorted({argument for argument in arguments if arguments.count(argument) > 1})
         if repeated:
@@ -71,17 +96,25 @@ class Stage:
     def arguments(self) -> dict[str, str]:
         """Every argument of the entry's ``run`` with its path, in declaration order."""
         plots = {argument: plot.path for argument, plot in self.plots.items()}
-        return {**self.inputs, **self.outputs, **self.reports, **self.metrics, **plots, **self.live}
+        live = {argument: folder.path for argument, folder in self.live_folders.items()}
+        return {**self.inputs, **self.outputs, **self.reports, **self.metrics, **plots, **live}
+
+    @property
+    def live_folders(self) -> dict[str, LiveFolder]:
+        """``live`` with every folder as a :class:`LiveFolder` (``__post_init__`` made them so)."""
+        return {argument: folder for argument, folder in self.live.items() if isinstance(folder, LiveFolder)}
 
     @property
     def metric_files(self) -> list[str]:
         """Every DVC metrics file: the declared ones and each DVCLive folder's ``metrics.json``."""
-        return [*self.metrics.values(), *(f"{folder}/metrics.json" for folder in self.live.values())]
+        folders = self.live_folders.values()
+        return [*self.metrics.values(), *(f"{folder.path}/metrics.json" for folder in folders)]
 
     @property
     def plot_files(self) -> list[Plot]:
-        """Every DVC plot: the declared ones, the extra ones and each DVCLive folder's curves."""
-        live = [Plot(f"{folder}/plots/metrics", x="step") for folder in self.live.values()]
+        """Every DVC plot: the declared ones, the extra ones and those of each DVCLive folder."""
+        folders = self.live_folders.values()
+        live = [replace(plot, path=f"{folder.path}/{plot.path}") for folder in folders for plot in folder.plots]
         return [*self.plots.values(), *self.extra_plots, *live]
 
 

@@ -6,7 +6,7 @@ model) → evaluate → compare → gate → (deploy)
 
 from __future__ import annotations
 
-from worldagent.pipeline.table import Pipeline, Plot, SideEffect, Stage
+from worldagent.pipeline.table import LiveFolder, Pipeline, Plot, SideEffect, Stage
 
 STORIES_DIR = "${discover.stories_dir}"
 DATA = "data/generated/world_agent"
@@ -32,6 +32,10 @@ SPEED_DIR = f"{REPORTS}/eval_speed"
 EVAL = f"{REPORTS}/eval.json"
 EVAL_INTENTS = f"{REPORTS}/eval_intents.jsonl"
 COMPARE = f"{REPORTS}/compare.json"
+EVALUATION = f"{REPORTS}/evaluation"
+"""The evaluate stage's DVCLive folder: every model's held-out metrics and the per-model bars."""
+CANDIDATE = f"{REPORTS}/candidate"
+"""The compare stage's DVCLive folder: the candidate's held-out metrics, under fixed names."""
 GATE = f"{REPORTS}/gate.json"
 REPORT = f"{REPORTS}/report.md"
 
@@ -55,6 +59,11 @@ EVAL_PARAMS = (
     "storytest",
 )
 EVAL_MODELS = ("base", "nearest", "sft", "experience", "dpo", "grpo", "champion", "reference")
+MODEL_BARS = tuple(
+    Plot(f"plots/custom/{metric}.json", x=metric, y="model", template="bar_horizontal")
+    for metric in ("story_pass_rate", "mean_reward", "a11y_pass_rate", "parse_rate")
+)
+"""One bar per model for each headline metric (``worldagent.evaluation.live_metrics.HEADLINE``)."""
 
 
 def _evaluate_model(name: str, inputs: dict[str, str], generates: bool = True, params: tuple[str, ...] = ()) -> Stage:
@@ -175,12 +184,14 @@ PIPELINE = Pipeline(
         Stage(
             name="evaluate",
             entry="worldagent.world_agent.stages.evaluate:combine_evaluations_stage",
-            description="the per-model evaluations of evaluate.models → eval.json, eval_intents.jsonl, plots",
+            description="the per-model evaluations of evaluate.models → eval.json, eval_intents.jsonl, plots;"
+            " every model's metrics and bars through DVCLive",
             inputs={f"{name}_eval": f"{EVAL_DIR}/{name}.json" for name in EVAL_MODELS},
-            reports={"intents": EVAL_INTENTS},
-            metrics={"summary": EVAL},
+            # eval.json is what compare and gate read; the DVCLive folder's metrics.json holds the same
+            # numbers for `dvc exp show` (declaring both would show every value twice)
+            reports={"summary": EVAL, "intents": EVAL_INTENTS},
+            live={"live": LiveFolder(EVALUATION, plots=MODEL_BARS)},
             extra_plots=(
-                Plot(f"{REPORTS}/plots/metrics.csv", x="metric", y="value"),
                 Plot(f"{REPORTS}/plots/rewards.csv", x="intent", y="reward"),
                 Plot(f"{REPORTS}/metrics.png"),
                 Plot(f"{REPORTS}/rewards.png"),
@@ -193,6 +204,7 @@ PIPELINE = Pipeline(
             description="candidate − champion and − base per metric, paired bootstrap CIs",
             inputs={"summary": EVAL, "intents": EVAL_INTENTS},
             metrics={"comparison": COMPARE},
+            live={"live": LiveFolder(CANDIDATE, plots=())},
             params=("seed", "compare"),
         ),
         Stage(

@@ -1,4 +1,5 @@
-"""intervention_evaluate: the predictor and its baselines on the held-out test sessions, with plots."""
+"""intervention_evaluate: the predictor and its baselines on the held-out test sessions; metrics, ROC,
+precision-recall and confusion plots through DVCLive."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.intervention.dataset import HAND_FEATURES, PAGE_FEATURES
 from worldagent.intervention.metrics import (
+    PREDICTOR,
     classification_metrics,
+    log_evaluation,
     logistic_baseline,
     majority_baseline,
-    plot_confusion,
-    plot_curves,
 )
 from worldagent.intervention.serve import InterventionPredictor
 from worldagent.intervention.stages.common import fmt, inputs_for, load_embeddings, read_steps, split_index
@@ -35,12 +36,12 @@ def evaluate_stage(
     predictor: Path,
     predictions: Path,
     metrics: Path,
-    confusion_matrix: Path,
-    roc_curve: Path,
-    pr_curve: Path,
+    live: Path,
 ) -> dict[str, Any]:
     """Score the bundle in ``predictor`` on the test split → ``metrics`` (evaluation_metrics.json),
-    ``predictions`` (one row per test step) and the confusion-matrix, ROC and PR plots."""
+    ``predictions`` (one row per test step) and the DVCLive folder ``live`` (every number of the
+    metrics; ROC and precision-recall curves of the predictor and the logistic baseline; the
+    predictor's confusion matrix)."""
     rows = read_steps(steps)
     bundle = InterventionPredictor.from_dir(predictor)
     visual, mask, _ = load_embeddings(embeddings)
@@ -56,7 +57,7 @@ def evaluate_stage(
     _, train_arrays = inputs_for(rows, "train", meta, visual, mask)
     _, val_arrays = inputs_for(rows, "validation", meta, visual, mask)
     baselines: dict[str, Any] = {"majority": majority_baseline(train_arrays.labels, y)}
-    curves = {"encoder + predictor": prob}
+    curves = {PREDICTOR: prob}
     try:
         logistic, logistic_prob = logistic_baseline(
             train_arrays.hand,
@@ -69,7 +70,7 @@ def evaluate_stage(
             params.seed,
         )
         baselines["logistic_regression"] = {**logistic, "features": [*HAND_FEATURES, *PAGE_FEATURES]}
-        curves["logistic baseline"] = logistic_prob
+        curves["logistic_regression"] = logistic_prob
     except ValueError as error:  # one class only in a split: the baseline cannot be fitted
         baselines["logistic_regression"] = None
         result["notes"].append(str(error))
@@ -103,8 +104,7 @@ def evaluate_stage(
     )
     atomic_write_text(metrics, pretty_json(result))
     atomic_write_text(predictions, jsonl(rows_out))
-    plot_confusion(result, confusion_matrix)
-    plot_curves(y, curves, roc_curve, pr_curve)
+    log_evaluation(live, result, y, curves)
     for note in result["notes"]:
         log.warning("%s", note)
     log.info(

@@ -76,7 +76,7 @@ def render_report(metrics: dict[str, Any], comparison: dict[str, Any], gate: dic
         "",
         "Recall by cause: " + ", ".join(f"{k} {v['recall']:.2f} ({v['steps']})" for k, v in by_reason.items()),
         "",
-        "![confusion matrix](confusion_matrix.png) ![ROC](roc_curve.png) ![PR](pr_curve.png)",
+        "ROC, precision-recall and confusion plots: `dvc plots show` (the DVCLive folder `evaluation/`).",
         "",
     ]
     if champion:

@@ -1,9 +1,10 @@
-"""evaluate: the per-model evaluation files → eval.json, eval_intents.jsonl and the plots.
+"""evaluate: the per-model evaluation files → eval.json, eval_intents.jsonl, the plots and the DVCLive folder.
 
 Each model of ``evaluate.models`` is evaluated in its own cached step
 (:mod:`worldagent.world_agent.stages.evaluate_model`, one file per model, ``eval/<model>.json``);
 :func:`combine_evaluations_stage` reads those of ``evaluate.models`` in that order and writes the files
-compare and gate read (formats unchanged: :mod:`worldagent.evaluation.eval_files`).
+compare and gate read (formats unchanged: :mod:`worldagent.evaluation.eval_files`), and logs every
+model's metrics and the per-model bars into its DVCLive folder (:mod:`worldagent.evaluation.live_metrics`).
 
 :func:`evaluate_stage` is the single-step path (every model in one step, one model in memory at a
 time) that the stage table runs until it has one step per model: a thin loop over the same
@@ -19,6 +20,7 @@ from pathlib import Path
 from worldagent.config import Params
 from worldagent.errors import InputError
 from worldagent.evaluation.eval_files import write_eval_outputs
+from worldagent.evaluation.live_metrics import log_evaluation
 from worldagent.evaluation.metrics import EvalReport
 from worldagent.evaluation.model_eval import ModelEvalFile, combine, read_model_eval
 from worldagent.world_agent.evaluate import load_eval_rows
@@ -66,8 +68,10 @@ def combine_evaluations_stage(
     reference_eval: Path,
     summary: Path,
     intents: Path,
+    live: Path,
 ) -> EvalReport:
-    """The stage table's evaluate step: every per-model file → eval.json, eval_intents.jsonl and the plots."""
+    """The stage table's evaluate step: every per-model file → eval.json, eval_intents.jsonl, the plots
+    and the DVCLive folder ``live`` (each model's metrics for ``dvc exp show``, the per-model bars)."""
     files = {
         "base": base_eval,
         "nearest": nearest_eval,
@@ -78,7 +82,9 @@ def combine_evaluations_stage(
         "champion": champion_eval,
         "reference": reference_eval,
     }
-    return combine_model_files(params.evaluate.models, files, summary, intents)
+    report = combine_model_files(params.evaluate.models, files, summary, intents)
+    log_evaluation(live, report)
+    return report
 
 
 def evaluate_stage(
