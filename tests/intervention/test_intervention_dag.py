@@ -26,8 +26,9 @@ def test_dvc_repro_produces_the_report_then_does_nothing_and_the_flow_agrees(pro
     assert "Running stage 'discover'" not in first  # only the intervention stages
     metrics = json.loads((project / "reports/intervention/evaluation_metrics.json").read_text())
     assert {"accuracy", "precision", "recall", "f1", "auc", "confusion_matrix", "samples"} <= set(metrics)
-    for name in ("confusion_matrix.png", "roc_curve.png", "pr_curve.png", "gate.json", "report.md"):
+    for name in ("evaluation/metrics.json", "evaluation/plots/sklearn/confusion_matrix.json", "gate.json", "report.md"):
         assert (project / "reports/intervention" / name).is_file()
+    assert "evaluation/metrics.json" in dvc(project, "metrics", "show")
     assert "Running stage" not in dvc(project, "repro", "intervention_gate")
 
     out = python(project, "-m", "flows.intervention", "--root", str(project)).stdout

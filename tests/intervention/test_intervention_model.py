@@ -10,7 +10,7 @@ import torch
 from tests.intervention.conftest import run_stage
 from worldagent.config import Params
 from worldagent.intervention.clip import ScreenshotError, build_visual, embed_sources
-from worldagent.intervention.metrics import classification_metrics
+from worldagent.intervention.metrics import classification_metrics, log_evaluation, numbers
 from worldagent.intervention.model import EncoderConfig, ExperienceEncoder, PredictorHead, supcon_loss
 from worldagent.intervention.serve import BundleError, InterventionPredictor
 from worldagent.intervention.stages.common import read_steps
@@ -124,8 +124,48 @@ def test_evaluation_report_has_the_required_fields_and_plots(pipeline_root: Path
         == m["samples"]["interventions"] + m["samples"]["successes"]
     )
     assert {"majority", "logistic_regression"} <= set(m["baselines"])
-    for name in ("confusion_matrix.png", "roc_curve.png", "pr_curve.png"):
-        assert (pipeline_root / "reports/intervention" / name).read_bytes()[:4] == b"\x89PNG"
+    # the DVCLive folder holds every number of the metrics and exactly the plots the table declares
+    stage = intervention_table.PIPELINE.stage("intervention_evaluate")
+    live = pipeline_root / intervention_table.EVALUATION.path
+    logged = json.loads((live / "metrics.json").read_text())
+    assert (
+        numbers(logged) == numbers(m) and logged["f1"] == m["f1"] and logged["baselines"]["logistic_regression"]["auc"]
+    )
+    assert logged["confusion_matrix"]["true_positives"] == m["confusion_matrix"]["true_positives"]
+    assert f"{intervention_table.EVALUATION.path}/metrics.json" in stage.metric_files
+    for plot in stage.plot_files:
+        assert (pipeline_root / plot.path).exists(), plot.path
+    roc = json.loads((live / "plots/sklearn/roc/predictor.json").read_text())["roc"]
+    assert roc[-1]["fpr"] == roc[-1]["tpr"] == 1.0
+    assert (live / "plots/sklearn/precision_recall/logistic_regression.json").is_file()
+    matrix = json.loads((live / "plots/sklearn/confusion_matrix.json").read_text())
+    cm = m["confusion_matrix"]
+    assert sum(row == {"actual": "intervention", "predicted": "intervention"} for row in matrix) == cm["true_positives"]
+    assert sum(row == {"actual": "success", "predicted": "intervention"} for row in matrix) == cm["false_positives"]
+    assert not list(pipeline_root.glob("reports/intervention/*.png"))
+
+
+def test_dvclive_logs_every_number_and_the_curves_with_the_same_bytes_each_time(tmp_path: Path) -> None:
+    labels = np.array([0, 0, 1, 1, 1])
+    curves = {"predictor": np.array([0.1, 0.6, 0.4, 0.8, 0.9]), "logistic_regression": np.array([0.5] * 5)}
+    result = {**classification_metrics(labels, curves["predictor"], 0.5), "flag": True, "rule": "text"}
+    result["by"] = {"timeout": {"recall": 0.5, "steps": 2}, "none": None}
+    folder = tmp_path / "evaluation"
+    log_evaluation(folder, result, labels, curves)
+    logged = json.loads((folder / "metrics.json").read_text())
+    assert logged["by"] == {"timeout": {"recall": 0.5, "steps": 2}} and "flag" not in logged and "rule" not in logged
+    assert logged["auc"] == pytest.approx(5 / 6) and logged["confusion_matrix"]["false_positives"] == 1
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    assert set(files) == {
+        "metrics.json",
+        "plots/sklearn/roc/predictor.json",
+        "plots/sklearn/roc/logistic_regression.json",
+        "plots/sklearn/precision_recall/predictor.json",
+        "plots/sklearn/precision_recall/logistic_regression.json",
+        "plots/sklearn/confusion_matrix.json",
+    }
+    log_evaluation(folder, result, labels, curves)  # no clock time anywhere: DVC sees no change
+    assert {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()} == files
 
 
 def test_training_is_reproducible(pipeline_root: Path, small_params: Params, tmp_path: Path) -> None:

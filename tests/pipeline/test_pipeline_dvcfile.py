@@ -12,7 +12,7 @@ import yaml
 from tests.harness import dvc
 from worldagent.pipeline.deps import code_deps
 from worldagent.pipeline.dvcfile import HEADER, stage_lines
-from worldagent.pipeline.table import Stage
+from worldagent.pipeline.table import LiveFolder, Plot, Stage
 from worldagent.pipeline.world_agent import PIPELINE as WORLD_AGENT
 
 PROJECT = Path(__file__).resolve().parents[2]
@@ -52,6 +52,35 @@ def test_a_stage_lists_the_config_modules_of_the_params_it_declares() -> None:
     committed = yaml.safe_load((PROJECT / "dvc.yaml").read_text(encoding="utf-8"))["stages"]
     assert "worldagent/config/evaluation.py" not in committed["sft"]["deps"]
     assert "worldagent/config/evaluation.py" in committed["evaluate_sft"]["deps"]
+
+
+def test_a_dvclive_folder_declares_its_metrics_and_the_plots_it_names_with_their_templates() -> None:
+    roc = Plot("plots/sklearn/roc", x="fpr", y="tpr", template="simple", x_label="false positive rate")
+    stage = Stage(
+        name="judge",
+        entry="worldagent.live:open_live",  # any project module: only the rendering is checked
+        description="d",
+        live={"curves": "reports/train", "live": LiveFolder("reports/eval", plots=(roc,))},
+    )
+    [rendered] = yaml.safe_load("\n".join(stage_lines(stage, PROJECT))).values()
+    assert rendered["cmd"].endswith("--curves reports/train --live reports/eval")
+    assert rendered["metrics"] == [
+        {"reports/train/metrics.json": {"cache": False}},
+        {"reports/eval/metrics.json": {"cache": False}},
+    ]
+    assert rendered["plots"] == [
+        # a path alone is a training stage's folder: its curves by step
+        {"reports/train/plots/metrics": {"cache": False, "x": "step"}},
+        {
+            "reports/eval/plots/sklearn/roc": {
+                "cache": False,
+                "template": "simple",
+                "x": "fpr",
+                "y": "tpr",
+                "x_label": "false positive rate",
+            }
+        },
+    ]
 
 
 def test_persist_must_name_an_output() -> None:

@@ -21,7 +21,7 @@ HEADLINE: tuple[str, ...] = ("story_pass_rate", "mean_reward", "a11y_pass_rate",
 
 
 def _values(metrics: ModelMetrics) -> dict[str, float]:
-    return {"n": float(metrics.n), **{metric: float(getattr(metrics, metric)) for metric in METRICS}}
+    return {"n": metrics.n, **{metric: float(getattr(metrics, metric)) for metric in METRICS}}
 
 
 def log_evaluation(directory: Path, report: EvalReport) -> None:

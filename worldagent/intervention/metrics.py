@@ -115,7 +115,7 @@ def numbers(record: Mapping[str, Any], prefix: str = "") -> dict[str, float]:
         if isinstance(value, Mapping):
             found |= numbers(value, f"{name}/")
         elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            found[name] = float(value)
+            found[name] = value  # a count stays an integer
     return found
 
 
@@ -134,7 +134,8 @@ def log_evaluation(
         with warnings.catch_warnings():
             # one class in the test split: the curves are undefined (NaN), as ``notes`` says
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            for name, probabilities in curves.items():
+            for name, scores in curves.items():
+                probabilities = np.asarray(scores, dtype=np.float64)  # a float32 threshold is no JSON number
                 live.log_sklearn_plot("roc", labels, probabilities, name=f"roc/{name}")
                 live.log_sklearn_plot("precision_recall", labels, probabilities, name=f"precision_recall/{name}")
         predicted = np.asarray(curves[PREDICTOR]) >= result["threshold"]
