@@ -501,10 +501,16 @@ def test_the_report_compares_the_stages_that_trained_and_says_why_the_others_wer
 
     summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
     report = combine_evaluations_stage(
-        settings, **{f"{name}_eval": path for name, path in files.items()}, summary=summary, intents=intents
+        settings,
+        **{f"{name}_eval": path for name, path in files.items()},
+        summary=summary,
+        intents=intents,
+        live=tmp_path / "evaluation",
     )
     assert list(report.models) == ["base", "nearest", "sft", "reference"]
-    compared = compare_stage(settings, summary=summary, intents=intents, comparison=comparison)
+    compared = compare_stage(
+        settings, summary=summary, intents=intents, comparison=comparison, live=tmp_path / "candidate"
+    )
     assert json.loads(comparison.read_text())["candidate"] == "sft" == compared["candidate"]
     steps = [(effect["model"], effect["baseline"]) for effect in compared["step_effects"]]
     assert steps[0] == ("sft", "base") and {model for model, _ in steps} == {"sft"}  # base → sft, nothing after
