@@ -207,7 +207,11 @@ def variance_summary(
 
 
 def run_id_for(
-    sampler: str, previous_manifest: str | None, experience: ExperienceParams, setup: LoraSetup, rewards: RewardSetup
+    sampler: str,
+    previous_manifest: str | None,
+    experience: ExperienceParams,
+    setup: LoraSetup,
+    reward_setup: RewardSetup,
 ) -> str:
     """A run id derived from what the run depends on (same inputs, same id; a new week, a new id)."""
     digest = sha256_bytes(
@@ -217,7 +221,7 @@ def run_id_for(
                 "previous": previous_manifest,
                 "seed": setup.seed,
                 "experience": experience.model_dump(),
-                "reward": rewards.weights.model_dump(),
+                "reward": reward_setup.weights.model_dump(),
             }
         ).encode("utf-8")
     )
@@ -252,7 +256,7 @@ def training_rows(
 def train_experience_adapter(
     experience: ExperienceParams,
     setup: LoraSetup,
-    rewards: RewardSetup,
+    reward_setup: RewardSetup,
     assistant_only_loss: bool,
     base_dir: Path,
     sft_dir: Path,
@@ -276,7 +280,7 @@ def train_experience_adapter(
         data_hash=sha256_bytes(canonical_json(rows).encode("utf-8")),
         live_dir=live_dir,
         callbacks=tuple(callbacks),
-        record_extra={"reward": rewards.weights.model_dump()},
+        record_extra={"reward": reward_setup.weights.model_dump()},
     )
     return train_stage(run, Path(sft_dir), lambda loaded: sft_spec(rows, experience, assistant_only_loss), device)
 
@@ -294,7 +298,7 @@ def skip_experience(
 def run_experience(
     experience: ExperienceParams,
     setup: LoraSetup,
-    rewards: RewardSetup,
+    reward_setup: RewardSetup,
     base_dir: Path,
     sft_dir: Path,
     trajectories: Path,
@@ -329,12 +333,12 @@ def run_experience(
     prompt_start = _runs(previous) * p.max_prompts
     rows = prompt_rows(trajectories, p.max_prompts, start=prompt_start)
     sampler = model_hash(sft_dir, base_dir)
-    run_id = run_id_for(sampler, _manifest_hash(previous), p, setup, rewards)
+    run_id = run_id_for(sampler, _manifest_hash(previous), p, setup, reward_setup)
     seed = setup.seed + _runs(previous)
 
     model, tokenizer = load_policy(base_dir, sft_dir, device=device)
     if reward is None:
-        reward = rewards.story_test_reward(Path(stories_root), tokenizer, runner)
+        reward = reward_setup.story_test_reward(Path(stories_root), tokenizer, runner)
     stats = GenerationStats()
     groups = sample_groups(
         model,
@@ -368,7 +372,7 @@ def run_experience(
 
     train_rows, from_experience = training_rows(stored, reference_rows(trajectories), p)
     training = train_experience_adapter(
-        p, setup, rewards, assistant_only_loss, base_dir, sft_dir, train_rows, Path(out_dir), live_dir=live_dir
+        p, setup, reward_setup, assistant_only_loss, base_dir, sft_dir, train_rows, Path(out_dir), live_dir=live_dir
     )
 
     pairs = preference_pairs(stored, reference_answers(trajectories), max_pairs_per_prompt=p.max_pairs_per_prompt)

@@ -279,7 +279,7 @@ def trained_prompt_rewards(before: Mapping[str, Any], after: Mapping[str, Any]) 
 def train_grpo(
     grpo: GrpoParams,
     setup: LoraSetup,
-    rewards: RewardSetup,
+    reward_setup: RewardSetup,
     base_dir: Path,
     dpo_dir: Path,
     dataset_path: Path,
@@ -308,7 +308,7 @@ def train_grpo(
     model, tokenizer = loaded.model, loaded.tokenizer
     rows = _fit_prompts(rows, tokenizer, grpo.max_length)
     if reward is None:
-        reward = rewards.story_test_reward(Path(stories_root), tokenizer, runner)
+        reward = reward_setup.story_test_reward(Path(stories_root), tokenizer, runner)
     kept, probe = probe_signal(grpo, setup.seed, model, tokenizer, rows, reward)
     log.info(
         "grpo: %d of %d prompts have reward variance (mean reward %.3f, frac_reward_zero_std %.3f)",
@@ -335,9 +335,9 @@ def train_grpo(
         checkpoints=checkpoints,
         live_dir=live_dir,
         callbacks=tuple(callbacks),
-        record_extra={"reward": rewards.weights.model_dump()},
+        record_extra={"reward": reward_setup.weights.model_dump()},
         fingerprint_extra={
-            "reward": {"weights": rewards.weights.model_dump(), "storytest": rewards.storytest.model_dump()}
+            "reward": {"weights": reward_setup.weights.model_dump(), "storytest": reward_setup.storytest.model_dump()}
         },
     )
     factory = tool_processor(tokenizer, model, grpo.max_completion_length) if grpo.constrained else None
