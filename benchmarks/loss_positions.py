@@ -61,7 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="loss-positions-") as scratch:
         params = load_params("params.yaml")
-        setup = build_sft_trainer(params.sft, LoraSetup.of(params), BASE, TRAJECTORIES, Path(scratch), device="cpu")
+        setup = build_sft_trainer(
+            params.sft,
+            LoraSetup(params.seed, params.model, params.lora),
+            BASE,
+            TRAJECTORIES,
+            Path(scratch),
+            device="cpu",
+        )
     trainer = setup.trainer
     rows = iter(trainer.get_train_dataloader())
     batches = [next(rows) for _ in range(args.rows)]

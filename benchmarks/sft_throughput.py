@@ -40,7 +40,7 @@ def run_stage(params: Any, data: Path, work: Path) -> dict[str, float]:
     from worldagent.lm.training import LoraSetup
 
     started = time.perf_counter()
-    metrics = train_sft(params.sft, LoraSetup.of(params), BASE, data, work / "sft")
+    metrics = train_sft(params.sft, LoraSetup(params.seed, params.model, params.lora), BASE, data, work / "sft")
     return {"samples_per_second": metrics["train_samples_per_second"], "wall_s": time.perf_counter() - started}
 
 

@@ -93,7 +93,7 @@ def test_the_deepspeed_config_builds_the_sft_trainer(work: Path, monkeypatch: py
     params = tiny_params(sft={"max_steps": 1})
     from worldagent.lm.training import LoraSetup
 
-    setup = LoraSetup.of(params)
+    setup = LoraSetup(params.seed, params.model, params.lora)
     trainer = build_sft_trainer(
         params.sft, setup, work / "base", work / "trajectories.jsonl", work / "ds-checkpoints"
     ).trainer

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from worldagent.allocator import return_freed_memory, trim_freed_memory
-from worldagent.config import FreedMemory, LoraParams, ModelParams, Params, TrainerParams
+from worldagent.config import FreedMemory, LoraParams, ModelParams, TrainerParams
 from worldagent.errors import InputError
 from worldagent.guard import files
 from worldagent.io import (
@@ -263,11 +263,6 @@ class LoraSetup:
     seed: int
     model: ModelParams
     lora: LoraParams
-
-    @classmethod
-    def of(cls, params: Params) -> LoraSetup:
-        """The three sections of ``params`` (what a stage module passes down with its own section)."""
-        return cls(seed=params.seed, model=params.model, lora=params.lora)
 
 
 def stage_params(setup: LoraSetup, stage: str, section: TrainerParams) -> dict[str, Any]:

@@ -30,7 +30,7 @@ def run(
 ) -> None:
     result = train_dpo(
         params.dpo,
-        LoraSetup.of(params),
+        LoraSetup(params.seed, params.model, params.lora),
         base,
         experience,
         preferences,

@@ -34,7 +34,7 @@ def run(
 ) -> None:
     result = run_experience(
         params.experience,
-        LoraSetup.of(params),
+        LoraSetup(params.seed, params.model, params.lora),
         RewardSetup(params.reward, params.storytest),
         base,
         sft,

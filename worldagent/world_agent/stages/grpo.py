@@ -31,7 +31,7 @@ def run(
 ) -> None:
     result = train_grpo(
         params.grpo,
-        LoraSetup.of(params),
+        LoraSetup(params.seed, params.model, params.lora),
         RewardSetup(params.reward, params.storytest),
         base,
         dpo,

@@ -18,7 +18,9 @@ log = logging.getLogger("sft")
 
 
 def run(params: Params, *, base: Path, trajectories: Path, out: Path, metrics: Path, live: Path) -> None:
-    result = train_sft(params.sft, LoraSetup.of(params), base, trajectories, out, live_dir=live)
+    result = train_sft(
+        params.sft, LoraSetup(params.seed, params.model, params.lora), base, trajectories, out, live_dir=live
+    )
     atomic_write_text(metrics, pretty_json(result))
     log.info(
         "sft: %d steps, loss %s → %s, %.1f s",
