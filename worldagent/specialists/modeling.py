@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params, TinyModelParams
+from worldagent.config import ModelParams, SpecialistsParams, TinyModelParams
 from worldagent.errors import RunError
 from worldagent.io import canonical_json, jsonl
 from worldagent.specialists.browser_set import feedback_rows, generate_decisions
@@ -188,9 +188,16 @@ def base_cache_dir(specialists_data_dir: Path) -> Path:
 
 
 def train_specialist(
-    params: Params, base_dir: Path, conversations: Sequence[Mapping[str, Any]], out_dir: Path, work_dir: Path
+    specialists: SpecialistsParams,
+    seed: int,
+    model: ModelParams,
+    base_dir: Path,
+    conversations: Sequence[Mapping[str, Any]],
+    out_dir: Path,
+    work_dir: Path,
 ) -> dict[str, Any]:
-    """A short LoRA SFT (trl ``SFTTrainer`` via :func:`worldagent.lm.sft.train_sft`); the adapter is written atomically."""
+    """A short LoRA SFT (trl ``SFTTrainer`` via :func:`worldagent.lm.sft.train_sft`) with the specialists'
+    own ``lora`` and ``sft`` sections on ``model``'s settings; the adapter is written atomically."""
     from worldagent.lm.sft import train_sft
     from worldagent.lm.training import LoraSetup
 
@@ -198,9 +205,10 @@ def train_specialist(
     data = work_dir / "train.jsonl"
     data.write_text(jsonl(conversations), encoding="utf-8")
     started = time.perf_counter()
-    spec = params.specialists  # the specialists' own LoRA and SFT sections, the global seed and base
-    setup = LoraSetup(seed=params.seed, model=params.model, lora=spec.lora)
-    metrics = train_sft(spec.sft, setup, Path(base_dir), data, Path(out_dir), checkpoints=work_dir / "checkpoints")
+    setup = LoraSetup(seed=seed, model=model, lora=specialists.lora)
+    metrics = train_sft(
+        specialists.sft, setup, Path(base_dir), data, Path(out_dir), checkpoints=work_dir / "checkpoints"
+    )
     metrics["total_s"] = round(time.perf_counter() - started, 3)
     return metrics
 
