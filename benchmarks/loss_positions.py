@@ -56,11 +56,19 @@ def main(argv: list[str] | None = None) -> int:
 
     from worldagent.config import load_params
     from worldagent.lm.sft import build_sft_trainer
-    from worldagent.lm.training import score_labelled_positions_only
+    from worldagent.lm.training import LoraSetup, score_labelled_positions_only
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory(prefix="loss-positions-") as scratch:
-        setup = build_sft_trainer(load_params("params.yaml"), BASE, TRAJECTORIES, Path(scratch), device="cpu")
+        params = load_params("params.yaml")
+        setup = build_sft_trainer(
+            params.sft,
+            LoraSetup(params.seed, params.model, params.lora),
+            BASE,
+            TRAJECTORIES,
+            Path(scratch),
+            device="cpu",
+        )
     trainer = setup.trainer
     rows = iter(trainer.get_train_dataloader())
     batches = [next(rows) for _ in range(args.rows)]

@@ -37,9 +37,10 @@ def bench_params(steps: int) -> Any:
 
 def run_stage(params: Any, data: Path, work: Path) -> dict[str, float]:
     from worldagent.lm.sft import train_sft
+    from worldagent.lm.training import LoraSetup
 
     started = time.perf_counter()
-    metrics = train_sft(params, BASE, data, work / "sft")
+    metrics = train_sft(params.sft, LoraSetup(params.seed, params.model, params.lora), BASE, data, work / "sft")
     return {"samples_per_second": metrics["train_samples_per_second"], "wall_s": time.perf_counter() - started}
 
 

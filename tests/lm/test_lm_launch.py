@@ -91,7 +91,12 @@ def test_the_deepspeed_config_builds_the_sft_trainer(work: Path, monkeypatch: py
     from worldagent.lm.sft import build_sft_trainer
 
     params = tiny_params(sft={"max_steps": 1})
-    trainer = build_sft_trainer(params, work / "base", work / "trajectories.jsonl", work / "ds-checkpoints").trainer
+    from worldagent.lm.training import LoraSetup
+
+    setup = LoraSetup(params.seed, params.model, params.lora)
+    trainer = build_sft_trainer(
+        params.sft, setup, work / "base", work / "trajectories.jsonl", work / "ds-checkpoints"
+    ).trainer
     assert trainer.is_deepspeed_enabled
     assert trainer.accelerator.state.deepspeed_plugin.zero_stage == 2
 

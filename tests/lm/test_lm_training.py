@@ -8,17 +8,26 @@ from pathlib import Path
 
 import pytest
 import torch
-from training_fixtures import STORIES, TRAJECTORIES, build_tiny_base, dpo_rows, sft_rows, tiny_params, write_jsonl
+from training_fixtures import (
+    STORIES,
+    TRAJECTORIES,
+    build_tiny_base,
+    dpo_rows,
+    run_dpo,
+    run_grpo,
+    run_sft,
+    sft_rows,
+    tiny_params,
+    write_jsonl,
+)
 from transformers import TrainerCallback
 
 from worldagent.live import read_curve
 from worldagent.lm import training
 from worldagent.lm.device import precision_label, resolve_dtype, select_device
 from worldagent.lm.load import load_policy
-from worldagent.lm.sft import train_sft
 from worldagent.lm.training import TrainingError, adapter_chain, read_stage
-from worldagent.world_agent.dpo import train_dpo
-from worldagent.world_agent.grpo import grpo_config, train_grpo
+from worldagent.world_agent.grpo import grpo_config
 from worldagent.world_agent.rewards import StoryTestReward
 
 torch.set_num_threads(1)
@@ -36,7 +45,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def sft_run(work: Path) -> dict:
     """The reference uninterrupted SFT run (8 steps), shared by the tests below."""
-    metrics = train_sft(
+    metrics = run_sft(
         tiny_params(),
         work / "base",
         work / "trajectories.jsonl",
@@ -134,7 +143,12 @@ def test_assistant_only_loss_masks_everything_but_the_assistant_turn(work: Path)
 
     model, tokenizer = load_base(work / "base", device="cpu")
     params = tiny_params()
-    args = sft_config(params, params.sft, work / "scratch", "cpu", torch.float32, model)
+    from worldagent.lm.training import trainer_kwargs
+
+    common = trainer_kwargs(
+        params.sft, output_dir=work / "scratch", seed=params.seed, device="cpu", dtype=torch.float32, model=model
+    )
+    args = sft_config(common, params.sft, params.sft.assistant_only_loss)
     trainer = SFTTrainer(
         model=model, args=args, train_dataset=Dataset.from_list(sft_rows()[:1]), processing_class=tokenizer
     )
@@ -154,7 +168,7 @@ def test_stage_json_is_written_without_clock_times(tmp_path: Path) -> None:
 
 
 def test_sft_is_deterministic_on_cpu(work: Path, sft_run: dict, tmp_path: Path) -> None:
-    again = train_sft(tiny_params(), work / "base", work / "trajectories.jsonl", tmp_path / "sft")
+    again = run_sft(tiny_params(), work / "base", work / "trajectories.jsonl", tmp_path / "sft")
     assert again["loss_first"] == sft_run["loss_first"] and again["loss_last"] == sft_run["loss_last"]
     first, second = _adapter_tensors(work / "models" / "sft"), _adapter_tensors(tmp_path / "sft")
     assert first.keys() == second.keys()
@@ -168,7 +182,7 @@ def test_sft_is_deterministic_on_cpu(work: Path, sft_run: dict, tmp_path: Path) 
 def test_trimming_freed_memory_changes_nothing_sft_learns(work: Path, sft_run: dict, tmp_path: Path) -> None:
     params = tiny_params()
     params = params.model_copy(update={"sft": params.sft.model_copy(update={"freed_memory": "trim"})})
-    again = train_sft(params, work / "base", work / "trajectories.jsonl", tmp_path / "sft")
+    again = run_sft(params, work / "base", work / "trajectories.jsonl", tmp_path / "sft")
     assert again["loss_last"] == sft_run["loss_last"]
     first, second = _adapter_tensors(work / "models" / "sft"), _adapter_tensors(tmp_path / "sft")
     assert all(torch.equal(first[k], second[k]) for k in first)
@@ -178,12 +192,12 @@ def test_interrupted_sft_resumes_from_its_last_checkpoint(work: Path, sft_run: d
     out = tmp_path / "models" / "sft"
     checkpoints = tmp_path / "models" / "checkpoints" / "sft"
     with pytest.raises(KeyboardInterrupt):
-        train_sft(tiny_params(), work / "base", work / "trajectories.jsonl", out, callbacks=[InterruptAfter(5)])
+        run_sft(tiny_params(), work / "base", work / "trajectories.jsonl", out, callbacks=[InterruptAfter(5)])
     assert not out.exists()  # complete or absent
     assert sorted(p.name for p in checkpoints.glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-4"]
 
     start = RecordStart()
-    metrics = train_sft(tiny_params(), work / "base", work / "trajectories.jsonl", out, callbacks=[start])
+    metrics = run_sft(tiny_params(), work / "base", work / "trajectories.jsonl", out, callbacks=[start])
     assert metrics["resumed_from_step"] == 4
     assert start.start_step == 4  # the trainer continued from step 4, it did not restart
     assert metrics["global_step"] == 8
@@ -196,10 +210,10 @@ def test_interrupted_sft_resumes_from_its_last_checkpoint(work: Path, sft_run: d
 def test_checkpoints_of_other_inputs_are_discarded(work: Path, tmp_path: Path) -> None:
     out = tmp_path / "models" / "sft"
     with pytest.raises(KeyboardInterrupt):
-        train_sft(tiny_params(), work / "base", work / "trajectories.jsonl", out, callbacks=[InterruptAfter(3)])
+        run_sft(tiny_params(), work / "base", work / "trajectories.jsonl", out, callbacks=[InterruptAfter(3)])
     changed = tiny_params(sft={"learning_rate": 1e-3})
     start = RecordStart()
-    metrics = train_sft(changed, work / "base", work / "trajectories.jsonl", out, callbacks=[start])
+    metrics = run_sft(changed, work / "base", work / "trajectories.jsonl", out, callbacks=[start])
     assert start.start_step == 0 and metrics["resumed_from_step"] == 0
 
 
@@ -228,7 +242,7 @@ def test_a_failed_save_leaves_the_previous_adapter_intact(
 
 def test_dpo_logs_reward_margins_and_records_its_chain(work: Path, sft_run: dict) -> None:
     out = work / "models" / "dpo"
-    metrics = train_dpo(
+    metrics = run_dpo(
         tiny_params(),
         work / "base",
         work / "models" / "sft",
@@ -255,7 +269,7 @@ def test_dpo_with_a_chosen_nll_weight_adds_the_chosen_answers_loss(work: Path, s
     of the loss is the weighted NLL of the chosen answers (positive, and doubling with the weight)."""
     losses = {}
     for weight in (1.0, 2.0):
-        metrics = train_dpo(
+        metrics = run_dpo(
             tiny_params(dpo={"chosen_nll_weight": weight, "max_steps": 1, "logging_steps": 1}),
             work / "base",
             work / "models" / "sft",
@@ -284,7 +298,7 @@ def test_activation_checkpointing_on_a_cpu_buys_memory_without_changing_what_dpo
         recorded = RecordCheckpointing()
         out = tmp_path / f"dpo-{setting}"
         params = tiny_params(dpo={"activation_checkpointing": setting})
-        train_dpo(params, work / "base", work / "models" / "sft", work / "preferences.jsonl", out, callbacks=[recorded])
+        run_dpo(params, work / "base", work / "models" / "sft", work / "preferences.jsonl", out, callbacks=[recorded])
         assert recorded.used is (setting is True)  # auto: never on a CPU
         adapters[setting] = _adapter_tensors(out)
     assert adapters["auto"].keys() == adapters[True].keys()
@@ -295,12 +309,12 @@ def test_activation_checkpointing_on_a_cpu_buys_memory_without_changing_what_dpo
 def test_dpo_refuses_an_incomplete_sft_adapter(work: Path, tmp_path: Path) -> None:
     (tmp_path / "sft").mkdir()
     with pytest.raises(TrainingError, match="not a complete adapter"):
-        train_dpo(tiny_params(), work / "base", tmp_path / "sft", work / "preferences.jsonl", tmp_path / "dpo")
+        run_dpo(tiny_params(), work / "base", tmp_path / "sft", work / "preferences.jsonl", tmp_path / "dpo")
 
 
 def test_grpo_runs_a_step_and_the_policy_loads_with_its_chain(work: Path, sft_run: dict) -> None:
     if not (work / "models" / "dpo" / "stage.json").is_file():
-        train_dpo(
+        run_dpo(
             tiny_params(), work / "base", work / "models" / "sft", work / "preferences.jsonl", work / "models" / "dpo"
         )
     out = work / "models" / "grpo"
@@ -314,7 +328,7 @@ def test_grpo_runs_a_step_and_the_policy_loads_with_its_chain(work: Path, sft_ru
         return [score + delta for score, delta in zip(scores, jitter, strict=True)]
 
     story_test_with_jitter.__name__ = "story_test"
-    metrics = train_grpo(
+    metrics = run_grpo(
         # 8 tokens of constrained calls leave no room to differ: every sample is the forced shortest call
         tiny_params(grpo={"max_completion_length": 32}),
         work / "base",
@@ -344,7 +358,7 @@ def test_grpo_runs_a_step_and_the_policy_loads_with_its_chain(work: Path, sft_ru
 def test_grpo_needs_whole_groups_per_step() -> None:
     params = tiny_params(grpo={"batch_size": 3, "num_generations": 2})
     with pytest.raises(TrainingError, match="multiple of grpo.num_generations"):
-        grpo_config(params, Path("unused"), "cpu", torch.float32, torch.nn.Linear(2, 2))
+        grpo_config({}, params.grpo, "cpu")
 
 
 def test_trainer_kwargs_carry_every_knob(tmp_path: Path) -> None:

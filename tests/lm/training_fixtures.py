@@ -119,3 +119,49 @@ def tiny_params(**stages: Any) -> Params:
             }
         ),
     )
+
+
+# The library takes the sections it uses; these pass a whole Params down the way the stage modules do.
+
+
+def run_sft(params: Params, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    from worldagent.lm.sft import train_sft
+    from worldagent.lm.training import LoraSetup
+
+    return train_sft(params.sft, LoraSetup(params.seed, params.model, params.lora), *args, **kwargs)
+
+
+def run_dpo(params: Params, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    from worldagent.lm.training import LoraSetup
+    from worldagent.world_agent.dpo import train_dpo
+
+    return train_dpo(params.dpo, LoraSetup(params.seed, params.model, params.lora), *args, **kwargs)
+
+
+def run_grpo(params: Params, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    from worldagent.lm.training import LoraSetup
+    from worldagent.world_agent.grpo import train_grpo
+    from worldagent.world_agent.rewards import RewardSetup
+
+    return train_grpo(
+        params.grpo,
+        LoraSetup(params.seed, params.model, params.lora),
+        RewardSetup(params.reward, params.storytest),
+        *args,
+        **kwargs,
+    )
+
+
+def run_experience_loop(params: Params, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    from worldagent.lm.training import LoraSetup
+    from worldagent.world_agent.experience_loop import run_experience
+    from worldagent.world_agent.rewards import RewardSetup
+
+    return run_experience(
+        params.experience,
+        LoraSetup(params.seed, params.model, params.lora),
+        RewardSetup(params.reward, params.storytest),
+        *args,
+        assistant_only_loss=params.sft.assistant_only_loss,
+        **kwargs,
+    )

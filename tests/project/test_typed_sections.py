@@ -21,21 +21,6 @@ ROOT = Path(__file__).resolve().parents[2]
 ALLOWED_FILES = ("worldagent/pipeline/entry.py",)
 ALLOWED_DIRS = ("worldagent/config/",)
 
-# Files another change is refactoring (the trainer modules): emptied when it lands.
-TRAINER_REFACTOR_PENDING = (
-    "worldagent/lm/training.py",
-    "worldagent/lm/sft.py",
-    "worldagent/world_agent/dpo.py",
-    "worldagent/world_agent/grpo.py",
-    "worldagent/world_agent/experience_loop.py",
-    "worldagent/world_agent/experience.py",
-)
-# Functions on the same refactor's path (the specialists' SFT call into worldagent.lm.sft).
-TRAINER_REFACTOR_PENDING_FUNCTIONS = (
-    "worldagent/specialists/modeling.py:training_params",
-    "worldagent/specialists/modeling.py:train_specialist",
-)
-
 # Functions that read the whole configuration by design, each with why.
 WHOLE_PARAMS_READERS = {
     # stage-shaped alternatives to table entries (CONTRACTS.md): params as an entry would get them
@@ -93,16 +78,11 @@ def functions_taking_params(path: Path) -> Iterator[tuple[str, int]]:
 
 
 def _exempt_file(relative: str) -> bool:
-    return (
-        relative in ALLOWED_FILES
-        or relative in TRAINER_REFACTOR_PENDING
-        or relative.startswith(ALLOWED_DIRS)
-        or Path(relative).name.startswith("cli")
-    )
+    return relative in ALLOWED_FILES or relative.startswith(ALLOWED_DIRS) or Path(relative).name.startswith("cli")
 
 
 def offenders() -> list[str]:
-    allowed = stage_functions() | set(WHOLE_PARAMS_READERS) | set(TRAINER_REFACTOR_PENDING_FUNCTIONS)
+    allowed = stage_functions() | set(WHOLE_PARAMS_READERS)
     found = []
     for path in sorted((ROOT / "worldagent").rglob("*.py")):
         relative = path.relative_to(ROOT).as_posix()
@@ -144,10 +124,7 @@ def test_the_check_sees_a_params_parameter_in_any_form(tmp_path: Path) -> None:
 
 def test_every_listed_exception_still_exists() -> None:
     """An entry left behind after its function moved or changed would hide the next offender."""
-    listed = [*WHOLE_PARAMS_READERS, *TRAINER_REFACTOR_PENDING_FUNCTIONS]
-    for entry in listed:
+    for entry in WHOLE_PARAMS_READERS:
         relative, _, function = entry.partition(":")
         taking = {name for name, _ in functions_taking_params(ROOT / relative)}
         assert function in taking, f"{entry} no longer takes Params: remove it from the list"
-    for relative in TRAINER_REFACTOR_PENDING:
-        assert (ROOT / relative).is_file(), f"{relative} is gone: remove it from TRAINER_REFACTOR_PENDING"

@@ -14,6 +14,9 @@ from tests.lm.training_fixtures import (
     TRAJECTORIES,
     build_tiny_base,
     dpo_rows,
+    run_dpo,
+    run_experience_loop,
+    run_sft,
     sft_rows,
     tiny_params,
     write_jsonl,
@@ -21,13 +24,10 @@ from tests.lm.training_fixtures import (
 from worldagent.config import ExperienceParams, Params
 from worldagent.live import read_curve
 from worldagent.lm.load import load_policy
-from worldagent.lm.sft import train_sft
 from worldagent.lm.training import TrainingError, read_stage
 from worldagent.tools.callformat import parse_calls
 from worldagent.world_agent import experience_loop
-from worldagent.world_agent.dpo import train_dpo
 from worldagent.world_agent.experience import read_store
-from worldagent.world_agent.experience_loop import run_experience
 
 torch.set_num_threads(1)
 
@@ -61,7 +61,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("experience-loop")
     build_tiny_base(root / "base")
     write_jsonl(root / "trajectories.jsonl", sft_rows())
-    train_sft(tiny_params(sft={"max_steps": 4}), root / "base", root / "trajectories.jsonl", root / "sft")
+    run_sft(tiny_params(sft={"max_steps": 4}), root / "base", root / "trajectories.jsonl", root / "sft")
     return root
 
 
@@ -69,9 +69,9 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
     trained_on: list[list[dict]] = []
     original = experience_loop.train_experience_adapter
 
-    def record(params, base, sft, rows, out, **kwargs):
-        trained_on.append(rows)
-        return original(params, base, sft, rows, out, **kwargs)
+    def record(*args, **kwargs):
+        trained_on.append(args[6])  # the rows
+        return original(*args, **kwargs)
 
     monkeypatch.setattr(experience_loop, "train_experience_adapter", record)
     store, params = work / "store", experience_params()
@@ -84,7 +84,7 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
         reward=hash_reward,
     )
 
-    first = run_experience(params, **paths, out_dir=work / "exp1", pairs_path=work / "pairs1.jsonl")
+    first = run_experience_loop(params, **paths, out_dir=work / "exp1", pairs_path=work / "pairs1.jsonl")
     assert first["prompts_sampled"] == 4 and first["completions"] == 16
     assert 0 < first["passed"] < 16 and first["pass_rate"] == first["passed"] / 16
     assert first["generation"]["constrained"] and first["generation"]["tokens_per_second"] > 0
@@ -106,7 +106,7 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
     passing_first = {(s.prompt_hash, s.completion_hash) for s in samples if s.passed}
     first_bytes = {f.name: f.read_bytes() for f in store.iterdir()}
 
-    second = run_experience(params, **paths, out_dir=work / "exp2", pairs_path=work / "pairs2.jsonl")
+    second = run_experience_loop(params, **paths, out_dir=work / "exp2", pairs_path=work / "pairs2.jsonl")
     assert second["run_id"] != first["run_id"] and second["seed"] == first["seed"] + 1
     # the second run samples the next intents, not the first run's again
     assert (first["prompt_start"], second["prompt_start"]) == (0, 4)
@@ -125,7 +125,7 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
     assert second["sft_rows"]["reference"] == len(sft_rows())
 
     # the same inputs give the same store, byte for byte (a deterministic DVC out)
-    again = run_experience(
+    again = run_experience_loop(
         params, **{**paths, "store": work / "store-again"}, out_dir=work / "exp3", pairs_path=work / "pairs3.jsonl"
     )
     assert again["run_id"] == first["run_id"]
@@ -134,7 +134,7 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
     # DPO starts from the experience adapter, on the rule pairs followed by the on-policy pairs
     write_jsonl(work / "rule-pairs.jsonl", dpo_rows())
     on_policy = (work / "pairs2.jsonl").read_text().splitlines()
-    dpo = train_dpo(
+    dpo = run_dpo(
         tiny_params(dpo={"max_steps": 1}),
         work / "base",
         work / "exp2",
@@ -182,7 +182,7 @@ def test_the_stage_entry_with_the_story_test_reward(work: Path, tmp_path: Path) 
 def test_the_stage_needs_an_sft_adapter(work: Path, tmp_path: Path) -> None:
     (tmp_path / "sft").mkdir()
     with pytest.raises(TrainingError, match="not a complete adapter"):
-        run_experience(
+        run_experience_loop(
             experience_params(),
             work / "base",
             tmp_path / "sft",

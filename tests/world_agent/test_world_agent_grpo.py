@@ -9,15 +9,23 @@ import pytest
 import torch
 from transformers import TrainerCallback
 
-from tests.lm.training_fixtures import STORIES, build_tiny_base, dpo_rows, sft_rows, tiny_params, write_jsonl
+from tests.lm.training_fixtures import (
+    STORIES,
+    build_tiny_base,
+    dpo_rows,
+    run_dpo,
+    run_grpo,
+    run_sft,
+    sft_rows,
+    tiny_params,
+    write_jsonl,
+)
 from worldagent.io import without_run_dependent
 from worldagent.live import read_curve
 from worldagent.lm.load import load_policy
-from worldagent.lm.sft import train_sft
 from worldagent.lm.training import read_stage
 from worldagent.tools.callformat import parse_calls
-from worldagent.world_agent.dpo import train_dpo
-from worldagent.world_agent.grpo import train_grpo, trained_prompt_rewards
+from worldagent.world_agent.grpo import trained_prompt_rewards
 
 torch.set_num_threads(1)
 GRPO = {"max_steps": 3, "max_prompts": 4, "max_completion_length": 32, "probe_generations": 2}
@@ -31,8 +39,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_jsonl(root / "preferences.jsonl", dpo_rows())
     write_jsonl(root / "on-policy.jsonl", [])
     params = tiny_params(sft={"max_steps": 4}, dpo={"max_steps": 2})
-    train_sft(params, root / "base", root / "trajectories.jsonl", root / "sft")
-    metrics = train_dpo(
+    run_sft(params, root / "base", root / "trajectories.jsonl", root / "sft")
+    metrics = run_dpo(
         params,
         root / "base",
         root / "sft",
@@ -78,7 +86,7 @@ def _tokenizer(work: Path):
 def test_no_variance_means_no_training_and_the_input_adapter_written_through(work: Path) -> None:
     reward = TextReward(_tokenizer(work), lambda text: 0.0)
     out, curves = work / "grpo-flat", work / "live" / "grpo-flat"
-    metrics = train_grpo(
+    metrics = run_grpo(
         tiny_params(grpo=GRPO),
         work / "base",
         work / "dpo",
@@ -107,7 +115,7 @@ def test_varying_rewards_train_every_lora_parameter_and_log_the_signal(work: Pat
     reward = TextReward(_tokenizer(work), lambda text: int(hashlib.sha256(text.encode()).hexdigest()[:8], 16) / 2**32)
     snapshot = LoraSnapshot()
     out, curves = work / "grpo", work / "live" / "grpo"
-    metrics = train_grpo(
+    metrics = run_grpo(
         tiny_params(grpo=GRPO),
         work / "base",
         work / "dpo",

@@ -17,7 +17,10 @@ class TrainerParams(Section):
     """Knobs shared by the trl stages; each stage has its own section with these keys."""
 
     epochs: float = Field(default=1.0, gt=0)
-    max_steps: int = -1  # > 0 overrides epochs
+    max_steps: int = -1
+    """> 0 overrides ``epochs``; -1: train for ``epochs``. 0 in ``experience``, ``dpo`` and ``grpo`` turns
+    that stage off: no model is loaded, nothing is sampled, and the input adapter is written through
+    unchanged with ``{"skipped": true, "reason": ...}`` in its record and the stage's metrics."""
     learning_rate: float = Field(default=1e-3, gt=0)
     batch_size: int = Field(default=4, gt=0)
     gradient_accumulation_steps: int = Field(default=1, gt=0)

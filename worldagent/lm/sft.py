@@ -8,20 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import ExperienceParams, Params, SftParams
+from worldagent.config import SftParams, TrainerParams
 from worldagent.lm.training import (
+    LoraSetup,
+    StageRun,
+    TrainerSpec,
     TrainingError,
-    checkpoint_root,
     file_hash,
-    fingerprint,
-    freed_memory_callbacks,
-    load_training_model,
-    lora_config,
-    prepare_checkpoints,
+    load_model,
     read_jsonl,
-    run_trainer,
-    stage_params,
-    trainer_kwargs,
+    train_stage,
 )
 
 log = logging.getLogger(__name__)
@@ -41,18 +37,27 @@ def sft_rows(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def sft_config(
-    params: Params, section: SftParams | ExperienceParams, output_dir: Path, device: str, dtype: Any, model: Any
-) -> Any:
-    """trl's SFTConfig for ``model`` from ``section``: ``params.sft``, or ``params.experience`` for the
-    experience loop's rejection-sampling fine-tune, which masks the prompt as SFT does."""
+SFT_METRIC_KEYS = ("loss", "mean_token_accuracy", "grad_norm")
+
+
+def sft_config(common: dict[str, Any], section: TrainerParams, assistant_only_loss: bool) -> Any:
+    """trl's SFTConfig: ``common`` (:func:`worldagent.lm.training.trainer_kwargs`) and ``section``'s
+    length; ``section`` is ``sft``, or ``experience`` for the experience loop's rejection-sampling
+    fine-tune, which masks the prompt as SFT does (``assistant_only_loss``: ``sft``'s)."""
     from trl import SFTConfig
 
-    return SFTConfig(
-        **trainer_kwargs(section, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
-        max_length=section.max_length,
-        assistant_only_loss=params.sft.assistant_only_loss,
-        packing=False,
+    return SFTConfig(**common, max_length=section.max_length, assistant_only_loss=assistant_only_loss, packing=False)
+
+
+def sft_spec(rows: list[dict[str, Any]], section: TrainerParams, assistant_only_loss: bool) -> TrainerSpec:
+    """trl's SFTTrainer over ``rows`` (``{messages}``), configured from ``section``."""
+    from trl import SFTTrainer
+
+    return TrainerSpec(
+        trainer_class=SFTTrainer,
+        config=lambda common, loaded: sft_config(common, section, assistant_only_loss),
+        rows=rows,
+        metric_keys=SFT_METRIC_KEYS,
     )
 
 
@@ -67,8 +72,34 @@ class SftSetup:
     data_hash: str
 
 
+def sft_run(
+    sft: SftParams,
+    setup: LoraSetup,
+    base_dir: Path,
+    dataset_path: Path,
+    out_dir: Path,
+    *,
+    live_dir: Path | None = None,
+    checkpoints: Path | None = None,
+    callbacks: Sequence[Any] = (),
+) -> StageRun:
+    """The sft stage's run over ``dataset_path`` (its data hash is the file's)."""
+    return StageRun(
+        stage=STAGE,
+        section=sft,
+        setup=setup,
+        base_dir=Path(base_dir),
+        out_dir=Path(out_dir),
+        data_hash=file_hash(Path(dataset_path)),
+        checkpoints=checkpoints,
+        live_dir=live_dir,
+        callbacks=tuple(callbacks),
+    )
+
+
 def build_sft_trainer(
-    params: Params,
+    sft: SftParams,
+    setup: LoraSetup,
     base_dir: Path,
     dataset_path: Path,
     checkpoints: Path,
@@ -76,29 +107,24 @@ def build_sft_trainer(
     device: str | None = None,
     callbacks: Sequence[Any] = (),
 ) -> SftSetup:
-    """trl's ``SFTTrainer`` over the base with a fresh LoRA adapter, configured from ``params``.
+    """trl's ``SFTTrainer`` over the base with a fresh LoRA adapter, configured from ``sft`` (what the
+    sft stage trains, for launch tests and benchmarks that drive the trainer themselves).
 
     Under ``accelerate launch`` the trainer takes the launch's distributed setup (DDP, DeepSpeed).
     """
-    from datasets import Dataset
-    from trl import SFTTrainer
+    from worldagent.lm.training import build_trainer
 
     rows = sft_rows(dataset_path)
-    memory_callbacks = freed_memory_callbacks(params.sft.freed_memory)  # before the model loads
-    model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, None, device)
-    trainer = SFTTrainer(
-        model=model,
-        args=sft_config(params, params.sft, checkpoints, device, dtype, model),
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=lora_config(params.lora, model),
-        callbacks=[*callbacks, *memory_callbacks],
-    )
-    return SftSetup(trainer, tokenizer, list(parents), len(rows), file_hash(dataset_path))
+    # out_dir is never written here: the caller runs the trainer itself
+    run = sft_run(sft, setup, base_dir, dataset_path, checkpoints, checkpoints=checkpoints, callbacks=callbacks)
+    loaded = load_model(sft, setup, Path(base_dir), None, device)
+    trainer = build_trainer(run, loaded, sft_spec(rows, sft, sft.assistant_only_loss))
+    return SftSetup(trainer, loaded.tokenizer, loaded.parents, len(rows), run.data_hash)
 
 
 def train_sft(
-    params: Params,
+    sft: SftParams,
+    setup: LoraSetup,
     base_dir: Path,
     dataset_path: Path,
     out_dir: Path,
@@ -113,24 +139,11 @@ def train_sft(
     Resumes from the last checkpoint under ``checkpoints`` (default
     ``<out_dir>/../checkpoints/sft``) when one was written for the same inputs.
     """
-    base_dir, dataset_path, out_dir = Path(base_dir), Path(dataset_path), Path(out_dir)
-    checkpoints = checkpoints or checkpoint_root(out_dir, STAGE)
-    setup = build_sft_trainer(params, base_dir, dataset_path, checkpoints, device=device, callbacks=callbacks)
-    resume = prepare_checkpoints(checkpoints, fingerprint(STAGE, params, setup.data_hash, base_dir, setup.parents))
-    metrics = run_trainer(
-        setup.trainer,
-        stage=STAGE,
-        out_dir=out_dir,
-        checkpoints=checkpoints,
-        resume=resume,
-        base_dir=base_dir,
-        parents=setup.parents,
-        params=stage_params(params, STAGE),
-        data_hash=setup.data_hash,
-        tokenizer=setup.tokenizer,
-        live_dir=live_dir,
-        metric_keys=("loss", "mean_token_accuracy", "grad_norm"),
+    rows = sft_rows(Path(dataset_path))
+    run = sft_run(
+        sft, setup, base_dir, dataset_path, out_dir, live_dir=live_dir, checkpoints=checkpoints, callbacks=callbacks
     )
-    metrics["samples"] = setup.rows
+    metrics = train_stage(run, None, lambda loaded: sft_spec(rows, sft, sft.assistant_only_loss), device)
+    metrics["samples"] = len(rows)
     log.info("sft: %s", metrics)
     return metrics

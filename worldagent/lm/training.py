@@ -28,12 +28,13 @@ import math
 import re
 import shutil
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from worldagent.allocator import return_freed_memory, trim_freed_memory
-from worldagent.config import FreedMemory, LoraParams, Params, TrainerParams
+from worldagent.config import FreedMemory, LoraParams, ModelParams, TrainerParams
 from worldagent.errors import InputError
 from worldagent.guard import files
 from worldagent.io import (
@@ -255,13 +256,21 @@ def tree_hash(directory: Path) -> str:
     return directory_hash(directory, ignore=()) or hashlib.sha256(b"").hexdigest()
 
 
-def stage_params(params: Params, stage: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LoraSetup:
+    """What every training stage shares: the seed, the base model's section and the LoRA settings."""
+
+    seed: int
+    model: ModelParams
+    lora: LoraParams
+
+
+def stage_params(setup: LoraSetup, stage: str, section: TrainerParams) -> dict[str, Any]:
     """The params a stage's result depends on (recorded in stage.json and the fingerprint)."""
-    section = getattr(params, stage)
     return {
-        "seed": params.seed,
-        "model": {"base": params.model.base, "dtype": params.model.dtype},
-        "lora": params.lora.model_dump(),
+        "seed": setup.seed,
+        "model": {"base": setup.model.base, "dtype": setup.model.dtype},
+        "lora": setup.lora.model_dump(),
         stage: section.model_dump(),
     }
 
@@ -555,7 +564,7 @@ def score_labelled_positions_only() -> bool:
 
 
 def load_training_model(
-    params: Params, base_dir: Path, parent: Path | None, device: str | None
+    setup: LoraSetup, base_dir: Path, parent: Path | None, device: str | None
 ) -> tuple[Any, Any, str, Any, list[Path]]:
     """(model, tokenizer, device, dtype, parents): the base with ``parent``'s chain merged, ready to train
     (trl's loss set to score the labelled positions only, :func:`score_labelled_positions_only`)."""
@@ -565,8 +574,8 @@ def load_training_model(
     device = device or select_device()
     configure_threads(device)
     score_labelled_positions_only()
-    dtype = resolve_dtype(params.model.dtype, device)
-    seed_everything(params.seed)
+    dtype = resolve_dtype(setup.model.dtype, device)
+    seed_everything(setup.seed)
     parents = adapter_chain(parent) if parent is not None else []
     model, tokenizer = load_base(base_dir, device=device, dtype=dtype)
     model = merge_adapters(model, parents)
@@ -574,11 +583,188 @@ def load_training_model(
     return model, tokenizer, device, dtype, parents
 
 
-def fingerprint(stage: str, params: Params, data_hash: str, base_dir: Path, parents: Sequence[Path]) -> dict[str, Any]:
+def fingerprint(
+    stage: str, record: Mapping[str, Any], data_hash: str, base_dir: Path, parents: Sequence[Path]
+) -> dict[str, Any]:
+    """What the checkpoints of a run depend on: the stage's params (``record``, :func:`stage_params`),
+    the data, the base and the parents' files."""
     return {
         "stage": stage,
-        "params": stage_params(params, stage),
+        "params": dict(record),
         "data": data_hash,
         "base": tree_hash(base_dir),
         "parents": [tree_hash(p) if p.is_dir() else str(p) for p in parents],
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# One training stage: load, checkpoints, trainer, run, adapter
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """The model a stage trains (:func:`load_model`) and what its trainer needs besides."""
+
+    model: Any
+    tokenizer: Any
+    device: str
+    dtype: Any
+    parents: list[Path]
+    memory_callbacks: list[Any]
+
+
+def load_model(
+    section: TrainerParams, setup: LoraSetup, base_dir: Path, parent: Path | None, device: str | None
+) -> LoadedModel:
+    """``section.freed_memory`` applied (before the model loads: the allocator setting must come first),
+    then the base with ``parent``'s chain merged (:func:`load_training_model`)."""
+    memory_callbacks = freed_memory_callbacks(section.freed_memory)
+    model, tokenizer, device, dtype, parents = load_training_model(setup, base_dir, parent, device)
+    return LoadedModel(model, tokenizer, device, dtype, list(parents), memory_callbacks)
+
+
+@dataclass(frozen=True)
+class TrainerSpec:
+    """What differs between the stages' trl trainers.
+
+    ``trainer_class``: SFTTrainer, DPOTrainer, GRPOTrainer (or a subclass); ``config``: the trainer's
+    typed config (SFTConfig, ...) from the keyword arguments every stage shares (:func:`trainer_kwargs`)
+    and the loaded model; ``rows``: the training dataset; ``extra``: more trainer arguments
+    (``ref_model``, ``reward_funcs``); ``metric_keys``: the logged values summarised in the metrics.
+    """
+
+    trainer_class: Any
+    config: Callable[[dict[str, Any], LoadedModel], Any]
+    rows: Sequence[Mapping[str, Any]]
+    metric_keys: Sequence[str]
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StageRun:
+    """One stage's run: what it is (``stage``, its ``section``, the shared ``setup``), where it reads and
+    writes, and what its record holds besides :func:`stage_params` (``record_extra``, e.g. the reward
+    weights) and its checkpoints' fingerprint besides (``fingerprint_extra``)."""
+
+    stage: str
+    section: TrainerParams
+    setup: LoraSetup
+    base_dir: Path
+    out_dir: Path
+    data_hash: str
+    checkpoints: Path | None = None
+    live_dir: Path | None = None
+    callbacks: Sequence[Any] = ()
+    record_extra: Mapping[str, Any] = field(default_factory=dict)
+    fingerprint_extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.checkpoints or checkpoint_root(self.out_dir, self.stage)
+
+    def record(self) -> dict[str, Any]:
+        """The params recorded in the adapter's stage.json."""
+        return {**stage_params(self.setup, self.stage, self.section), **self.record_extra}
+
+
+def build_trainer(run: StageRun, loaded: LoadedModel, spec: TrainerSpec) -> Any:
+    """The stage's trl trainer: its typed config straight in, a fresh LoRA adapter on ``loaded.model``."""
+    from datasets import Dataset
+
+    common = trainer_kwargs(
+        run.section,
+        output_dir=run.checkpoint_dir,
+        seed=run.setup.seed,
+        device=loaded.device,
+        dtype=loaded.dtype,
+        model=loaded.model,
+    )
+    return spec.trainer_class(
+        model=loaded.model,
+        args=spec.config(common, loaded),
+        train_dataset=Dataset.from_list(list(spec.rows)),
+        processing_class=loaded.tokenizer,
+        peft_config=lora_config(run.setup.lora, loaded.model),
+        callbacks=[*run.callbacks, *loaded.memory_callbacks],
+        **spec.extra,
+    )
+
+
+def train_loaded(run: StageRun, loaded: LoadedModel, spec: TrainerSpec) -> tuple[dict[str, Any], Any]:
+    """Prepare the checkpoints (resuming from one of the same inputs), build the trainer, train, write
+    the adapter: (the metrics, the trainer)."""
+    checkpoints = run.checkpoint_dir
+    stage_fingerprint = {
+        **fingerprint(
+            run.stage, stage_params(run.setup, run.stage, run.section), run.data_hash, run.base_dir, loaded.parents
+        ),
+        **run.fingerprint_extra,
+    }
+    resume = prepare_checkpoints(checkpoints, stage_fingerprint)
+    trainer = build_trainer(run, loaded, spec)
+    metrics = run_trainer(
+        trainer,
+        stage=run.stage,
+        out_dir=run.out_dir,
+        checkpoints=checkpoints,
+        resume=resume,
+        base_dir=run.base_dir,
+        parents=loaded.parents,
+        params=run.record(),
+        data_hash=run.data_hash,
+        tokenizer=loaded.tokenizer,
+        live_dir=run.live_dir,
+        metric_keys=spec.metric_keys,
+    )
+    return metrics, trainer
+
+
+def train_stage(
+    run: StageRun, parent: Path | None, spec: Callable[[LoadedModel], TrainerSpec], device: str | None = None
+) -> dict[str, Any]:
+    """The whole stage: load the base (+ ``parent``'s chain), then :func:`train_loaded` with the trainer
+    ``spec`` builds for the loaded model; returns the metrics."""
+    loaded = load_model(run.section, run.setup, run.base_dir, parent, device)
+    metrics, _ = train_loaded(run, loaded, spec(loaded))
+    return metrics
+
+
+# ---------------------------------------------------------------------------------------------
+# A stage that does not train
+# ---------------------------------------------------------------------------------------------
+
+
+def is_off(section: TrainerParams) -> bool:
+    """``max_steps: 0`` turns a post-SFT stage (experience, dpo, grpo) off."""
+    return section.max_steps == 0
+
+
+def off_reason(stage: str) -> str:
+    return f"{stage}.max_steps is 0: the stage is off in this profile"
+
+
+def pass_through(stage: str, parent_dir: Path, out_dir: Path, record: Mapping[str, Any]) -> None:
+    """Write ``parent_dir`` to ``out_dir`` unchanged (a stage that did not train), its record saying why:
+    the adapter files are the parent's, ``stage.json`` is the parent's with ``stage`` set to ``stage``,
+    ``passthrough_of`` to the parent's stage, and ``record``'s keys added."""
+    info = read_stage(parent_dir)
+    with atomic_directory(out_dir) as tmp:
+        shutil.copytree(parent_dir, tmp, dirs_exist_ok=True, symlinks=False)
+        write_stage(tmp, {**info, "stage": stage, "passthrough_of": info.get("stage"), **record})
+
+
+def skip_stage(
+    stage: str, parent_dir: Path, out_dir: Path, live_dir: Path | None, reason: str, **metrics: Any
+) -> dict[str, Any]:
+    """The input adapter written through (:func:`pass_through`) with ``{"skipped": true, "reason": ...}``
+    in its record; returns the metrics (``skipped``, ``reason``, ``global_step`` 0 and ``metrics``).
+    The declared curves exist either way: one step saying it did not train."""
+    result = {"skipped": True, "reason": reason, **metrics, "global_step": 0}
+    pass_through(stage, parent_dir, out_dir, {"skipped": True, "reason": reason, "metrics": result})
+    if live_dir is not None:
+        from worldagent.live import write_curve
+
+        write_curve(Path(live_dir), [{"step": 0, "trained": 0}], "step")
+    log.warning("%s: skipped: %s", stage, reason)
+    return result

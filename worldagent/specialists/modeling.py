@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params, TinyModelParams
+from worldagent.config import ModelParams, SpecialistsParams, TinyModelParams
 from worldagent.errors import RunError
 from worldagent.io import canonical_json, jsonl
 from worldagent.specialists.browser_set import feedback_rows, generate_decisions
@@ -187,24 +187,27 @@ def base_cache_dir(specialists_data_dir: Path) -> Path:
 # --------------------------------------------------------------------------- training
 
 
-def training_params(params: Params) -> Params:
-    """The global params with the specialists' LoRA and SFT sections in the trainers' places."""
-    spec = params.specialists
-    return params.model_copy(update={"lora": spec.lora, "sft": spec.sft})
-
-
 def train_specialist(
-    params: Params, base_dir: Path, conversations: Sequence[Mapping[str, Any]], out_dir: Path, work_dir: Path
+    specialists: SpecialistsParams,
+    seed: int,
+    model: ModelParams,
+    base_dir: Path,
+    conversations: Sequence[Mapping[str, Any]],
+    out_dir: Path,
+    work_dir: Path,
 ) -> dict[str, Any]:
-    """A short LoRA SFT (trl ``SFTTrainer`` via :func:`worldagent.lm.sft.train_sft`); the adapter is written atomically."""
+    """A short LoRA SFT (trl ``SFTTrainer`` via :func:`worldagent.lm.sft.train_sft`) with the specialists'
+    own ``lora`` and ``sft`` sections on ``model``'s settings; the adapter is written atomically."""
     from worldagent.lm.sft import train_sft
+    from worldagent.lm.training import LoraSetup
 
     work_dir.mkdir(parents=True, exist_ok=True)
     data = work_dir / "train.jsonl"
     data.write_text(jsonl(conversations), encoding="utf-8")
     started = time.perf_counter()
+    setup = LoraSetup(seed=seed, model=model, lora=specialists.lora)
     metrics = train_sft(
-        training_params(params), Path(base_dir), data, Path(out_dir), checkpoints=work_dir / "checkpoints"
+        specialists.sft, setup, Path(base_dir), data, Path(out_dir), checkpoints=work_dir / "checkpoints"
     )
     metrics["total_s"] = round(time.perf_counter() - started, 3)
     return metrics

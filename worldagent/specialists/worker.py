@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         work = Path(args.runs_dir) / run_id
         rows = read_jsonl(work / TRAIN_FILE, "the run's training conversations")
         out_dir = (Path(args.adapters_dir) / run_id).resolve()
-        metrics = train_specialist(params, base_dir, rows, out_dir, work)
+        metrics = train_specialist(params.specialists, params.seed, params.model, base_dir, rows, out_dir, work)
         metrics = {k: v for k, v in metrics.items() if isinstance(v, (int, float, str, bool)) or v is None}
         metrics["base_dir"] = str(Path(base_dir).resolve())
         state.finish(run_id, "completed", output_model_ref=str(out_dir), metrics=metrics)

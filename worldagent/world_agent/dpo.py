@@ -12,22 +12,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params
+from worldagent.config import DpoParams
 from worldagent.io import canonical_json, sha256_bytes
 from worldagent.io import read_jsonl as read_jsonl_file
 from worldagent.lm.training import (
+    LoraSetup,
+    StageRun,
+    TrainerSpec,
     TrainingError,
-    checkpoint_root,
-    fingerprint,
-    freed_memory_callbacks,
-    load_training_model,
-    lora_config,
-    prepare_checkpoints,
+    is_off,
+    off_reason,
     read_jsonl,
     require_complete_adapter,
-    run_trainer,
-    stage_params,
-    trainer_kwargs,
+    skip_stage,
+    train_stage,
 )
 
 log = logging.getLogger(__name__)
@@ -56,21 +54,40 @@ def dpo_rows(path: Path, allow_empty: bool = False) -> list[dict[str, Any]]:
     return rows
 
 
-def dpo_config(params: Params, output_dir: Path, device: str, dtype: Any, model: Any) -> Any:
+DPO_METRIC_KEYS = ("loss", "rewards/margins", "rewards/accuracies", "rewards/chosen", "rewards/rejected")
+
+
+def dpo_config(common: dict[str, Any], dpo: DpoParams) -> Any:
+    """trl's DPOConfig: ``common`` (:func:`worldagent.lm.training.trainer_kwargs`) and ``dpo``'s own knobs."""
     from trl import DPOConfig
 
-    nll = params.dpo.chosen_nll_weight
+    nll = dpo.chosen_nll_weight
     return DPOConfig(
-        **trainer_kwargs(params.dpo, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
-        beta=params.dpo.beta,
-        max_length=params.dpo.max_length,
+        **common,
+        beta=dpo.beta,
+        max_length=dpo.max_length,
         loss_type=["sigmoid", "sft"] if nll > 0 else ["sigmoid"],
         loss_weights=[1.0, nll] if nll > 0 else None,
     )
 
 
+def dpo_spec(rows: list[dict[str, Any]], dpo: DpoParams) -> TrainerSpec:
+    """trl's DPOTrainer over ``rows``; no ``ref_model``: the reference is the model with the new LoRA
+    adapter disabled."""
+    from trl import DPOTrainer
+
+    return TrainerSpec(
+        trainer_class=DPOTrainer,
+        config=lambda common, loaded: dpo_config(common, dpo),
+        rows=rows,
+        metric_keys=DPO_METRIC_KEYS,
+        extra={"ref_model": None},
+    )
+
+
 def train_dpo(
-    params: Params,
+    dpo: DpoParams,
+    setup: LoraSetup,
     base_dir: Path,
     sft_dir: Path,
     dataset_path: Path,
@@ -84,47 +101,31 @@ def train_dpo(
 ) -> dict[str, Any]:
     """Train the DPO adapter on top of base+sft (merged), or base+sft+experience when ``sft_dir`` is the
     experience adapter, into ``out_dir``; returns the metrics. ``experience_pairs``: on-policy pairs
-    appended to the rule-driven ones of ``dataset_path``.
+    appended to the rule-driven ones of ``dataset_path``. ``dpo.max_steps`` 0: the stage is off, the
+    input adapter is written through (:func:`worldagent.lm.training.skip_stage`), nothing is loaded.
 
     The reference policy is the merged SFT model itself: trl's DPOTrainer evaluates it by
     disabling the new LoRA adapter, so no second copy of the model is held in memory.
     """
-    from datasets import Dataset
-    from trl import DPOTrainer
-
     base_dir, sft_dir, dataset_path, out_dir = Path(base_dir), Path(sft_dir), Path(dataset_path), Path(out_dir)
     parent_stage = require_complete_adapter(sft_dir, ("sft", "experience"))
+    if is_off(dpo):
+        return skip_stage(STAGE, sft_dir, out_dir, live_dir, off_reason(STAGE), parent=parent_stage)
     rule_rows = dpo_rows(dataset_path)
     on_policy = dpo_rows(Path(experience_pairs), allow_empty=True) if experience_pairs is not None else []
     rows = rule_rows + on_policy
-    data_hash = sha256_bytes(canonical_json(rows).encode("utf-8"))
-    memory_callbacks = freed_memory_callbacks(params.dpo.freed_memory)  # before the model loads
-    model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, sft_dir, device)
-    checkpoints = checkpoints or checkpoint_root(out_dir, STAGE)
-    resume = prepare_checkpoints(checkpoints, fingerprint(STAGE, params, data_hash, base_dir, parents))
-    trainer = DPOTrainer(
-        model=model,
-        ref_model=None,
-        args=dpo_config(params, checkpoints, device, dtype, model),
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=lora_config(params.lora, model),
-        callbacks=[*callbacks, *memory_callbacks],
-    )
-    metrics = run_trainer(
-        trainer,
+    run = StageRun(
         stage=STAGE,
-        out_dir=out_dir,
-        checkpoints=checkpoints,
-        resume=resume,
+        section=dpo,
+        setup=setup,
         base_dir=base_dir,
-        parents=parents,
-        params=stage_params(params, STAGE),
-        data_hash=data_hash,
-        tokenizer=tokenizer,
+        out_dir=out_dir,
+        data_hash=sha256_bytes(canonical_json(rows).encode("utf-8")),
+        checkpoints=checkpoints,
         live_dir=live_dir,
-        metric_keys=("loss", "rewards/margins", "rewards/accuracies", "rewards/chosen", "rewards/rejected"),
+        callbacks=tuple(callbacks),
     )
+    metrics = train_stage(run, sft_dir, lambda loaded: dpo_spec(rows, dpo), device)
     metrics["samples"] = len(rows)
     metrics["pairs"] = {"rule": len(rule_rows), "on_policy": len(on_policy)}
     metrics["parent"] = parent_stage

@@ -31,24 +31,22 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params
+from worldagent.config import ExperienceParams
 from worldagent.guard import files
 from worldagent.io import atomic_write_text, canonical_json, jsonl, read_json, sha256_bytes
 from worldagent.lm.rollout import GenerationStats, SamplingConfig, generate_batched
-from worldagent.lm.sft import sft_config
+from worldagent.lm.sft import sft_spec
 from worldagent.lm.training import (
+    LoraSetup,
+    StageRun,
     TrainingError,
-    checkpoint_root,
-    fingerprint,
-    freed_memory_callbacks,
-    load_training_model,
-    lora_config,
-    prepare_checkpoints,
+    is_off,
+    off_reason,
     read_jsonl,
     read_stage,
     require_complete_adapter,
-    run_trainer,
-    stage_params,
+    skip_stage,
+    train_stage,
     tree_hash,
 )
 from worldagent.world_agent.experience import (
@@ -62,6 +60,7 @@ from worldagent.world_agent.experience import (
     update_store,
 )
 from worldagent.world_agent.relabel import is_original_single_turn
+from worldagent.world_agent.rewards import RewardSetup
 
 log = logging.getLogger(__name__)
 STAGE = "experience"
@@ -207,16 +206,22 @@ def variance_summary(
 # --------------------------------------------------------------------------- the stage
 
 
-def run_id_for(sampler: str, previous_manifest: str | None, params: Params) -> str:
+def run_id_for(
+    sampler: str,
+    previous_manifest: str | None,
+    experience: ExperienceParams,
+    setup: LoraSetup,
+    reward_setup: RewardSetup,
+) -> str:
     """A run id derived from what the run depends on (same inputs, same id; a new week, a new id)."""
     digest = sha256_bytes(
         canonical_json(
             {
                 "model": sampler,
                 "previous": previous_manifest,
-                "seed": params.seed,
-                "experience": params.experience.model_dump(),
-                "reward": params.reward.model_dump(),
+                "seed": setup.seed,
+                "experience": experience.model_dump(),
+                "reward": reward_setup.weights.model_dump(),
             }
         ).encode("utf-8")
     )
@@ -236,20 +241,23 @@ def _runs(store: Path) -> int:
 
 
 def training_rows(
-    samples: Sequence[ExperienceSample], references: Sequence[Mapping[str, Any]], params: Params
+    samples: Sequence[ExperienceSample], references: Sequence[Mapping[str, Any]], experience: ExperienceParams
 ) -> tuple[list[dict[str, Any]], int]:
     """(``{messages}`` rows, how many came from the experience): the store's passing completions, then
     the reference rows when ``experience.reference_rows``."""
     rejection = [
         {"messages": row["messages"]}
-        for row in rejection_sft_rows(samples, max_per_prompt=params.experience.max_rows_per_prompt)
+        for row in rejection_sft_rows(samples, max_per_prompt=experience.max_rows_per_prompt)
     ]
-    rows = rejection + ([dict(r) for r in references] if params.experience.reference_rows else [])
+    rows = rejection + ([dict(r) for r in references] if experience.reference_rows else [])
     return rows, len(rejection)
 
 
 def train_experience_adapter(
-    params: Params,
+    experience: ExperienceParams,
+    setup: LoraSetup,
+    reward_setup: RewardSetup,
+    assistant_only_loss: bool,
     base_dir: Path,
     sft_dir: Path,
     rows: list[dict[str, Any]],
@@ -259,45 +267,38 @@ def train_experience_adapter(
     device: str | None = None,
     callbacks: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    """A new LoRA on the merged SFT model over ``rows`` (trl's SFTTrainer), written to ``out_dir``."""
-    from datasets import Dataset
-    from trl import SFTTrainer
-
+    """A new LoRA on the merged SFT model over ``rows`` (trl's SFTTrainer, the prompt masked when
+    ``assistant_only_loss``, sft's setting), written to ``out_dir``."""
     if not rows:
         raise TrainingError("experience: nothing to train on (no passing completion and experience.reference_rows off)")
-    data_hash = sha256_bytes(canonical_json(rows).encode("utf-8"))
-    memory_callbacks = freed_memory_callbacks(params.experience.freed_memory)  # before the model loads
-    model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, sft_dir, device)
-    checkpoints = checkpoint_root(out_dir, STAGE)
-    stage_fingerprint = fingerprint(STAGE, params, data_hash, base_dir, parents)
-    resume = prepare_checkpoints(checkpoints, stage_fingerprint)
-    trainer = SFTTrainer(
-        model=model,
-        args=sft_config(params, params.experience, checkpoints, device, dtype, model),
-        train_dataset=Dataset.from_list(rows),
-        processing_class=tokenizer,
-        peft_config=lora_config(params.lora, model),
-        callbacks=[*callbacks, *memory_callbacks],
-    )
-    metrics = run_trainer(
-        trainer,
+    run = StageRun(
         stage=STAGE,
-        out_dir=out_dir,
-        checkpoints=checkpoints,
-        resume=resume,
-        base_dir=base_dir,
-        parents=parents,
-        params={**stage_params(params, STAGE), "reward": params.reward.model_dump()},
-        data_hash=data_hash,
-        tokenizer=tokenizer,
+        section=experience,
+        setup=setup,
+        base_dir=Path(base_dir),
+        out_dir=Path(out_dir),
+        data_hash=sha256_bytes(canonical_json(rows).encode("utf-8")),
         live_dir=live_dir,
-        metric_keys=("loss", "mean_token_accuracy", "grad_norm"),
+        callbacks=tuple(callbacks),
+        record_extra={"reward": reward_setup.weights.model_dump()},
     )
-    return metrics
+    return train_stage(run, Path(sft_dir), lambda loaded: sft_spec(rows, experience, assistant_only_loss), device)
+
+
+def skip_experience(
+    sft_dir: Path, store: Path, out_dir: Path, pairs_path: Path, previous: Path, live_dir: Path | None
+) -> dict[str, Any]:
+    """The stage off (``experience.max_steps`` 0): no model, no sampling. The sft adapter is written
+    through, the store is last run's unchanged and there are no on-policy pairs; every out exists."""
+    store_stats = update_store(store, [], previous=previous)
+    atomic_write_text(Path(pairs_path), "")
+    return skip_stage(STAGE, sft_dir, Path(out_dir), live_dir, off_reason(STAGE), store=store_stats)
 
 
 def run_experience(
-    params: Params,
+    experience: ExperienceParams,
+    setup: LoraSetup,
+    reward_setup: RewardSetup,
     base_dir: Path,
     sft_dir: Path,
     trajectories: Path,
@@ -306,6 +307,7 @@ def run_experience(
     out_dir: Path,
     pairs_path: Path,
     *,
+    assistant_only_loss: bool = True,
     previous_store: Path | None = None,
     live_dir: Path | None = None,
     reward: RewardFunction | None = None,
@@ -316,25 +318,27 @@ def run_experience(
 
     ``store`` is read (last run's experience; ``previous_store`` instead when given) and rewritten
     with this run's samples merged in. ``reward`` replaces the story-test reward (tests).
+    ``assistant_only_loss``: sft's setting, which the rejection-sampling fine-tune shares.
+    ``experience.max_steps`` 0: the stage is off (:func:`skip_experience`).
     """
     from worldagent.lm.load import load_policy
-    from worldagent.storytest.runner import make_runner
-    from worldagent.world_agent.rewards import StoryTestReward
 
     base_dir, sft_dir, trajectories, store = Path(base_dir), Path(sft_dir), Path(trajectories), Path(store)
     require_complete_adapter(sft_dir, "sft")
-    p = params.experience
+    p = experience
     previous = Path(previous_store) if previous_store is not None else store
+    if is_off(p):
+        return skip_experience(sft_dir, store, Path(out_dir), Path(pairs_path), previous, live_dir)
     # Each run draws the intents after the last run's, so weekly runs cover the training split in turn.
     prompt_start = _runs(previous) * p.max_prompts
     rows = prompt_rows(trajectories, p.max_prompts, start=prompt_start)
     sampler = model_hash(sft_dir, base_dir)
-    run_id = run_id_for(sampler, _manifest_hash(previous), params)
-    seed = params.seed + _runs(previous)
+    run_id = run_id_for(sampler, _manifest_hash(previous), p, setup, reward_setup)
+    seed = setup.seed + _runs(previous)
 
     model, tokenizer = load_policy(base_dir, sft_dir, device=device)
     if reward is None:
-        reward = StoryTestReward(Path(stories_root), runner or make_runner(params.storytest), params.reward, tokenizer)
+        reward = reward_setup.story_test_reward(Path(stories_root), tokenizer, runner)
     stats = GenerationStats()
     groups = sample_groups(
         model,
@@ -364,12 +368,14 @@ def run_experience(
         details={"temperature": p.temperature, "constrained": p.constrained, "seed": seed},
     )
     store_stats = update_store(store, new, previous=previous)
-    experience = read_store(store)
+    stored = read_store(store)
 
-    train_rows, from_experience = training_rows(experience, reference_rows(trajectories), params)
-    training = train_experience_adapter(params, base_dir, sft_dir, train_rows, Path(out_dir), live_dir=live_dir)
+    train_rows, from_experience = training_rows(stored, reference_rows(trajectories), p)
+    training = train_experience_adapter(
+        p, setup, reward_setup, assistant_only_loss, base_dir, sft_dir, train_rows, Path(out_dir), live_dir=live_dir
+    )
 
-    pairs = preference_pairs(experience, reference_answers(trajectories), max_pairs_per_prompt=p.max_pairs_per_prompt)
+    pairs = preference_pairs(stored, reference_answers(trajectories), max_pairs_per_prompt=p.max_pairs_per_prompt)
     atomic_write_text(Path(pairs_path), jsonl(pairs))
 
     flat = [r for group in rewards for r in group]
@@ -389,8 +395,8 @@ def run_experience(
         "store": {
             **store_stats,
             "runs": _runs(store),
-            "prompts": len({s.prompt_hash for s in experience}),
-            "passed": sum(s.passed for s in experience),
+            "prompts": len({s.prompt_hash for s in stored}),
+            "passed": sum(s.passed for s in stored),
         },
         "sft_rows": {"experience": from_experience, "reference": len(train_rows) - from_experience},
         "pairs": {

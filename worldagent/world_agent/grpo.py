@@ -22,32 +22,27 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from worldagent.config import Params
-from worldagent.io import atomic_directory, sha256_bytes
-from worldagent.live import write_curve
+from worldagent.config import GrpoParams
+from worldagent.io import sha256_bytes
 from worldagent.lm.training import (
+    LoraSetup,
+    StageRun,
+    TrainerSpec,
     TrainingError,
     canonical_json,
-    checkpoint_root,
     curve_rows,
-    fingerprint,
-    freed_memory_callbacks,
-    load_training_model,
-    lora_config,
-    prepare_checkpoints,
-    read_stage,
+    is_off,
+    load_model,
+    off_reason,
     require_complete_adapter,
-    run_trainer,
-    stage_params,
-    trainer_kwargs,
-    write_stage,
+    skip_stage,
+    train_loaded,
 )
-from worldagent.world_agent.rewards import StoryTestReward
+from worldagent.world_agent.rewards import RewardSetup
 
 log = logging.getLogger(__name__)
 STAGE = "grpo"
@@ -72,26 +67,49 @@ def _fit_prompts(rows: list[dict[str, Any]], tokenizer: Any, max_length: int) ->
     return kept
 
 
-def grpo_config(params: Params, output_dir: Path, device: str, dtype: Any, model: Any) -> Any:
+def grpo_config(common: dict[str, Any], grpo: GrpoParams, device: str) -> Any:
+    """trl's GRPOConfig: ``common`` (:func:`worldagent.lm.training.trainer_kwargs`) and ``grpo``'s own knobs."""
     from trl import GRPOConfig
 
-    p = params.grpo
-    generations_per_step = p.batch_size * p.gradient_accumulation_steps
-    if generations_per_step % p.num_generations:
+    generations_per_step = grpo.batch_size * grpo.gradient_accumulation_steps
+    if generations_per_step % grpo.num_generations:
         raise TrainingError(
             f"params.yaml: grpo.batch_size × grpo.gradient_accumulation_steps ({generations_per_step}) must be a multiple"
-            f" of grpo.num_generations ({p.num_generations}): each step trains on whole groups of completions"
+            f" of grpo.num_generations ({grpo.num_generations}): each step trains on whole groups of completions"
         )
     from worldagent.lm.engines import grpo_generation_kwargs
 
     return GRPOConfig(
-        **trainer_kwargs(p, output_dir=output_dir, seed=params.seed, device=device, dtype=dtype, model=model),
+        **common,
         # vLLM colocated where CUDA and vLLM are present; else trl's generate, through the decoder
-        **grpo_generation_kwargs(device, p.constrained, p.max_length + p.max_completion_length),
-        num_generations=p.num_generations,
-        temperature=p.temperature,
-        max_completion_length=p.max_completion_length,
+        **grpo_generation_kwargs(device, grpo.constrained, grpo.max_length + grpo.max_completion_length),
+        num_generations=grpo.num_generations,
+        temperature=grpo.temperature,
+        max_completion_length=grpo.max_completion_length,
         remove_unused_columns=False,  # the reward function reads the `id` column
+    )
+
+
+GRPO_METRIC_KEYS = (
+    "loss",
+    "reward",
+    "reward_std",
+    "frac_reward_zero_std",
+    "rewards/story_test/mean",
+    "completions/mean_length",
+)
+
+
+def grpo_spec(
+    rows: list[dict[str, Any]], grpo: GrpoParams, reward: Callable[..., Sequence[float]], factory: Any
+) -> TrainerSpec:
+    """trl's GRPOTrainer (generating through the project's decoder, constrained by ``factory``) over ``rows``."""
+    return TrainerSpec(
+        trainer_class=grpo_trainer_class(factory),
+        config=lambda common, loaded: grpo_config(common, grpo, loaded.device),
+        rows=rows,
+        metric_keys=GRPO_METRIC_KEYS,
+        extra={"reward_funcs": [reward]},
     )
 
 
@@ -203,7 +221,8 @@ def generation_counts(stats: Any) -> dict[str, Any]:
 
 
 def probe_signal(
-    params: Params,
+    grpo: GrpoParams,
+    seed: int,
     model: Any,
     tokenizer: Any,
     rows: list[dict[str, Any]],
@@ -213,7 +232,7 @@ def probe_signal(
     from worldagent.lm.rollout import GenerationStats
     from worldagent.world_agent.experience_loop import sample_groups, score_groups, variance_summary
 
-    p = params.grpo
+    p = grpo
     stats = GenerationStats()
     groups = sample_groups(
         model,
@@ -225,7 +244,7 @@ def probe_signal(
         max_new_tokens=p.max_completion_length,
         batch_size=p.batch_size,
         constrained=p.constrained,
-        seed=params.seed,
+        seed=seed,
         stats=stats,
     )
     rewards = score_groups(reward, rows, groups)
@@ -257,16 +276,10 @@ def trained_prompt_rewards(before: Mapping[str, Any], after: Mapping[str, Any]) 
     }
 
 
-def pass_through(parent_dir: Path, out_dir: Path, record: dict[str, Any]) -> None:
-    """Write ``parent_dir`` to ``out_dir`` unchanged (a GRPO that did not train), its record saying why."""
-    info = read_stage(parent_dir)
-    with atomic_directory(out_dir) as tmp:
-        shutil.copytree(parent_dir, tmp, dirs_exist_ok=True, symlinks=False)
-        write_stage(tmp, {**info, "stage": STAGE, "passthrough_of": info.get("stage"), **record})
-
-
 def train_grpo(
-    params: Params,
+    grpo: GrpoParams,
+    setup: LoraSetup,
+    reward_setup: RewardSetup,
     base_dir: Path,
     dpo_dir: Path,
     dataset_path: Path,
@@ -281,22 +294,22 @@ def train_grpo(
     reward: Callable[..., Sequence[float]] | None = None,
 ) -> dict[str, Any]:
     """Measure the reward variance, then train the GRPO adapter on base+sft(+experience)+dpo on the
-    prompts that vary, into ``out_dir``; or write the input adapter through when none does.
+    prompts that vary, into ``out_dir``; or write the input adapter through when none does, or when
+    ``grpo.max_steps`` is 0 (the stage is off: nothing is loaded or sampled).
     Returns the metrics. ``reward`` replaces the story-test reward (tests)."""
-    from datasets import Dataset
-
-    from worldagent.storytest.runner import make_runner
     from worldagent.world_agent.experience_loop import prompt_rows, tool_processor
 
     base_dir, dpo_dir, dataset_path, out_dir = Path(base_dir), Path(dpo_dir), Path(dataset_path), Path(out_dir)
     require_complete_adapter(dpo_dir, "dpo")
-    rows = prompt_rows(dataset_path, params.grpo.max_prompts)
-    memory_callbacks = freed_memory_callbacks(params.grpo.freed_memory)  # before the model loads
-    model, tokenizer, device, dtype, parents = load_training_model(params, base_dir, dpo_dir, device)
-    rows = _fit_prompts(rows, tokenizer, params.grpo.max_length)
+    if is_off(grpo):
+        return skip_stage(STAGE, dpo_dir, out_dir, live_dir, off_reason(STAGE))
+    rows = prompt_rows(dataset_path, grpo.max_prompts)
+    loaded = load_model(grpo, setup, base_dir, dpo_dir, device)
+    model, tokenizer = loaded.model, loaded.tokenizer
+    rows = _fit_prompts(rows, tokenizer, grpo.max_length)
     if reward is None:
-        reward = StoryTestReward(Path(stories_root), runner or make_runner(params.storytest), params.reward, tokenizer)
-    kept, probe = probe_signal(params, model, tokenizer, rows, reward)
+        reward = reward_setup.story_test_reward(Path(stories_root), tokenizer, runner)
+    kept, probe = probe_signal(grpo, setup.seed, model, tokenizer, rows, reward)
     log.info(
         "grpo: %d of %d prompts have reward variance (mean reward %.3f, frac_reward_zero_std %.3f)",
         len(kept),
@@ -306,55 +319,31 @@ def train_grpo(
     )
     if not kept:
         reason = (
-            f"no prompt's reward varies under the current policy: {len(rows)} prompts x {params.grpo.probe_generations}"
-            f" samples, mean reward {probe['mean_reward']:.3f}, every group's std <= {params.grpo.min_reward_std}"
+            f"no prompt's reward varies under the current policy: {len(rows)} prompts x {grpo.probe_generations}"
+            f" samples, mean reward {probe['mean_reward']:.3f}, every group's std <= {grpo.min_reward_std}"
         )
-        metrics = {"skipped": True, "reason": reason, "prompts": len(rows), "probe": probe, "global_step": 0}
-        pass_through(dpo_dir, out_dir, {"skipped": True, "reason": reason, "metrics": metrics})
-        if live_dir is not None:  # the declared curves exist either way: one step saying it did not train
-            write_curve(Path(live_dir), [{"step": 0, "trained": 0}], "step")
-        log.warning("grpo: skipped: %s", reason)
-        return metrics
+        return skip_stage(STAGE, dpo_dir, out_dir, live_dir, reason, prompts=len(rows), probe=probe)
 
     model.train()
-    data_hash = sha256_bytes(canonical_json(kept).encode("utf-8"))
-    checkpoints = checkpoints or checkpoint_root(out_dir, STAGE)
-    stage_fingerprint = fingerprint(STAGE, params, data_hash, base_dir, parents)
-    stage_fingerprint["reward"] = {"weights": params.reward.model_dump(), "storytest": params.storytest.model_dump()}
-    resume = prepare_checkpoints(checkpoints, stage_fingerprint)
-    factory = tool_processor(tokenizer, model, params.grpo.max_completion_length) if params.grpo.constrained else None
-    trainer = grpo_trainer_class(factory)(
-        model=model,
-        reward_funcs=[reward],
-        args=grpo_config(params, checkpoints, device, dtype, model),
-        train_dataset=Dataset.from_list(kept),
-        processing_class=tokenizer,
-        peft_config=lora_config(params.lora, model),
-        callbacks=[*callbacks, *memory_callbacks],
-    )
-    metrics = run_trainer(
-        trainer,
+    run = StageRun(
         stage=STAGE,
-        out_dir=out_dir,
-        checkpoints=checkpoints,
-        resume=resume,
+        section=grpo,
+        setup=setup,
         base_dir=base_dir,
-        parents=parents,
-        params={**stage_params(params, STAGE), "reward": params.reward.model_dump()},
-        data_hash=data_hash,
-        tokenizer=tokenizer,
+        out_dir=out_dir,
+        data_hash=sha256_bytes(canonical_json(kept).encode("utf-8")),
+        checkpoints=checkpoints,
         live_dir=live_dir,
-        metric_keys=(
-            "loss",
-            "reward",
-            "reward_std",
-            "frac_reward_zero_std",
-            "rewards/story_test/mean",
-            "completions/mean_length",
-        ),
+        callbacks=tuple(callbacks),
+        record_extra={"reward": reward_setup.weights.model_dump()},
+        fingerprint_extra={
+            "reward": {"weights": reward_setup.weights.model_dump(), "storytest": reward_setup.storytest.model_dump()}
+        },
     )
+    factory = tool_processor(tokenizer, model, grpo.max_completion_length) if grpo.constrained else None
+    metrics, trainer = train_loaded(run, loaded, grpo_spec(kept, grpo, reward, factory))
     trainer.model.eval()
-    _, after = probe_signal(params, trainer.model, tokenizer, kept, reward)
+    _, after = probe_signal(grpo, setup.seed, trainer.model, tokenizer, kept, reward)
     metrics.update(
         skipped=False,
         trained_prompts=trained_prompt_rewards(probe, after),

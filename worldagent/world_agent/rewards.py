@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from worldagent.config import RewardWeights
+from worldagent.config import RewardWeights, StorytestParams
 from worldagent.storytest.assertions import Assertion
 from worldagent.storytest.runner import StoryRunner, make_runner, reference_assertions
 from worldagent.tools.callformat import ToolCall, parse_calls
@@ -140,3 +141,17 @@ def story_test_reward(
 ) -> list[float]:
     """One-shot form of :class:`StoryTestReward` (the trainer uses an instance, which caches)."""
     return StoryTestReward(stories_root, runner, weights)(prompts, completions, id, **kwargs)
+
+
+@dataclass(frozen=True)
+class RewardSetup:
+    """What the story-test reward depends on: ``reward``'s weights and ``storytest``'s runner (params.yaml)."""
+
+    weights: RewardWeights
+    storytest: StorytestParams
+
+    def story_test_reward(
+        self, stories_root: Path, tokenizer: Any, runner: StoryRunner | None = None
+    ) -> StoryTestReward:
+        """The reward over ``stories_root`` (``runner``: the one ``storytest`` asks for when None)."""
+        return StoryTestReward(Path(stories_root), runner or make_runner(self.storytest), self.weights, tokenizer)

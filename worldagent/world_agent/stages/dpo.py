@@ -11,6 +11,7 @@ from pathlib import Path
 
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
+from worldagent.lm.training import LoraSetup
 from worldagent.world_agent.dpo import train_dpo
 
 log = logging.getLogger("dpo")
@@ -27,8 +28,20 @@ def run(
     metrics: Path,
     live: Path,
 ) -> None:
-    result = train_dpo(params, base, experience, preferences, out, experience_pairs=experience_pairs, live_dir=live)
+    result = train_dpo(
+        params.dpo,
+        LoraSetup(params.seed, params.model, params.lora),
+        base,
+        experience,
+        preferences,
+        out,
+        experience_pairs=experience_pairs,
+        live_dir=live,
+    )
     atomic_write_text(metrics, pretty_json(result))
+    if result.get("skipped"):
+        log.warning("dpo: skipped, the %s adapter written through: %s", result["parent"], result["reason"])
+        return
     log.info(
         "dpo: %d steps, margin %s, accuracy %s, %.1f s",
         result["global_step"],

@@ -12,7 +12,9 @@ from pathlib import Path
 
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
+from worldagent.lm.training import LoraSetup
 from worldagent.world_agent.experience_loop import run_experience
+from worldagent.world_agent.rewards import RewardSetup
 
 log = logging.getLogger("experience")
 
@@ -30,8 +32,24 @@ def run(
     metrics: Path,
     live: Path,
 ) -> None:
-    result = run_experience(params, base, sft, trajectories, stories_dir, store, out, pairs, live_dir=live)
+    result = run_experience(
+        params.experience,
+        LoraSetup(params.seed, params.model, params.lora),
+        RewardSetup(params.reward, params.storytest),
+        base,
+        sft,
+        trajectories,
+        stories_dir,
+        store,
+        out,
+        pairs,
+        assistant_only_loss=params.sft.assistant_only_loss,
+        live_dir=live,
+    )
     atomic_write_text(metrics, pretty_json(result))
+    if result.get("skipped"):
+        log.warning("experience: skipped, the sft adapter written through: %s", result["reason"])
+        return
     log.info(
         "experience: %d completions, pass rate %.3f, store %d samples (%d runs), %.1f tok/s",
         result["completions"],

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from worldagent.config import Params
 from worldagent.io import atomic_write_text, pretty_json
+from worldagent.lm.training import LoraSetup
 from worldagent.world_agent.grpo import train_grpo
+from worldagent.world_agent.rewards import RewardSetup
 
 log = logging.getLogger("grpo")
 
@@ -27,7 +29,17 @@ def run(
     metrics: Path,
     live: Path,
 ) -> None:
-    result = train_grpo(params, base, dpo, trajectories, stories_dir, out, live_dir=live)
+    result = train_grpo(
+        params.grpo,
+        LoraSetup(params.seed, params.model, params.lora),
+        RewardSetup(params.reward, params.storytest),
+        base,
+        dpo,
+        trajectories,
+        stories_dir,
+        out,
+        live_dir=live,
+    )
     atomic_write_text(metrics, pretty_json(result))
     if result.get("skipped"):
         log.warning("grpo: skipped, the dpo adapter written through: %s", result["reason"])
