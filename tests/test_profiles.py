@@ -78,12 +78,17 @@ def test_params_yaml_is_committed_on_the_cpu_profile() -> None:
     assert profiles.matching(ROOT / "params.yaml", ROOT / "profiles") == ["cpu"]
 
 
-def test_the_gpu_profile_keeps_the_cpu_budgets_and_each_steps_rows(project: Path) -> None:
+def test_the_gpu_profile_has_the_full_budgets_and_cpu_the_hour_s_with_each_steps_rows(project: Path) -> None:
     cpu = dict(profiles.leaf_keys(profiles.read_profile("cpu", project / "profiles")))
     gpu = dict(profiles.leaf_keys(profiles.read_profile("gpu", project / "profiles")))
     layout = ("batch_size", "gradient_accumulation_steps", "activation_checkpointing", "freed_memory")
+    budgets = {f"{section}.max_steps" for section in ("sft", "experience", "dpo", "grpo")}
     differing = {key for key in cpu if cpu[key] != gpu[key]}
-    assert differing and all(key.endswith(layout) or key == "experience.generation_batch_size" for key in differing)
+    assert budgets <= differing
+    assert all(key.endswith(layout) or key in budgets or key == "experience.generation_batch_size" for key in differing)
+    # cpu: fewer SFT steps and the post-SFT stages off (0); gpu trains every stage
+    assert 0 < cpu["sft.max_steps"] < gpu["sft.max_steps"]
+    assert all(cpu[f"{s}.max_steps"] == 0 < gpu[f"{s}.max_steps"] for s in ("experience", "dpo", "grpo"))
     for section in ("sft", "experience", "dpo", "grpo"):  # the same rows per optimizer step, in one micro-batch
         rows = cpu[f"{section}.batch_size"] * cpu[f"{section}.gradient_accumulation_steps"]
         assert (gpu[f"{section}.batch_size"], gpu[f"{section}.gradient_accumulation_steps"]) == (rows, 1)

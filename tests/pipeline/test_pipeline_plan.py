@@ -16,6 +16,7 @@ from worldagent.pipeline.families import PIPELINES
 from worldagent.pipeline.plan import (
     MEASURED,
     better_profile,
+    duration,
     plan_dict,
     progress_line,
     read_measurements,
@@ -54,8 +55,8 @@ def test_every_stage_of_every_profile_has_a_measured_time_and_the_totals_are_the
     for name in ("cpu", "gpu", "tiny"):
         plan = stage_plan(PIPELINES, name, ROOT, ledger=Path("no-ledger.jsonl"), measured=measurements)
         assert [s.stage for s in plan if s.seconds is None] == [], name
-    # docs/profiles.md: 4 h 48 min on 2 AVX2 cores, 15-16 min on one H200 (stages side by side), 9 min 43 s tiny
-    assert measurements["cpu"].total() == 4 * 3600 + 48 * 60
+    # docs/profiles.md: the hour's budgets on 2 cores, 15-16 min on one H200 (stages side by side), 9 min 43 s tiny
+    assert measurements["cpu"].total() <= 60 * 60
     assert measurements["gpu"].total() == 16 * 60 and measurements["tiny"].total() == 9 * 60 + 43
 
 
@@ -93,8 +94,9 @@ def test_cuda_suggests_the_gpu_profile_with_its_measured_minutes_and_gpu_without
 def test_preflight_prints_the_profile_each_stage_and_the_total(capsys: pytest.CaptureFixture[str]) -> None:
     assert cli(["preflight", "--params", str(ROOT / "params.yaml")]) == 0
     out = capsys.readouterr().out
-    assert "profile: cpu" in out and "world-agent/sft" in out and "1 h 51 min" in out
-    assert "expected in all: about 4 h" in out
+    plan = {s.stage: s for s in stage_plan(PIPELINES, "cpu", ROOT, ledger=Path("none.jsonl"))}
+    assert "profile: cpu" in out and "world-agent/sft " in out and f" {duration(plan['sft'].seconds or 0)}\n" in out
+    assert f"expected in all: about {duration(total(list(plan.values())))}" in out
     profile, _, text = run_plan(PIPELINES, ROOT, device="cuda")
     assert profile == "cpu" and "note: CUDA is present: `make profile PROFILE=gpu`" in text
 
@@ -102,9 +104,10 @@ def test_preflight_prints_the_profile_each_stage_and_the_total(capsys: pytest.Ca
 def test_progress_counts_the_stages_done_and_the_time_left() -> None:
     plan = stage_plan([WORLD_AGENT], "cpu", ROOT, ledger=Path("none.jsonl"))
     done = {("world-agent", name) for name in ("discover", "generate", "base", "sft")}
+    sft = next(s.seconds for s in plan if s.stage == "sft") or 0
+    left = sum(s.seconds or 0 for s in plan if ("world-agent", s.stage) not in done)
     line = progress_line(plan, done, "world-agent", "sft", 6000.0, True)
-    assert line.startswith("[4/18] world-agent/sft done in 1 h 40 min (expected 1 h 51 min); about 2 h ")
-    assert line.endswith(" left")
+    assert line == f"[4/18] world-agent/sft done in 1 h 40 min (expected {duration(sft)}); about {duration(left)} left"
 
 
 def test_each_stage_of_a_flow_run_prints_its_progress(
