@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 SECRET = "TOP-SECRET-OUTSIDE-CONTENT"
+PROJECT = Path(__file__).resolve().parents[1]
+CLASSES = ("files", "sandbox", "text", "yaml", "http", "db", "rows")
 Case = Callable[[Path], str]
 
 
@@ -139,22 +141,7 @@ def _special(root: Path, kind: str) -> Path:
     return path
 
 
-_KEEP: list[Any] = []
-FILE_KINDS = [
-    "fifo",
-    "socket",
-    "dir",
-    "sparse",
-    "zero",
-    "urandom",
-    "null",
-    "proc",
-    "badutf8",
-    "surrogate8",
-    "missing",
-    "tty",
-    "stdin",
-]
+_KEEP: list[Any] = []  # sockets, services and stores a case must keep open until it ends
 
 
 def _guard_read(kind: str) -> Case:
@@ -210,25 +197,6 @@ def _resolve(path: str) -> Case:
         return no_secret(clean(lambda: files.read_text(path, root=root / "in", max_bytes=4096)))
 
     return case
-
-
-RESOLVE_PATHS = [
-    "../outside/secret.txt",
-    "link/secret.txt",
-    "file",
-    "loop",
-    "loop/x",
-    "/etc/passwd",
-    "a/../../outside/secret.txt",
-    "x\x00y",
-    "a" * 5000,
-    "/".join(["d"] * 2000),
-    "./link/../file",
-    "link",
-    "//etc/passwd",
-    "..",
-    ".",
-]
 
 
 def _image_bomb(width: int, height: int) -> Case:
@@ -297,35 +265,6 @@ def _sandbox_call(tool: str, path: Any, setup: str = "") -> Case:
         return f"{'allowed' if outcome.allowed else 'blocked'}: {text[:80]}"
 
     return case
-
-
-SANDBOX_PATHS: list[tuple[str, Any, str]] = [
-    ("writeStory", "../outside/secret.stories.tsx", ""),
-    ("writeStory", "../outside/fifo.stories.tsx", "fifo-outside"),
-    ("writeStory", "../../etc/passwd.stories.tsx", ""),
-    ("writeStory", "/etc/x.stories.tsx", ""),
-    ("writeStory", "C:\\x.stories.tsx", ""),
-    ("writeStory", "a/../../outside/secret.stories.tsx", ""),
-    ("writeStory", "l/secret.stories.tsx", "link-dir"),
-    ("writeStory", "s.stories.tsx", "link-file"),
-    ("writeStory", "z.stories.tsx", "link-zero"),
-    ("writeStory", "p.stories.tsx", "fifo-inside"),
-    ("writeStory", "a\x00b.stories.tsx", ""),
-    ("writeStory", "x" * 5000 + ".stories.tsx", ""),
-    ("writeStory", "\ud800.stories.tsx", ""),
-    ("writeStory", 5, ""),
-    ("writeStory", ["a"], ""),
-    ("writeTemplate", "../outside/t.tsx", ""),
-    ("writeStyles", "../outside/s.css.ts", ""),
-    ("writeTemplate", "l/t.tsx", "link-dir"),
-    ("runStory", "../outside/secret.stories.tsx", ""),
-    ("runStory", "l/secret.stories.tsx", "link-dir"),
-    ("runStory", "s.stories.tsx", "link-file"),
-    ("runStory", "p.stories.tsx", "fifo-inside"),
-    ("runStory", "z.stories.tsx", "link-zero"),
-    ("runStory", "i.stories.tsx", "import-out"),
-    ("runStory", "/dev/zero", ""),
-]
 
 
 def _many_calls(count: int) -> Case:
@@ -400,34 +339,6 @@ def _surrogate_body(route: str, body: dict[str, Any], marker: str = "MARK") -> C
     return case
 
 
-STEP = {"kind": "browser", "pageSnapshot": "page", "action": {"action": "click", "selectorOrRef": "e1"}}
-FEEDBACK = {
-    "targetType": "agent",
-    "targetId": "a",
-    "input": {"task": "t"},
-    "output": {"action": "click"},
-    "label": "good",
-}
-SURROGATE_BODIES: list[tuple[str, dict[str, Any]]] = [
-    ("/executions", {"id": "x", "targetId": "a", "task": "t", "steps": [{**STEP, "action": {"action": "MARK"}}]}),
-    ("/executions", {"id": "x", "targetId": "a", "task": "MARK", "steps": [STEP]}),
-    ("/executions", {"id": "x", "targetId": "a", "task": "t", "steps": [{**STEP, "pageSnapshot": "MARK"}]}),
-    ("/executions", {"id": "MARK", "targetId": "a", "task": "t", "steps": [STEP]}),
-    ("/executions", {"id": "x", "targetId": "MARK", "task": "t", "steps": [STEP]}),
-    ("/feedback", {**FEEDBACK, "input": {"task": "MARK"}}),
-    ("/feedback", {**FEEDBACK, "output": {"action": "MARK"}}),
-    ("/feedback", {**FEEDBACK, "targetId": "MARK"}),
-    ("/feedback", {**FEEDBACK, "input": {"MARK": 1}}),
-    ("/feedback", {**FEEDBACK, "input": "MARK"}),
-    ("/jobs", {"name": "MARK", "scopeType": "agent", "scopeId": "a"}),
-    ("/jobs", {"name": "j", "scopeType": "agent", "scopeId": "a", "architectureSpec": {"k": "MARK"}}),
-    ("/jobs", {"name": "j", "scopeType": "agent", "scopeId": "MARK"}),
-    ("/feedback/record", {"targetId": "a", "task": "MARK", "actions": []}),
-    ("/jobs/JOB/training-data", {"strategy": "MARK"}),
-    ("/models", {"jobId": "JOB", "modelRef": "MARK"}),
-]
-
-
 def _bad_utf8_body(body: bytes, route: str = "/feedback") -> Case:
     def case(root: Path) -> str:
         client = _platform(root)
@@ -439,14 +350,14 @@ def _bad_utf8_body(body: bytes, route: str = "/feedback") -> Case:
     return case
 
 
-def _planted_row(table: str, column: str, value: str) -> Case:
+def _planted_row(table: str, column: str, value: str, feedback: dict[str, Any], step: dict[str, Any]) -> Case:
     """A value an older version stored; every later request must still answer (also after a restart)."""
 
     def case(root: Path) -> str:
         client = _platform(root)
         job = client.post("/jobs", json={"name": "j", "scopeType": "agent", "scopeId": "a"}).json()
-        client.post("/feedback", json=FEEDBACK)
-        client.post("/executions", json={"id": "x", "targetId": "a", "task": "t", "steps": [STEP]})
+        client.post("/feedback", json=feedback)
+        client.post("/executions", json={"id": "x", "targetId": "a", "task": "t", "steps": [step]})
         with sqlite3.connect(root / "feedback.db") as connection:
             connection.execute(f"UPDATE {table} SET {column} = ?", (value,))  # noqa: S608 - the case's own names
         client = _platform(root)  # a restart
@@ -457,16 +368,6 @@ def _planted_row(table: str, column: str, value: str) -> Case:
         return f"later answers {statuses}"
 
     return case
-
-
-PLANTED = [
-    ("execution_steps", "action", '{"action": "\\ud800"}'),
-    ("execution_steps", "action", "{not json"),
-    ("execution_steps", "action", "[" * 100_000),
-    ("feedback", "input", '{"task": "\\udfff"}'),
-    ("feedback", "output", "not json at all"),
-    ("improvement_jobs", "architecture_spec", '"\\ud800"'),
-]
 
 
 def _story_text(intent: str) -> Case:
@@ -487,18 +388,6 @@ def _story_text(intent: str) -> Case:
         return clean(run)
 
     return case
-
-
-STORY_INTENTS = [
-    "'\\ud800'",
-    "'\\udfff'",
-    "'\\ude00\\ud83d'",
-    "'\\u{D800}'",
-    "`a \\ud800 b`",
-    '"x\\uD800"',
-    "'\\ud83d\\ude00 ok'",
-    "'\\ud800\\ud800'",
-]
 
 
 def _store_text(field: str) -> Case:
@@ -585,7 +474,6 @@ def _yaml_door(name: str, door: str) -> Case:
     return case
 
 
-PROJECT = Path(__file__).resolve().parents[1]
 YAML_DOORS = ["load_params", "profile list", "profile use", "preflight", "dvc.lock"]
 
 
@@ -607,10 +495,10 @@ def _http(
     path: str,
     *,
     token: str | None,
-    headers: dict[str, str],
     size: int,
+    want: list[int],
+    headers: dict[str, str] | None = None,
     chunked: bool = False,
-    want: tuple[int, ...],
     body: bytes | None = None,
     max_pulled: int | None = None,
 ) -> Case:
@@ -639,7 +527,7 @@ def _http(
         async def send(message: dict[str, Any]) -> None:
             sent.append(message)
 
-        header_list = [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        header_list = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
         if not chunked:
             header_list.append((b"content-length", str(total).encode()))
         scope = {
@@ -792,36 +680,6 @@ def _damage(db: Path, how: str) -> None:
             connection.executescript(how)
 
 
-DAMAGE = [
-    "garbage header",
-    "garbage pages",
-    "truncated",
-    "not a database",
-    "empty file",
-    "a folder",
-    "a FIFO",
-    "ALTER TABLE versions DROP COLUMN published_uri;",
-    "ALTER TABLE versions DROP COLUMN metrics;",
-    "ALTER TABLE aliases DROP COLUMN updated_at;",
-    "DROP TABLE aliases;",
-    "DROP TABLE versions;",
-    "ALTER TABLE versions ADD COLUMN extra TEXT;",
-    "CREATE TABLE f2 (id INTEGER PRIMARY KEY, name VARCHAR(200) NOT NULL, created_at DATETIME NOT NULL, tenant TEXT NOT NULL);"
-    " INSERT INTO f2 SELECT id, name, created_at, 'x' FROM families; PRAGMA foreign_keys=OFF; DROP TABLE families;"
-    " ALTER TABLE f2 RENAME TO families;",
-    "UPDATE versions SET created_at = 'not a date';",
-    "UPDATE versions SET created_at = 12;",
-    "UPDATE versions SET number = 'x';",
-    "UPDATE versions SET metrics = '{broken';",
-    "UPDATE versions SET notes = '[\"\\ud800\"]';",
-    "UPDATE versions SET metrics = '" + "[" * 100_000 + "';",
-    "UPDATE families SET name = X'FFFE';",
-    "UPDATE versions SET status = 'x';",
-    "UPDATE versions SET family_id = 999;",
-    "PRAGMA user_version = 99;",
-]
-
-
 def _registry_damage(how: str, door: str) -> Case:
     def case(root: Path) -> str:
         db = _registry_file(root)
@@ -868,60 +726,43 @@ def _read_only(door: str) -> Case:
     return case
 
 
+def _open_store(store: str, url: str) -> tuple[Any, Callable[[Any], object]]:
+    """A store of ``store``'s kind at ``url`` and the read its service makes first."""
+    if store == "feedback":
+        from worldagent.specialists.store import open_store
+
+        return open_store(url), lambda opened: f"{len(opened.list_feedback())} rows"
+    if store == "trainer":
+        from worldagent.specialists.trainer.runs import RunState
+
+        return RunState(url), lambda opened: opened.counts()
+    from worldagent.intervention.store import open_store as open_experience
+
+    return open_experience(url), lambda opened: opened.stats()["tasks"]
+
+
 def _store_damage(store: str, how: str) -> Case:
     def case(root: Path) -> str:
         db = root / "store.db"
         url = f"sqlite:///{db}"
-        if store == "feedback":
-            from worldagent.specialists.store import open_store as open_feedback
-
-            open_feedback(url).close()
-        elif store == "trainer":
-            from worldagent.specialists.trainer.runs import RunState
-
-            RunState(url).close()
-        else:
-            from worldagent.intervention.store import open_store as open_experience
-
-            open_experience(url).close()
+        _open_store(store, url)[0].close()
         _damage(db, how)
 
         def run() -> str:
-            if store == "feedback":
-                from worldagent.specialists.store import open_store as open_feedback
+            if store == "experience":  # the experience store must not create a fresh file over a damaged one
+                from worldagent.intervention.store import open_store as open_experience
 
-                opened = open_feedback(url)
-                try:
-                    return f"{len(opened.list_feedback())} rows"
-                finally:
-                    opened.close()
-            if store == "trainer":
-                from worldagent.specialists.trainer.runs import RunState
-
-                state = RunState(url)
-                try:
-                    return str(state.counts())
-                finally:
-                    state.close()
-            from worldagent.intervention.store import open_store as open_experience
-
-            opened = open_experience(url, create=False)
+                opened, read = open_experience(url, create=False), lambda o: o.stats()["tasks"]
+            else:
+                opened, read = _open_store(store, url)
             try:
-                return str(opened.stats()["tasks"])
+                return str(read(opened))
             finally:
                 opened.close()
 
         return clean(run)
 
     return case
-
-
-STORE_DAMAGE = ["garbage header", "truncated", "not a database", "a FIFO", "a folder"]
-STORE_DRIFT = {
-    "feedback": ["ALTER TABLE feedback DROP COLUMN label;", "DROP TABLE executions;"],
-    "trainer": ["ALTER TABLE trainer_runs DROP COLUMN error;", "ALTER TABLE trainer_runs ADD COLUMN extra TEXT;"],
-    "experience": ["ALTER TABLE steps DROP COLUMN action;", "DROP TABLE tasks;"],
-}
 
 
 # -- rows -----------------------------------------------------------------------------------------
@@ -938,48 +779,6 @@ def _ledger(line: str, door: str) -> Case:
         return clean(lambda: from_nothing_table(last_computed(read_ledger(ledger))).count("\n"))
 
     return case
-
-
-HOST = '"host": {"cpu": "c", "logical_cpus": 2}'
-LEDGER_LINES = [
-    "3",
-    "[]",
-    "null",
-    '"text"',
-    "{",
-    "[" * 100_000,
-    "{}",
-    '{"family": ["x"], "finished": "t", ' + HOST + ', "steps": []}',
-    '{"family": "f", "finished": 5, ' + HOST + ', "steps": []}',
-    '{"family": "f", "finished": "t", "run": {"a": 1}, ' + HOST + ', "steps": []}',
-    '{"family": "f", "finished": "t", "run": "r", "complete": "yes", ' + HOST + ', "steps": []}',
-    '{"family": "f", "finished": "t", "host": [], "steps": []}',
-    '{"family": "f", "finished": "t", ' + HOST + ', "steps": {}}',
-    '{"family": "f", "finished": "t", ' + HOST + ', "steps": [1]}',
-    '{"family": "f", "finished": "t", '
-    + HOST
-    + ', "steps": [{"step": ["a"], "ran": true, "seconds": 1, "peak_rss_bytes": null}]}',
-    '{"family": "f", "finished": "t", '
-    + HOST
-    + ', "steps": [{"step": "a", "ran": true, "seconds": NaN, "peak_rss_bytes": null}]}',
-    '{"family": "f", "finished": "t", '
-    + HOST
-    + ', "steps": [{"step": "a", "ran": true, "seconds": "1", "peak_rss_bytes": null}]}',
-    '{"family": "f", "finished": "t", '
-    + HOST
-    + ', "steps": [{"step": "a", "ran": true, "seconds": 1, "peak_rss_bytes": -5}]}',
-    '{"family": "f", "finished": "t", '
-    + HOST
-    + ', "steps": [{"step": "a", "ran": true, "seconds": 1e400, "peak_rss_bytes": 1}]}',
-    '{"family": "f", "finished": "t", '
-    + HOST
-    + ', "steps": [{"step": "a", "ran": 1, "seconds": 1, "peak_rss_bytes": 1}]}',
-    '{"family": "f", "finished": "t", '
-    + HOST
-    + ', "steps": [{"step": "a", "ran": true, "seconds": 1, "peak_rss_bytes": 1, "x": 1}]}',
-    '{"family": "\\ud800", "finished": "t", ' + HOST + ', "steps": []}',
-    '{"family": "f", "finished": "t", ' + HOST + ', "steps": []}\n\udcff',
-]
 
 
 def _importer(entry: dict[str, Any], where: str = "interventions") -> Case:
@@ -1001,28 +800,6 @@ def _importer(entry: dict[str, Any], where: str = "interventions") -> Case:
     return case
 
 
-IMPORTER_ROWS: list[tuple[dict[str, Any], str]] = [
-    ({"step": None}, "interventions"),
-    ({"step": "NaN"}, "interventions"),
-    ({"step": -1}, "interventions"),
-    ({"step": 1e300}, "interventions"),
-    ({"step": [1]}, "interventions"),
-    ({"max_steps": "many"}, "interventions"),
-    ({"actions_before": 5}, "interventions"),
-    ({"actions_before": [5]}, "interventions"),
-    ({"actions_before": [{"action": {"a": 1}}]}, "interventions"),
-    ({"category": {"a": 1}}, "interventions"),
-    ({"goal": ["x"]}, "interventions"),
-    ({"goal": "\ud800"}, "interventions"),
-    ({"page_state": [1, 2]}, "interventions"),
-    ({"session_id": {"a": 1}}, "interventions"),
-    ({"reason": ["x"]}, "interventions"),
-    ({"steps": "abc"}, "successes"),
-    ({"steps": [7]}, "successes"),
-    ({"max_steps": float("inf")}, "successes"),
-]
-
-
 def _state(state: Any) -> Case:
     def case(root: Path) -> str:
         from worldagent.intervention.serve import state_row
@@ -1041,38 +818,6 @@ def _predict_file(text: str) -> Case:
     return case
 
 
-A = [{"action": "click", "target": "b"}]
-STATES: list[Any] = [
-    {"actions": A, "step": float("nan")},
-    {"actions": A, "step": float("inf")},
-    {"actions": A, "step": -3},
-    {"actions": A, "step": 2.5},
-    {"actions": A, "step": "3"},
-    {"actions": A, "step": True},
-    {"actions": A, "step": 10**15},
-    {"actions": A, "max_steps": 0},
-    {"actions": A, "max_steps": float("nan")},
-    {"actions": "click"},
-    {"actions": [1]},
-    {"actions": [[{"action": "x"}]]},
-    {"actions": [{"action": 5}]},
-    {"actions": [{"action": "x", "success": "no"}]},
-    {"actions": A, "page_state": [1]},
-    {"actions": {"action": "x"}},
-    [1],
-    "state",
-    None,
-]
-PREDICT_TEXTS = [
-    '{"actions": [{"action": "x"}], "step": NaN}',
-    '[{"actions": "x"}]',
-    '{"actions": [{"action": "\\ud800"}]}',
-    "[" * 100_000,
-    "\ufeff{}",
-    '{"actions": [{"action": "x"}]}\x00',
-]
-
-
 def _experience_manifest(text: str) -> Case:
     def case(root: Path) -> str:
         from worldagent.world_agent.experience import read_store
@@ -1087,18 +832,34 @@ def _experience_manifest(text: str) -> Case:
     return case
 
 
-MANIFESTS = [
-    "[]",
-    "3",
-    '{"format": 2}',
-    '{"format": 1, "sha256": {"../../outside/secret.txt": "x"}}',
-    '{"format": 1, "sha256": {"fifo.jsonl": "x"}}',
-    '{"format": 1, "sha256": []}',
-    "[" * 100_000,
-]
-
-
 # -- the table of cases ---------------------------------------------------------------------------
+
+CORPUS = PROJECT / "tests" / "fixtures" / "hostile" / "cases.json"
+
+
+def expand(value: Any) -> Any:
+    """The corpus as Python values: ``$rep`` [unit, n], ``$join`` [sep, part, n], ``$cat`` [parts],
+    ``$utf8`` (text as bytes) and ``$hex`` (raw bytes) keep the file small and readable."""
+    if isinstance(value, list):
+        return [expand(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "$rep" in value:
+        return value["$rep"][0] * value["$rep"][1]
+    if "$join" in value:
+        separator, part, count = value["$join"]
+        return separator.join([part] * count)
+    if "$cat" in value:
+        return "".join(expand(value["$cat"]))
+    if "$utf8" in value:
+        return expand(value["$utf8"]).encode("utf-8", "surrogatepass")
+    if "$hex" in value:
+        return bytes.fromhex(value["$hex"])
+    return {k: expand(v) for k, v in value.items()}
+
+
+def corpus() -> dict[str, Any]:
+    return expand(json.loads(CORPUS.read_text(encoding="utf-8")))
 
 
 class _Unique(dict):  # type: ignore[type-arg]
@@ -1113,139 +874,81 @@ class _Unique(dict):  # type: ignore[type-arg]
 
 
 def cases() -> dict[str, dict[str, Case]]:
-    """Every case, by class."""
-    classes: dict[str, dict[str, Case]] = {
-        name: _Unique() for name in ("files", "sandbox", "text", "yaml", "http", "db", "rows")
-    }
-    for kind in FILE_KINDS:
+    """Every case, by class: the corpus's values through each class's doors."""
+    data = corpus()
+    classes: dict[str, dict[str, Case]] = {name: _Unique() for name in CLASSES}
+    files, text, rows = data["files"], data["text"], data["rows"]
+    for kind in files["guard_read"]:
         classes["files"][f"guard read: {kind}"] = _guard_read(kind)
-    for kind in ("fifo", "zero", "sparse", "dir", "badutf8", "socket"):
-        for door in ("a11y", "predict", "params", "read_json", "screenshot", "story"):
+    for kind in files["door_kinds"]:
+        for door in files["doors"]:
             classes["files"][f"{door}: {kind}"] = _door(kind, door)
-    for path in RESOLVE_PATHS:
+    for path in files["resolve"]:
         classes["files"][f"resolve {path[:30]!r}"] = _resolve(path)
-    for width, height in ((20_000, 20_000), (60_000, 60_000), (100_000, 1)):
+    for width, height in files["image_bombs"]:
         classes["files"][f"screenshot bomb {width}x{height}"] = _image_bomb(width, height)
-    for tool, path, setup in SANDBOX_PATHS:
+    for tool, path, setup in data["sandbox"]["paths"]:
         classes["sandbox"][f"{tool} {str(path)[:28]!r} {setup}".strip()] = _sandbox_call(tool, path, setup)
-    for count in (17, 100, 1000, 10_000):
+    for count in data["sandbox"]["many_calls"]:
         classes["sandbox"][f"{count} calls in one answer"] = _many_calls(count)
-    classes["sandbox"]["1 MB answer of outside writes"] = _answer_text(
-        _call("writeStory", "../outside/x.stories.tsx") * 5000
-    )
-    classes["sandbox"]["answer: 10,000 unterminated calls"] = _answer_text(
-        "<start_function_call>call:writeStory{" * 10_000
-    )
-    for route, body in SURROGATE_BODIES:
+    outside_writes = _call("writeStory", "../outside/x.stories.tsx") * 5000
+    classes["sandbox"]["1 MB answer of outside writes"] = _answer_text(outside_writes)
+    unterminated = "<start_function_call>call:writeStory{" * 10_000
+    classes["sandbox"]["answer: 10,000 unterminated calls"] = _answer_text(unterminated)
+    for route, body in text["surrogate_bodies"]:
         field = next(k for k, v in _flat(body) if "MARK" in str(k) + str(v))
         classes["text"][f"surrogate in {route} {field}"] = _surrogate_body(route, body)
-    for name, raw in (
-        ("0xff", b'{"a": "\xff"}'),
-        ("overlong", b'{"a": "\xc0\xaf"}'),
-        ("CESU surrogate", b'{"a": "\xed\xa0\x80"}'),
-        ("truncated", b'{"a": "\xe2\x82'),
-        ("UTF-16", '{"a": 1}'.encode("utf-16")),
-    ):
+    for name, raw in text["bad_utf8_bodies"].items():
         classes["text"][f"body not UTF-8: {name}"] = _bad_utf8_body(raw)
-    for table, column, value in PLANTED:
-        classes["text"][f"stored {table}.{column}: {value[:16]!r}"] = _planted_row(table, column, value)
-    for intent in STORY_INTENTS:
+    for table, column, value in text["planted"]:
+        classes["text"][f"stored {table}.{column}: {value[:16]!r}"] = _planted_row(
+            table, column, value, text["feedback"], text["step"]
+        )
+    for intent in text["story_intents"]:
         classes["text"][f"story intent {intent}"] = _story_text(intent)
-    for field in ("task", "action", "target"):
+    for field in text["store_fields"]:
         classes["text"][f"store API: surrogate {field}"] = _store_text(field)
     for name in YAML_INPUTS:
         for door in YAML_DOORS:
             classes["yaml"][f"{name} -> {door}"] = _yaml_door(name, door)
+    http = data["http"]
     for service in ("trainer", "platform"):
         route = "/train" if service == "trainer" else "/feedback"
-        mb50 = 50 * 1024 * 1024
-        classes["http"][f"{service}: 50 MB, no token (declared)"] = _http(
-            service, "POST", route, token="t", headers={}, size=mb50, want=(401,), max_pulled=0
-        )
-        classes["http"][f"{service}: 50 MB, no token (chunked)"] = _http(
-            service, "POST", route, token="t", headers={}, size=mb50, chunked=True, want=(401,), max_pulled=0
-        )
-        classes["http"][f"{service}: 50 MB, wrong token"] = _http(
-            service,
-            "POST",
-            route,
-            token="t",
-            headers={"authorization": "Bearer x"},
-            size=mb50,
-            want=(401,),
-            max_pulled=0,
-        )
-        classes["http"][f"{service}: 50 MB, 'bearer t' lower case"] = _http(
-            service,
-            "POST",
-            route,
-            token="t",
-            headers={"authorization": "bearer t"},
-            size=mb50,
-            want=(401,),
-            max_pulled=0,
-        )
-        classes["http"][f"{service}: 50 MB with the token (declared)"] = _http(
-            service,
-            "POST",
-            route,
-            token="t",
-            headers={"authorization": "Bearer t"},
-            size=mb50,
-            want=(413,),
-            max_pulled=0,
-        )
-        classes["http"][f"{service}: 50 MB with the token (chunked)"] = _http(
-            service,
-            "POST",
-            route,
-            token="t",
-            headers={"authorization": "Bearer t"},
-            size=mb50,
-            chunked=True,
-            want=(413,),
-            max_pulled=17 * 1024 * 1024,
-        )
-        classes["http"][f"{service}: 50 MB, no token set (declared)"] = _http(
-            service, "POST", route, token=None, headers={}, size=mb50, want=(413,), max_pulled=0
-        )
-        for path in ("/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"):
+        for name, request in http["requests"]:
+            classes["http"][f"{service}: {name}"] = _http(service, "POST", route, **request)
+        for path in http["unauthenticated_gets"]:
             classes["http"][f"{service}: GET {path} without the token"] = _http(
-                service, "GET", path, token="t", headers={}, size=0, want=(401,)
+                service, "GET", path, token="t", size=0, want=[401]
             )
-        for name, raw in (
-            ("100,000 deep", b"[" * 100_000 + b"]" * 100_000),
-            ("not UTF-8", b'{"a": "\xff"}'),
-            ("lone surrogate", b'{"jobId": "\\ud800", "runId": "r", "datasetRef": "x"}'),
-            ("deep, no content type", b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}"),
-        ):
-            headers = {"authorization": "Bearer t"} | (
-                {} if "no content type" in name else {"content-type": "application/json"}
-            )
+        for name, raw, typed in http["bodies"]:
+            headers = {"authorization": "Bearer t"} | ({"content-type": "application/json"} if typed else {})
             classes["http"][f"{service}: body {name}"] = _http(
-                service, "POST", route, token="t", headers=headers, size=0, body=raw, want=(400, 413, 422)
+                service, "POST", route, token="t", headers=headers, size=0, body=raw, want=[400, 413, 422]
             )
-        classes["http"][f"{service}: served, 50 MB no token (declared)"] = _served_50mb(service, chunked=False)
-        classes["http"][f"{service}: served, 50 MB no token (chunked)"] = _served_50mb(service, chunked=True)
-    for how in DAMAGE:
+        for chunked in (False, True):
+            framing = "chunked" if chunked else "declared"
+            classes["http"][f"{service}: served, 50 MB no token ({framing})"] = _served_50mb(service, chunked)
+    db = data["db"]
+    for how in db["damage"]:
         for door in ("open", "cli list"):
             classes["db"][f"registry {how[:40]} -> {door}"] = _registry_damage(how, door)
     for door in ("read", "write"):
         classes["db"][f"registry read-only -> {door}"] = _read_only(door)
     for store in ("feedback", "trainer", "experience"):
-        for how in STORE_DAMAGE + STORE_DRIFT[store]:
+        for how in db["store_damage"] + db["store_drift"][store]:
             classes["db"][f"{store} store: {how[:40]}"] = _store_damage(store, how)
-    for line in LEDGER_LINES:
+    for line in rows["ledger_lines"]:
         for door in ("read_ledger", "worldagent costs"):
             classes["rows"][f"ledger {line[:36]!r} -> {door}"] = _ledger(line, door)
-    for entry, where in IMPORTER_ROWS:
+    for entry, where in rows["importer_rows"]:
         classes["rows"][f"importer {where} {json.dumps(entry)[:36]}"] = _importer(entry, where)
-    for state in STATES:
+    for state in rows["states"]:
         classes["rows"][f"predict state {json.dumps(state)[:40]}"] = _state(state)
-    for text in PREDICT_TEXTS:
-        classes["rows"][f"predict file {text[:30]!r}"] = _predict_file(text)
-    for text in MANIFESTS:
-        classes["rows"][f"experience manifest {text[:30]!r}"] = _experience_manifest(text)
+    for raw_text in rows["predict_texts"]:
+        classes["rows"][f"predict file {raw_text[:30]!r}"] = _predict_file(raw_text)
+    for raw_text in rows["manifests"]:
+        classes["rows"][f"experience manifest {raw_text[:30]!r}"] = _experience_manifest(raw_text)
+    classes["earlier"] = earlier_cases()
     return {klass: dict(named) for klass, named in classes.items()}
 
 
@@ -1257,44 +960,115 @@ def _flat(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
     return []
 
 
-# What each class imports before its cases fork (not the cases' cost).
-WARM: dict[str, tuple[str, ...]] = {
-    "files": (
-        "worldagent.cli",
-        "worldagent.config",
-        "worldagent.io",
-        "worldagent.intervention.clip",
-        "worldagent.stories.discover",
-        "PIL.Image",
-    ),
-    "sandbox": ("worldagent.world_agent.environment", "worldagent.storytest.runner", "worldagent.tools.callformat"),
-    "text": (
-        "fastapi.testclient",
-        "worldagent.specialists.api",
-        "worldagent.specialists.service",
-        "worldagent.stories.discover",
-    ),
-    "yaml": (
-        "worldagent.cli",
-        "worldagent.config",
-        "worldagent.profiles",
-        "worldagent.preflight",
-        "worldagent.registry.deploy",
-    ),
-    "http": ("fastapi.testclient", "worldagent.specialists.api", "worldagent.specialists.trainer", "psutil"),
-    "db": (
-        "worldagent.cli",
-        "worldagent.registry.api",
-        "worldagent.registry.cli",
-        "worldagent.specialists.store",
-        "worldagent.specialists.trainer.runs",
-        "worldagent.intervention.store",
-    ),
-    "rows": (
-        "worldagent.cli",
-        "worldagent.pipeline.costs",
-        "worldagent.intervention.importer",
-        "worldagent.intervention.serve",
-        "worldagent.world_agent.experience",
-    ),
-}
+# -- earlier ----------------------------------------------------------------------------------------
+
+
+def _write_template(unit: str, size: int) -> Case:
+    def case(root: Path) -> str:
+        from worldagent.behavioral import AgentConstraints
+        from worldagent.world_agent.environment import content_checks
+
+        constraints = AgentConstraints(
+            known_tools=["writeTemplate"], path_allowed=lambda _p: True, checks=content_checks()
+        )
+        content = (unit * (size // len(unit) + 1))[:size]
+        decision = constraints.propose("writeTemplate", {"path": "a/a.tsx", "content": content})
+        rules = ",".join(sorted({v.rule for v in decision.violations})) or "-"
+        return f"allowed={decision.allowed} rules={rules} message={len(' '.join(decision.messages))} chars"
+
+    return case
+
+
+def _deep_tool_call(root: Path) -> str:
+    from worldagent.tools.callformat import parse_json_call
+
+    return clean(lambda: parse_json_call("[" * 100_000))
+
+
+def _feedback(body: str, plant: str | None = None) -> Case:
+    """POST ``body`` to /feedback (or plant it as an old row), then GET /feedback must still answer."""
+
+    def case(root: Path) -> str:
+        client = _platform(root)
+        headers = {"content-type": "application/json"}
+        posted = client.post("/feedback", content=body, headers=headers).status_code
+        if plant is not None:
+            with sqlite3.connect(root / "feedback.db") as connection:
+                connection.execute("UPDATE feedback SET input = ?", (plant,))
+        listed = client.get("/feedback").status_code
+        if posted >= 500 or listed >= 500:
+            raise Breach(f"POST {posted}, GET {listed}")
+        return f"POST {posted}, GET {listed}"
+
+    return case
+
+
+def _current_model_passwd(root: Path) -> str:
+    client = _platform(root)
+    job = client.post("/jobs", json={"name": "j", "scopeType": "agent", "scopeId": "a"}).json()
+    response = client.patch(f"/jobs/{job['id']}", json={"currentModelRef": "/etc/passwd"})
+    if response.status_code >= 500:
+        raise Breach(f"PATCH {response.status_code}")
+    return f"PATCH {response.status_code}: {response.json()['detail'][:45]}"
+
+
+def _trainer_dataset_deep(root: Path) -> str:
+    from fastapi.testclient import TestClient
+
+    from worldagent.specialists.trainer import TrainerConfig, create_trainer_app
+
+    (root / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    with TestClient(create_trainer_app(TrainerConfig(data_dirs=[root]), supervise=False)) as client:
+        response = client.post("/train", json={"jobId": "j", "datasetRef": str(root / "deep.jsonl"), "runId": "r"})
+    if response.status_code >= 500:
+        raise Breach(f"POST /train {response.status_code}")
+    return f"POST /train {response.status_code}"
+
+
+def _cli_file(name: str, text: str, *args: str, exit_code: int) -> Case:
+    """``worldagent ARGS PATH`` on a file ``name`` holding ``text``: the exit status it must give."""
+
+    def case(root: Path) -> str:
+        (root / name).write_text(text)
+        outcome = cli(*args, str(root if name.endswith(".stories.tsx") else root / name), "--json")
+        if not outcome.startswith(f"exit {exit_code}"):
+            raise Breach(f"expected exit {exit_code}, got {outcome}")
+        return outcome
+
+    return case
+
+
+def _big_story() -> str:
+    """A story whose template maps a 2 MB string 32x32 (the interpreter must stop it, not build 2 GB)."""
+    lines = ["import { story } from 'plaited/testing'", "const s0 = 'xxxxxxxxxxxxxxxx'"]
+    lines += [f"const s{i} = s{i - 1} + s{i - 1}" for i in range(1, 18)]
+    lines += [
+        "const row = [" + ", ".join(["s17"] * 32) + "]",
+        "const grid = row.map((a) => row.map((b) => a + b))",
+        "export const big = story({ intent: 'x', template: () => <p>{grid.length}</p> })",
+    ]
+    return "\n".join(lines)
+
+
+def earlier_cases() -> dict[str, Case]:
+    """The rounds before the guard's classes: oversized content, deep JSON, stored rows, the story runner."""
+    deep = '{"targetType": "agent", "targetId": "a", "input": ' + "[" * 100_000 + "]" * 100_000
+    row = '{"targetType": "agent", "targetId": "a", "input": %s, "output": {"action": "click"}, "label": "good"}'
+    return {
+        "writeTemplate 1 MB of 'a style={1} '": _write_template("a style={1} ", 1024 * 1024),
+        "writeTemplate 256 KB of 'a style={1} '": _write_template("a style={1} ", 256 * 1024 - 1),
+        "writeTemplate 256 KB of '<a style={'": _write_template("<a style={", 256 * 1024 - 1),
+        "tool-call JSON, 100,000 nested brackets": _deep_tool_call,
+        "trainer datasetRef row, 100,000 nested": _trainer_dataset_deep,
+        "platform: 50 MB feedback row": _feedback(row % json.dumps("x" * (50 * 1024 * 1024))),
+        "platform: feedback string 256 deep": _feedback(row % json.dumps("[" * 256 + "]" * 256)),
+        "platform: feedback body 100,000 deep": _feedback(deep + ', "output": 1, "label": "good"}'),
+        "platform: GET /feedback with an old deep row": _feedback(
+            row % '{"ok": 1}', plant="[" * 100_000 + "]" * 100_000
+        ),
+        "platform: current model /etc/passwd": _current_model_passwd,
+        "corrupt registry file": _registry_damage("not a database", "open"),
+        "story-test: 2 MB string mapped 32x32": _cli_file("big.stories.tsx", _big_story(), "story-test", exit_code=1),
+        "a11y: 8,000 <img> without alt": _cli_file("p.html", "<img>" * 8000, "a11y", exit_code=1),
+        "a11y: '<div ' * 16000": _cli_file("p.html", "<div " * 16000, "a11y", exit_code=0),
+    }

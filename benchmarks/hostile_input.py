@@ -27,175 +27,23 @@ MAX_SECONDS = 5.0
 MAX_PEAK_MB = 600.0  # the process as a whole: Python, FastAPI, SQLAlchemy and the input itself
 
 
-def _constraints() -> Any:
-    from worldagent.behavioral import AgentConstraints
-    from worldagent.world_agent.environment import content_checks
-
-    return AgentConstraints(known_tools=["writeTemplate"], path_allowed=lambda _path: True, checks=content_checks())
-
-
-def _write_template(unit: str, size: int) -> Callable[[], str]:
-    def run() -> str:
-        constraints = _constraints()
-        content = (unit * (size // len(unit) + 1))[:size]
-        decision = constraints.propose("writeTemplate", {"path": "a/a.tsx", "content": content})
-        rules = sorted({v.rule for v in decision.violations})
-        message = len(" ".join(decision.messages))
-        return f"allowed={decision.allowed} rules={','.join(rules) or '-'} message={message} chars"
-
-    return run
-
-
-def _tool_call_json() -> str:
-    from worldagent.tools.callformat import CallParseError, parse_json_call
-
-    try:
-        parse_json_call("[" * 100_000)
-    except CallParseError as error:
-        return f"CallParseError: {str(error)[:60]}"
-    return "parsed (unexpected)"
-
-
-def _platform(tmp: Path) -> Any:
-    from fastapi.testclient import TestClient
-
-    from worldagent.config import Params
-    from worldagent.specialists.api import create_app
-    from worldagent.specialists.service import SpecialistsService
-    from worldagent.specialists.store import open_store
-
-    params = Params()
-    params = params.model_copy(
-        update={"specialists": params.specialists.model_copy(update={"data_dir": str(tmp / "data")})}
-    )
-    service = SpecialistsService(
-        store=open_store(f"sqlite:///{tmp / 'feedback.db'}"),
-        specialists=params.specialists,
-        tiny=params.model.tiny,
-        seed=params.seed,
-        root=tmp,
-        registry_url=f"sqlite:///{tmp / 'registry.db'}",
-        trainer_url="http://127.0.0.1:9",
-    )
-    return TestClient(create_app(service))
-
-
-def _row(value: object) -> dict[str, object]:
-    return {"targetType": "agent", "targetId": "a", "input": value, "output": {"action": "click"}, "label": "good"}
-
-
-def _feedback_50mb() -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        client = _platform(Path(tmp))
-        body = json.dumps(_row("x" * (50 * 1024 * 1024)))
-        response = client.post("/feedback", content=body, headers={"content-type": "application/json"})
-        return f"POST {response.status_code}: {response.json()['detail'][:50]}"
-
-
-def _feedback_deep() -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        client = _platform(Path(tmp))
-        inside = client.post("/feedback", json=_row("[" * 256 + "]" * 256))
-        body = (
-            '{"targetType": "agent", "targetId": "a", "input": '
-            + "[" * 100_000
-            + "]" * 100_000
-            + ', "output": 1, "label": "good"}'
-        )
-        raw = client.post("/feedback", content=body, headers={"content-type": "application/json"})
-        listing = client.get("/feedback")
-        return f"string 256 deep: {inside.status_code}; body 100,000 deep: {raw.status_code}; GET {listing.status_code}"
-
-
-def _feedback_listing_after_old_deep_row() -> str:
-    import sqlite3
-
-    with tempfile.TemporaryDirectory() as tmp:
-        client = _platform(Path(tmp))
-        client.post("/feedback", json=_row({"ok": 1}))
-        with sqlite3.connect(Path(tmp) / "feedback.db") as connection:
-            connection.execute("UPDATE feedback SET input = ?", ("[" * 100_000 + "]" * 100_000,))
-        listing = client.get("/feedback")
-        return f"GET {listing.status_code}"
-
-
-def _current_model_passwd() -> str:
-    with tempfile.TemporaryDirectory() as tmp:
-        client = _platform(Path(tmp))
-        job = client.post("/jobs", json={"name": "j", "scopeType": "agent", "scopeId": "a"}).json()
-        response = client.patch(f"/jobs/{job['id']}", json={"currentModelRef": "/etc/passwd"})
-        return f"PATCH {response.status_code}: {response.json()['detail'][:45]}"
-
-
-def _trainer_dataset_deep() -> str:
-    from fastapi.testclient import TestClient
-
-    from worldagent.specialists.trainer import TrainerConfig, create_trainer_app
-
-    with tempfile.TemporaryDirectory() as tmp:
-        data = Path(tmp)
-        (data / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
-        with TestClient(create_trainer_app(TrainerConfig(data_dirs=[data]), supervise=False)) as client:
-            response = client.post("/train", json={"jobId": "j", "datasetRef": str(data / "deep.jsonl"), "runId": "r"})
-        return f"POST /train {response.status_code}"
-
-
-def _corrupt_registry() -> str:
-    from worldagent.registry.api import open_registry
-    from worldagent.registry.db import CorruptDatabaseError
-
-    with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "registry.db"
-        db.write_bytes(b"not a database" * 10_000)
-        try:
-            open_registry(f"sqlite:///{db}")
-        except CorruptDatabaseError as error:
-            return f"{type(error).__name__} ({len(str(error).splitlines())} line)"
-    return "opened (unexpected)"
-
-
-CASES: dict[str, Callable[[], str]] = {
-    "writeTemplate 1 MB of 'a style={1} '": _write_template("a style={1} ", 1024 * 1024),
-    "writeTemplate 256 KB of 'a style={1} '": _write_template("a style={1} ", 256 * 1024 - 1),
-    "writeTemplate 256 KB of '<a style={'": _write_template("<a style={", 256 * 1024 - 1),
-    "tool-call JSON, 100,000 nested brackets": _tool_call_json,
-    "trainer datasetRef row, 100,000 nested": _trainer_dataset_deep,
-    "platform: 50 MB feedback row": _feedback_50mb,
-    "platform: feedback nested 256 / 100,000": _feedback_deep,
-    "platform: GET /feedback with an old deep row": _feedback_listing_after_old_deep_row,
-    "platform: current model /etc/passwd": _current_model_passwd,
-    "corrupt registry file": _corrupt_registry,
-}
-
-
-EARLIER_WARM = (
-    "fastapi.testclient",
-    "worldagent.world_agent.environment",
-    "worldagent.registry.api",
-    "worldagent.specialists.api",
-    "worldagent.specialists.service",
-    "worldagent.specialists.trainer",
-    "worldagent.tools.callformat",
-)
 CASE_TIMEOUT_S = 60.0  # a case still running then is killed and counted as failed
 
 
 def all_cases() -> dict[str, dict[str, Callable[[Path], Any]]]:
-    """Every case by class: the guard's classes (benchmarks.hostile_cases), then the earlier round's."""
+    """Every case by class: the guard's classes, then the earlier rounds' (benchmarks.hostile_cases)."""
     from benchmarks.hostile_cases import cases
 
-    classes: dict[str, dict[str, Callable[[Path], Any]]] = cases()
-    classes["earlier"] = {name: (lambda _root, case=case: case()) for name, case in CASES.items()}
-    return classes
+    return cases()
 
 
 def _warm(klass: str) -> None:
     """Import what a class's cases use before any clock starts (imports are not a case's cost)."""
     import importlib
 
-    from benchmarks.hostile_cases import WARM
+    from benchmarks.hostile_cases import corpus
 
-    for module in WARM.get(klass, EARLIER_WARM):
+    for module in corpus()["warm"][klass]:
         importlib.import_module(module)
 
 
