@@ -8,11 +8,10 @@
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from pathlib import Path
 
+from benchmarks.common import arguments, print_json
 from worldagent.stories.discover import discover_stories
 from worldagent.stories.parse import clear_parse_cache
 from worldagent.storytest.runner import PythonStoryRunner, reference_assertions
@@ -51,9 +50,8 @@ def bench_discover(rounds: int) -> dict[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="passes over the corpus (default 5)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args()
     results = {
         "story_tests": bench_story_tests(args.rounds),
@@ -61,7 +59,7 @@ def main() -> None:
         "parser_1mb_adversarial_ms": bench_parser(1 << 20) * 1000,
     }
     if args.json:
-        print(json.dumps(results, indent=2))
+        print_json(results)
         return
     print(f"story tests (python runner): {results['story_tests']['story_tests_per_second']:.0f}/s  (target >= 200/s)")
     print(

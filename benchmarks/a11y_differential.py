@@ -1,17 +1,20 @@
-"""Differential test of the Python accessibility rules against axe-core in headless Chromium.
+"""Fidelity of the Python accessibility rules (and story runner) against axe-core in headless Chromium.
 
     python -m benchmarks.a11y_differential --seed 1 --pages 5000
     python -m benchmarks.a11y_differential --seed 1 --pages 300 --json
     python -m benchmarks.a11y_differential --seed 7 --pages 1000 --write-corpus tests/storytest/fixtures/axe_corpus.jsonl
+    python -m benchmarks.a11y_differential --pages 0 --runners   # the story corpora and both story runners' speed
 
-Pages: every bundled story (data/stories) as rendered, then ``--pages`` seeded pages, a share
+Pages: every story of the bundled corpus (data/stories) and of the Plaited fixture corpus
+(tests/fixtures/plaited) as rendered, then ``--pages`` seeded pages, a share
 ``--mutant-share`` of them one or two edits of a random rendered story, the rest random
 grammar pages (``worldagent.storytest.differential``). Every page goes through the Python
 checker and through axe-core (the rules both implement, as axe 4.12 runs them by default:
 deprecated rules are off, "needs review" is not a violation). Printed: page-level agreement
 per corpus (target >= 97%), per-rule precision and recall at page granularity (target >= 0.95
 and >= 0.9 for every rule firing >= 10 times), and the per-page time of each checker (target:
-Python >= 100x faster). Every disagreeing (rule, direction) is shrunk to a minimal page
+Python >= 100x faster; ``--runners``: seconds per story of the Python story runner and of the
+browser story runner over both story corpora, target >= 20x). Every disagreeing (rule, direction) is shrunk to a minimal page
 (``--shrink`` per bucket) and triaged: a documented deliberate difference (``TRIAGE``) or a
 rule to fix; the minimal pages are written to ``--out`` (JSON lines).
 
@@ -20,14 +23,13 @@ Needs Chromium (``apt-get install chromium``) and axe-core (the axe-playwright-p
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.common import arguments, print_json
 from worldagent.io import atomic_write_text, jsonl
 from worldagent.stories.discover import discover_stories
 from worldagent.stories.errors import StoryError
@@ -42,14 +44,21 @@ from worldagent.storytest.differential import (
     python_rules,
     shrink,
 )
-from worldagent.storytest.runner import BrowserStoryRunner, BrowserUnavailableError, find_chromium
+from worldagent.storytest.runner import (
+    BrowserStoryRunner,
+    BrowserUnavailableError,
+    PythonStoryRunner,
+    find_chromium,
+)
 
 STORIES = Path("data/stories")
+FIXTURES = Path("tests/fixtures/plaited")
 AGREEMENT_TARGET = 0.97
 PRECISION_TARGET = 0.95
 RECALL_TARGET = 0.9
 MIN_FIRES = 10
 SPEED_TARGET = 100.0
+RUNNER_SPEED_TARGET = 20.0
 
 # Documented differences (docs/fidelity.md): (rule, direction, a piece of the minimal page, why).
 # A disagreement no entry matches is a rule to fix.
@@ -76,22 +85,39 @@ def triage(rule: str, direction: str, minimal: str) -> str:
 @dataclass
 class Page:
     page_id: str
-    kind: str  # story | mutant | grammar
+    kind: str  # a story corpus (bundled | fixtures) | mutant | grammar
     html: str  # what both checkers read
     styles: str = ""  # the story's stylesheets, as <style> elements (axe reads them, Python does not)
 
 
-def story_pages(root: Path = STORIES) -> list[Page]:
-    """Every story of ``root`` rendered once (render failures are skipped: not this test's job)."""
+def story_pages(root: Path = STORIES, kind: str = "bundled", errors: list[str] | None = None) -> list[Page]:
+    """Every story of ``root`` rendered once; a story that does not render goes to ``errors``."""
     pages: list[Page] = []
     for record in discover_stories([root], root=root).stories:
         try:
             rendered = render_story(root / record.file, record.export, root)
-        except StoryError:
+        except StoryError as error:
+            if errors is not None:
+                errors.append(f"{kind}: {error}")
             continue
         styles = "".join(f"<style>{css}</style>" for css in rendered.stylesheets)
-        pages.append(Page(f"{record.file}:{record.export}", "story", rendered.html, styles))
+        pages.append(Page(f"{record.file}:{record.export}", kind, rendered.html, styles))
     return pages
+
+
+def story_runner_speed(pages: Sequence[Page]) -> dict[str, float]:
+    """Seconds per story of the whole Python story runner and of the browser one (warm Chromium)."""
+    roots = {"bundled": STORIES, "fixtures": FIXTURES}
+    cases = [(roots[p.kind], *p.page_id.rsplit(":", 1)) for p in pages]
+    python, seconds = PythonStoryRunner(), {}
+    with BrowserStoryRunner() as browser:
+        for runner in (python, browser):
+            runner.run(cases[0][0] / cases[0][1], cases[0][2], cases[0][0], [])  # warm caches, start Chromium
+            start = time.perf_counter()
+            for root, file, export in cases:
+                runner.run(root / file, export, root, [])
+            seconds[runner.kind] = (time.perf_counter() - start) / len(cases)
+    return {"stories": len(cases), **{f"{k}_s_per_story": v for k, v in seconds.items()}}
 
 
 def seeded_pages(seed: int, count: int, stories: Sequence[Page], mutant_share: float) -> list[Page]:
@@ -222,7 +248,7 @@ def write_corpus(path: Path, pages: Sequence[Page], run: Run, seed: int, mutant_
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pages", type=int, default=1000, help="seeded pages besides the bundled stories")
     parser.add_argument("--mutant-share", type=float, default=0.4, help="share of seeded pages that mutate a story")
@@ -232,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--runner-sample", type=int, default=100, help="pages timed through the browser story runner; 0: skip"
     )
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--runners", action="store_true", help="time both story runners over the story corpora")
     parser.add_argument(
         "--skip-without-browser", action="store_true", help="exit 0 with a note when Chromium is missing (make bench)"
     )
@@ -244,8 +270,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"a11y_differential skipped: {error}")
             return 0
 
-    stories = story_pages()
-    seeded = seeded_pages(args.seed, args.pages, stories, args.mutant_share)
+    render_errors: list[str] = []
+    bundled = story_pages(STORIES, "bundled", render_errors)
+    stories = bundled + story_pages(FIXTURES, "fixtures", render_errors)
+    seeded = seeded_pages(args.seed, args.pages, bundled, args.mutant_share)  # mutants of the bundled only
     with AxeSession() as axe:
         story_run = check_pages(stories, axe)
         seeded_run = check_pages(seeded, axe)
@@ -260,6 +288,7 @@ def main(argv: list[str] | None = None) -> int:
         atomic_write_text(args.out, jsonl(disagreements))
 
     report: dict[str, object] = {"axe": seeded_run.axe_version, "seed": args.seed, "corpora": {}}
+    report["render_errors"] = render_errors
     for name, run in (("stories", story_run), ("seeded", seeded_run)):
         agreement, scores = compare(run.verdicts)
         by_kind = {
@@ -291,12 +320,15 @@ def main(argv: list[str] | None = None) -> int:
     report["python_ms_per_page"] = python_ms
     report["speedup"] = total_axe / total_python if total_python else 0.0
     if args.runner_sample:
-        runner_ms = browser_runner_ms_per_page(seeded, args.runner_sample)
+        runner_ms = browser_runner_ms_per_page(seeded or stories, args.runner_sample)
         report["browser_runner_ms_per_page"] = runner_ms
         report["speedup_vs_browser_runner"] = runner_ms / python_ms
+    if args.runners:
+        report["story_runners"] = runners = story_runner_speed(stories)
+        runners["speedup"] = runners["browser_s_per_story"] / runners["python_s_per_story"]
     report["disagreements"] = disagreements
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
         return 0
     print(f"axe-core {seeded_run.axe_version}, seed {args.seed}; rules compared: {len(seeded_run.rules)}")
     for name, run in (("stories", story_run), ("seeded", seeded_run)):
@@ -319,6 +351,14 @@ def main(argv: list[str] | None = None) -> int:
             f"{report['browser_runner_ms_per_page']:.1f} ms/page, {report['speedup_vs_browser_runner']:.0f}x slower "
             f"(target >= {SPEED_TARGET:.0f}x)"
         )
+    if args.runners:
+        print(
+            f"story runners over {runners['stories']} stories: python {runners['python_s_per_story'] * 1000:.1f} "
+            f"ms/story, browser {runners['browser_s_per_story'] * 1000:.1f} ms/story, "
+            f"{runners['speedup']:.0f}x (target >= {RUNNER_SPEED_TARGET:.0f}x)"
+        )
+    for error in render_errors:
+        print(f"render error: {error}")
     if disagreements:
         print("\nminimal disagreeing pages:")
         for d in disagreements:

@@ -16,13 +16,14 @@ share of prompts whose reward varies (what GRPO needs).
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from pathlib import Path
 from typing import Any
 
-TRAJECTORIES = Path("data/generated/world_agent/trajectories.jsonl")
+from benchmarks.common import arguments, print_json
+from worldagent.pipeline import world_agent as stage_paths
+
+TRAJECTORIES = Path(stage_paths.TRAJECTORIES)
 STORIES = Path("data/stories")
 
 
@@ -88,18 +89,17 @@ def measure(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__)
     parser.add_argument("--base", type=Path, default=None, help="a converted base directory (default: tiny)")
     parser.add_argument("--adapter", type=Path, default=None, help="an adapter directory on that base")
     parser.add_argument("--prompts", type=int, default=4)
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=4, help="prompts per generate call")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = measure(args.base, args.adapter, args.prompts, args.samples, args.new_tokens, args.batch_size)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(result)
     else:
         for key, value in result.items():
             print(f"{key}: {value}")

@@ -47,7 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from benchmarks.paths import EVAL_TRAJECTORIES
+from benchmarks.common import arguments, print_json
+from worldagent.pipeline import world_agent as stage_paths
 
 STORIES = Path("data/stories")
 RETRY_SEED = 1
@@ -362,7 +363,7 @@ def measure(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__)
     parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2")
     parser.add_argument("--adapter", type=Path, default=None, help="a trained adapter on the smollm2 base")
     parser.add_argument("--prompts", type=int, default=16)
@@ -371,9 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--work", type=Path, default=Path("/tmp/worldagent-generation-bench"))
-    parser.add_argument("--eval-trajectories", type=Path, default=EVAL_TRAJECTORIES)
+    parser.add_argument("--eval-trajectories", type=Path, default=Path(stage_paths.EVAL_TRAJECTORIES))
     parser.add_argument("--no-score", action="store_true", help="skip the story-test pass rate")
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
     import torch
@@ -398,11 +398,10 @@ def main(argv: list[str] | None = None) -> int:
         label = f"{label} + {args.adapter}"
     scorer = None
     if not args.no_score:
-        from benchmarks.paths import STORIES as GENERATED_STORIES
         from worldagent.world_agent.stages.evaluate_model import make_scorer
 
         params = load_params(Path("params.yaml"))
-        scorer = make_scorer(params.storytest, params.reward, GENERATED_STORIES, STORIES)
+        scorer = make_scorer(params.storytest, params.reward, Path(stage_paths.STORIES), STORIES)
     shape = ModelShape.of(model)
     workload = Workload(prompts, args.new_tokens, args.batch_size)
     results = []
@@ -427,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         "engines": results,
     }
     if args.json:
-        print(json.dumps(report, indent=2))
+        print_json(report)
         return 0
     print(
         f"{label}: {len(prompts)} held-out prompts, first answers greedy then every other prompt sampled again,"

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from benchmarks.common import arguments, peak_rss_mb
 
 MAX_SECONDS = 5.0
 MAX_PEAK_MB = 600.0  # the process as a whole: Python, FastAPI, SQLAlchemy and the input itself
@@ -82,7 +83,7 @@ def _run_forked(klass: str, name: str, case: Callable[[Path], Any]) -> dict[str,
             seconds = time.perf_counter() - started
             if isinstance(outcome, tuple):  # a case that times its own part (a served request)
                 outcome, seconds = outcome
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            peak = peak_rss_mb()
             result = {"ok": ok, "outcome": str(outcome)[:160], "seconds": round(seconds, 3), "peak_mb": round(peak, 1)}
         finally:
             shutil.rmtree(root, ignore_errors=True)
@@ -171,8 +172,7 @@ def summary(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--json", action="store_true", help="one JSON object: the table and every case")
+    parser = arguments(__doc__)
     parser.add_argument("--class", dest="only", help="only these classes (comma-separated)")
     parser.add_argument("--sample", type=int, help="run this many cases of each class, spread evenly (CI)")
     parser.add_argument("--list", action="store_true", help="list the cases by class and exit")

@@ -10,14 +10,13 @@ States come from the test split of data/generated/intervention/steps.jsonl (run
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
 import time
 from pathlib import Path
 
 import torch
 
+from benchmarks.common import arguments, print_json
 from worldagent.intervention.serve import InterventionPredictor
 from worldagent.intervention.stages.common import read_steps, test_states
 from worldagent.pipeline.intervention import PREDICTOR as PREDICTOR_DIR
@@ -31,7 +30,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__)
     parser.add_argument(
         "--model",
         default=str(PREDICTOR_DIR),
@@ -46,7 +45,6 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="torch threads (default 1: one state is too small to share, and extra threads only contend on a busy CPU)",
     )
-    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -81,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         "clip": predictor.meta["clip"]["model"],
     }
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(result)
     else:
         print(f"intervention predictor ({result['clip']}, {result['threads']} threads)")
         print(

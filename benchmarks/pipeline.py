@@ -10,14 +10,13 @@ no-op Prefect flow < 30 s.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from benchmarks.common import arguments, peak_rss_mb, print_json
 
 VENV_BIN = Path(sys.executable).parent
 
@@ -32,16 +31,16 @@ def timed(*command: str) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__)
     parser.add_argument("--full", action="store_true", help="rerun every stage first (dvc repro --force)")
     args = parser.parse_args()
     results: dict[str, float] = {}
     if args.full:
         results["full_dvc_repro_s"] = timed(str(VENV_BIN / "dvc"), "repro", "--force")
-        results["peak_rss_gb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024 / 1024
+        results["peak_rss_gb"] = peak_rss_mb(children=True) / 1024
     results["noop_dvc_repro_s"] = timed(str(VENV_BIN / "dvc"), "repro")
     results["noop_prefect_flow_s"] = timed(sys.executable, "-m", "flows.world_agent", "--no-deploy")
-    print(json.dumps({k: round(v, 2) for k, v in results.items()}, indent=2))
+    print_json({k: round(v, 2) for k, v in results.items()})
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ clone does not hold (a partial clone) are skipped and counted; nothing is fetche
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
+from benchmarks.common import print_json
 from worldagent.stories.discover import discover_stories
 from worldagent.stories.errors import StoryError
 from worldagent.stories.render import render_story
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{path}: not a folder")
     report = measure_git(path, args.rev) if is_git_dir(path) else measure(path)
     if args.json:
-        print(json.dumps(asdict(report) | {"ok": report.ok}, indent=2))
+        print_json(asdict(report) | {"ok": report.ok})
     else:
         print(format_report(report))
     return 0 if report.ok else 1

@@ -10,12 +10,13 @@ prompt, KV cache on) in new tokens per second with 1 and with 2 torch threads.
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from benchmarks.common import arguments, print_json
 
 PROMPT = [
     {"role": "system", "content": "You are a UI agent. Answer with tool calls only."},
@@ -44,7 +45,7 @@ def tokens_per_second(model: Any, tokenizer: Any, threads: int, new_tokens: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__)
     parser.add_argument("--base", default="smollm2-135m")
     parser.add_argument(
         "--out", type=Path, default=None, help="where to write the converted base (default: a temp dir)"
@@ -53,7 +54,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="measure generation only, on an --out directory converted earlier"
     )
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
     import torch
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             "generate": [tokens_per_second(model, tokenizer, t, args.new_tokens) for t in (1, 2)],
         }
     if args.json:
-        print(json.dumps(results, indent=2))
+        print_json(results)
     else:
         converted = (
             "reused"

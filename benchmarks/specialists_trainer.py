@@ -13,7 +13,6 @@ atomic adapter write are all inside the figure.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
+from benchmarks.common import arguments, print_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -158,16 +159,15 @@ def run(rows: int, repeats: int, params: Path, timeout: float) -> dict[str, Any]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = arguments(__doc__)
     parser.add_argument("--rows", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--params", default=str(ROOT / "params.yaml"))
     parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     result = run(args.rows, args.repeats, Path(args.params).resolve(), args.timeout)
     if args.json:
-        print(json.dumps(result, indent=2))
+        print_json(result)
     else:
         print(
             f"trainer trigger → completed, {result['rows']} rows: p50 {result['p50_s']} s over {result['repeats']} runs "

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shlex
 import shutil
 import subprocess
@@ -32,6 +31,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from benchmarks.common import peak_rss_mb
 from worldagent.config import load_params
 from worldagent.errors import InputError, clean_errors
 from worldagent.io import atomic_write_text
@@ -159,7 +159,7 @@ def write(out: Path, times: list[StageTime], start: float) -> None:
     summary = {
         "stages": [asdict(t) for t in times],
         "total_s": round(time.monotonic() - start, 1),
-        "peak_rss_gb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024**2, 2),
+        "peak_rss_gb": round(peak_rss_mb(children=True) / 1024, 2),
     }
     atomic_write_text(out, json.dumps(summary, indent=2) + "\n")
 
