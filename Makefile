@@ -69,12 +69,12 @@ test-fast: $(STAMP)  ## skip the slow end-to-end tests
 	$(PYTEST) -m "not slow"
 
 # Speed, memory and fidelity only: a lever's effect on quality is a `dvc exp run -S` (docs/decisions.md).
-# Each runs in its default (short) form; most read `make pipeline`'s outputs, storytest_fidelity needs
+# Each runs in its default (short) form; most read `make pipeline`'s outputs, a11y_differential needs
 # Chromium. BENCHES="benchmarks.stages" times each DAG stage on its own (it reruns them: hours on a CPU).
-BENCHES ?= benchmarks benchmarks.hostile_input benchmarks.storytest_fidelity benchmarks.generation \
-	benchmarks.pretrained_base benchmarks.loss_positions benchmarks.sft_throughput \
+BENCHES ?= benchmarks benchmarks.hostile_input benchmarks.a11y_differential benchmarks.plaited_corpus \
+	benchmarks.generation benchmarks.pretrained_base benchmarks.sft_throughput \
 	benchmarks.experience_sampling benchmarks.specialists_trainer benchmarks.intervention_latency \
-	benchmarks.pipeline benchmarks.a11y_differential
+	benchmarks.pipeline
 
 bench: $(STAMP)  ## run the speed, memory and fidelity benchmarks (BENCHES="benchmarks.x ..." runs some)
 	@failed=""; for bench in $(BENCHES); do \

