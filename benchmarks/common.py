@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import socket
 
 
 def arguments(doc: str | None, json_help: str = "print the figures as one JSON object") -> argparse.ArgumentParser:
@@ -13,6 +14,13 @@ def arguments(doc: str | None, json_help: str = "print the figures as one JSON o
     parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--json", action="store_true", help=json_help)
     return parser
+
+
+def free_port() -> int:
+    """A loopback TCP port no process holds now (for a service a benchmark starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def print_json(figures: object) -> None:

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import free_port
+
 SECRET = "TOP-SECRET-OUTSIDE-CONTENT"
 PROJECT = Path(__file__).resolve().parents[1]
 CLASSES = ("files", "sandbox", "text", "yaml", "http", "db", "rows")
@@ -89,8 +91,7 @@ def outside(root: Path) -> Path:
 
 
 def untouched(folder: Path, before: dict[str, bytes]) -> None:
-    now = {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-    if now != before:
+    if snapshot(folder) != before:
         raise Breach("a file outside the root was written")
 
 
@@ -566,7 +567,7 @@ def _served_50mb(service: str, chunked: bool) -> Callable[[Path], tuple[str, flo
 
         import psutil
 
-        port = _free_port()
+        port = free_port()
         code = (
             "import sys, uvicorn\nfrom pathlib import Path\n"
             + (
@@ -596,12 +597,6 @@ def _served_50mb(service: str, chunked: bool) -> Callable[[Path], tuple[str, flo
         return f"401 in {seconds:.3f} s, server memory +{growth:.1f} MB", seconds
 
     return case
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _wait_for(port: int, seconds: float = 60) -> None:

@@ -197,8 +197,12 @@ def format_report(report: CorpusReport) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument(
-        "path", type=Path, nargs="?", default=FIXTURES, help="a checkout of plaited/plaited, or a git directory"
-        " (default: the Plaited-API fixture stories, as `make bench` runs it)"
+        "path",
+        type=Path,
+        nargs="?",
+        default=FIXTURES,
+        help="a checkout of plaited/plaited, or a git directory"
+        " (default: the Plaited-API fixture stories, as `make bench` runs it)",
     )
     parser.add_argument("--rev", default="HEAD", help="revision to read when PATH is a git directory (default HEAD)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")

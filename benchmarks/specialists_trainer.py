@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.common import arguments, print_json
+from benchmarks.common import arguments, free_port, print_json
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,12 +54,6 @@ def dataset_rows(count: int) -> list[dict[str, Any]]:
             }
         )
     return rows
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def wait_for(url: str, run_id: str, timeout: float) -> tuple[dict[str, Any], float]:
