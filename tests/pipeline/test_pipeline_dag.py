@@ -27,9 +27,15 @@ def test_the_whole_dag_trains_evaluates_gates_deploys_and_then_recomputes_nothin
     for stage in ("base", "sft", "experience", "dpo", "grpo"):
         assert (project / "models" / "world_agent" / stage).is_dir()
     evaluation = json.loads((project / "reports/world_agent/eval.json").read_text())
-    assert {"base", "nearest", "sft", "experience", "dpo", "grpo", "reference"} <= set(
-        json.dumps(evaluation).replace('"', " ").split()
-    )
+    assert {"base", "nearest", "sft", "experience", "dpo", "reference"} <= set(evaluation["models"])
+    # GRPO with no reward variance (the tiny model's usual case) writes DPO's adapter through: it is
+    # not evaluated again, and the evaluation says so
+    grpo = json.loads((project / "models/world_agent/grpo/stage.json").read_text())
+    if grpo.get("skipped"):
+        assert "grpo" not in evaluation["models"]
+        assert any(note.startswith("`grpo` did not train") for note in evaluation["notes"]), evaluation["notes"]
+    else:
+        assert "grpo" in evaluation["models"]
     gate = json.loads((project / "reports/world_agent/gate.json").read_text())
     assert isinstance(gate["passed"], bool) and gate["reasons"]
     report = (project / "reports/world_agent/report.md").read_text()
