@@ -324,3 +324,47 @@ def test_the_gate_requires_beating_the_nearest_story_baseline_unless_params_turn
     # Without the comparison the check cannot pass, and says why.
     check, sentence = above_nearest_check({"step_effects": []}, "sft")
     assert not check.passed and "was not compared" in sentence
+
+
+def test_the_hour_profile_gates_sft_with_no_base_row_and_the_post_sft_stages_off(tmp_path: Path) -> None:
+    # the cpu profile: base not in evaluate.models, experience/dpo/grpo off (max_steps 0): their
+    # metrics files are the skip records lm.training.skip_stage writes
+    report = synthetic_report({name: STAGES[name] for name in ("nearest", "sft", "reference")})
+    summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
+    write_eval_outputs(report, summary, intents)
+    params = Params.model_validate({"compare": {"bootstrap_samples": 100}})
+    compared = compare_stage(params, summary=summary, intents=intents, comparison=comparison, live=tmp_path / "c")
+    assert compared["candidate"] == "sft"
+    assert [(e["model"], e["baseline"]) for e in compared["step_effects"]] == [("sft", "nearest")]
+    adapters, metrics = {}, {}
+    for stage in ("sft", "experience", "dpo", "grpo"):
+        adapters[stage] = tmp_path / "models" / stage
+        adapters[stage].mkdir(parents=True)
+        (adapters[stage] / "adapter_model.safetensors").write_bytes(b"sft")
+        content = {"global_step": 30, "loss_first": 1.8, "loss_last": 0.4, "wall_s": 600.0}
+        if stage != "sft":
+            reason = f"{stage}.max_steps is 0: the stage is off in this profile"
+            content = {"skipped": True, "reason": reason, "global_step": 0}
+        metrics[f"{stage}_metrics"] = tmp_path / f"{stage}-metrics.json"
+        metrics[f"{stage}_metrics"].write_text(json.dumps(content))
+    gate_json, report_md = tmp_path / "gate.json", tmp_path / "report.md"
+    gate_best_stage(
+        params,
+        summary=summary,
+        intents=intents,
+        comparison=comparison,
+        **adapters,
+        **metrics,
+        report=report_md,
+        decision=gate_json,
+    )
+    gate = json.loads(gate_json.read_text())
+    assert gate["candidate"] == "sft" and isinstance(gate["passed"], bool)
+    text = report_md.read_text()
+    assert "**sft** (candidate)" in text and "| sft (candidate) − nearest |" in text
+    assert "sft (candidate) − base" not in text
+    section = text.split("## Training", 1)[1].split("\n## ", 1)[0]
+    assert "| sft | 30 | 1.800 → 0.400 |" in section and "| experience |" not in section
+    for stage in ("experience", "dpo", "grpo"):
+        assert f"- **{stage} did not train:** {stage}.max_steps is 0: the stage is off in this profile." in section
+    assert "Experience:**" not in section and "probe" not in section

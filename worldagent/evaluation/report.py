@@ -234,6 +234,11 @@ def _opt(value: Any, digits: int = 3) -> str:
     return "–" if value is None else (f"{value:.{digits}f}" if isinstance(value, float) else str(value))
 
 
+def _off(metrics: Mapping[str, Any]) -> bool:
+    """A stage its profile turned off (``max_steps: 0``): skipped without a probe having run."""
+    return bool(metrics.get("skipped")) and not metrics.get("probe")
+
+
 def _training_section(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """What each trained stage did: steps, loss, throughput; the experience loop's samples; GRPO's
     reward signal per step, or why it did not train."""
@@ -241,7 +246,8 @@ def _training_section(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
         "| stage | steps | loss first → last | train tokens/s | wall s | precision |",
         "|---|---:|---:|---:|---:|---|",
     ]
-    for stage, m in training.items():
+    trained = {stage: m for stage, m in training.items() if not _off(m)}
+    for stage, m in trained.items():
         run = m.get("training", m) if stage == "experience" else m
         tokens = run.get("train_tokens_per_second")
         lines.append(
@@ -249,7 +255,10 @@ def _training_section(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
             f" | {_opt(tokens, 1)} | {_opt(run.get('wall_s'), 0)} | {_opt(run.get('precision'))} |"
         )
     lines.append("")
-    experience = training.get("experience")
+    for stage, m in training.items():
+        if _off(m):  # off in this profile: its input adapter written through, not evaluated again
+            lines.append(f"- **{stage} did not train:** {m.get('reason', 'no reason recorded')}.")
+    experience = trained.get("experience")
     if experience:
         variance = experience.get("reward_variance") or {}
         store = experience.get("store") or {}
@@ -263,7 +272,7 @@ def _training_section(training: Mapping[str, Mapping[str, Any]]) -> list[str]:
             f" {(experience.get('pairs') or {}).get('reference', 0)} reference-vs-failure."
             f" Generation {_opt(generation.get('tokens_per_second'), 1)} tokens/s."
         )
-    grpo = training.get("grpo")
+    grpo = trained.get("grpo")
     if grpo:
         probe = grpo.get("probe") or {}
         probed = f"the probe ({probe.get('generations', '?')} samples per prompt) found reward variance on " + (
