@@ -10,7 +10,7 @@ import pytest
 
 from worldagent.cli import main
 
-ROWS = Path(__file__).resolve().parents[2] / "reports" / "world_agent" / "eval_intents.jsonl"
+ROWS = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "full-budgets-run" / "eval_intents.jsonl"
 
 
 def test_compare_prints_each_metric_with_its_ci_and_the_passes_only_one_side_has(

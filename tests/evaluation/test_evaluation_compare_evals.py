@@ -1,6 +1,6 @@
 """`worldagent compare A B`: two evaluations paired by intent, B − A with the compare stage's bootstrap.
 
-The real input is the committed run: ``reports/world_agent/eval_intents.jsonl`` (every evaluated model's
+The real input is a committed run: ``tests/fixtures/full-budgets-run/eval_intents.jsonl`` (every evaluated model's
 per-intent results, in git) and the per-model files the evaluate stages write, rebuilt here from it.
 """
 
@@ -18,7 +18,8 @@ from worldagent.evaluation.compare_evals import EvalSide, compare_evaluations, l
 from worldagent.evaluation.metrics import IntentResult, summarize
 from worldagent.evaluation.model_eval import EvalRow, ModelEvalFile, write_model_eval
 
-REPORTS = ROOT / "reports" / "world_agent"
+# the full budgets' run (every trained stage evaluated), as reports/world_agent/ held it before the cpu profile
+REPORTS = ROOT / "tests" / "fixtures" / "full-budgets-run"
 INTENT_ROWS = REPORTS / "eval_intents.jsonl"
 SEED = 1234  # params.yaml's seed, which the committed compare.json was computed with
 
