@@ -175,17 +175,38 @@ def test_report_has_the_results_table_the_step_effects_the_selection_and_constra
     assert "## All metrics" in text and "| grpo (unconstrained) |" in text
 
 
+def gate_with(
+    tmp_path: Path, params: Params, training: dict[str, dict], adapter_bytes: dict[str, bytes]
+) -> tuple[dict[str, Path], Path, Path]:
+    """Writes each stage's adapter and metrics file, then runs ``gate_best_stage`` over the compare
+    outputs in ``tmp_path``: (adapters, gate.json, report.md)."""
+    adapters, metrics = {}, {}
+    for stage, content in training.items():
+        adapters[stage] = tmp_path / "models" / stage
+        adapters[stage].mkdir(parents=True, exist_ok=True)
+        (adapters[stage] / "adapter_model.safetensors").write_bytes(adapter_bytes[stage])
+        metrics[f"{stage}_metrics"] = tmp_path / f"{stage}-metrics.json"
+        metrics[f"{stage}_metrics"].write_text(json.dumps(content))
+    gate_json, report_md = tmp_path / "gate.json", tmp_path / "report.md"
+    gate_best_stage(
+        params,
+        summary=tmp_path / "eval.json",
+        intents=tmp_path / "eval_intents.jsonl",
+        comparison=tmp_path / "compare.json",
+        **adapters,
+        **metrics,
+        report=report_md,
+        decision=gate_json,
+    )
+    return adapters, gate_json, report_md
+
+
 def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> None:
     report = synthetic_report(STAGES)
     summary, intents, comparison = tmp_path / "eval.json", tmp_path / "eval_intents.jsonl", tmp_path / "compare.json"
     write_eval_outputs(report, summary, intents)
     params = Params.model_validate({"compare": {"bootstrap_samples": 100}})
     compare_stage(params, summary=summary, intents=intents, comparison=comparison, live=tmp_path / "candidate")
-    adapters = {}
-    for stage in ("sft", "experience", "dpo", "grpo"):
-        adapters[stage] = tmp_path / "models" / stage
-        adapters[stage].mkdir(parents=True)
-        (adapters[stage] / "adapter_model.safetensors").write_bytes(stage.encode())
     training = {
         "sft": {"global_step": 30, "loss_first": 1.8, "loss_last": 0.4, "wall_s": 600.0},
         "experience": {
@@ -203,21 +224,7 @@ def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> N
         "dpo": {"global_step": 8, "loss_first": 0.69, "loss_last": 0.5},
         "grpo": {"skipped": True, "reason": "no prompt's reward varied", "prompts": 8, "probe": {"generations": 4}},
     }
-    metrics = {}
-    for stage, content in training.items():
-        metrics[f"{stage}_metrics"] = tmp_path / f"{stage}-metrics.json"
-        metrics[f"{stage}_metrics"].write_text(json.dumps(content))
-    gate_json, report_md = tmp_path / "gate.json", tmp_path / "report.md"
-    gate_best_stage(
-        params,
-        summary=summary,
-        intents=intents,
-        comparison=comparison,
-        **adapters,
-        **metrics,
-        report=report_md,
-        decision=gate_json,
-    )
+    adapters, gate_json, report_md = gate_with(tmp_path, params, training, {s: s.encode() for s in training})
     gate = json.loads(gate_json.read_text())
     assert gate["candidate"] == "experience" == json.loads(comparison.read_text())["candidate"]
     assert gate["artifact_path"] == str(adapters["experience"])
@@ -236,16 +243,7 @@ def test_gate_best_stage_gates_and_records_the_chosen_stage(tmp_path: Path) -> N
     compared = json.loads(comparison.read_text())
     comparison.write_text(json.dumps({**compared, "candidate": "reference"}))
     with pytest.raises(InputError, match="not a trained stage"):
-        gate_best_stage(
-            params,
-            summary=summary,
-            intents=intents,
-            comparison=comparison,
-            **adapters,
-            **metrics,
-            report=report_md,
-            decision=gate_json,
-        )
+        gate_with(tmp_path, params, training, {s: s.encode() for s in training})
 
 
 def test_compare_stage_without_a_trained_stage_is_a_clear_error(tmp_path: Path) -> None:
@@ -336,28 +334,11 @@ def test_the_hour_profile_gates_sft_with_no_base_row_and_the_post_sft_stages_off
     compared = compare_stage(params, summary=summary, intents=intents, comparison=comparison, live=tmp_path / "c")
     assert compared["candidate"] == "sft"
     assert [(e["model"], e["baseline"]) for e in compared["step_effects"]] == [("sft", "nearest")]
-    adapters, metrics = {}, {}
-    for stage in ("sft", "experience", "dpo", "grpo"):
-        adapters[stage] = tmp_path / "models" / stage
-        adapters[stage].mkdir(parents=True)
-        (adapters[stage] / "adapter_model.safetensors").write_bytes(b"sft")
-        content = {"global_step": 30, "loss_first": 1.8, "loss_last": 0.4, "wall_s": 600.0}
-        if stage != "sft":
-            reason = f"{stage}.max_steps is 0: the stage is off in this profile"
-            content = {"skipped": True, "reason": reason, "global_step": 0}
-        metrics[f"{stage}_metrics"] = tmp_path / f"{stage}-metrics.json"
-        metrics[f"{stage}_metrics"].write_text(json.dumps(content))
-    gate_json, report_md = tmp_path / "gate.json", tmp_path / "report.md"
-    gate_best_stage(
-        params,
-        summary=summary,
-        intents=intents,
-        comparison=comparison,
-        **adapters,
-        **metrics,
-        report=report_md,
-        decision=gate_json,
-    )
+    training = {"sft": {"global_step": 30, "loss_first": 1.8, "loss_last": 0.4, "wall_s": 600.0}}
+    for stage in ("experience", "dpo", "grpo"):
+        reason = f"{stage}.max_steps is 0: the stage is off in this profile"
+        training[stage] = {"skipped": True, "reason": reason, "global_step": 0}
+    _, gate_json, report_md = gate_with(tmp_path, params, training, dict.fromkeys(training, b"sft"))
     gate = json.loads(gate_json.read_text())
     assert gate["candidate"] == "sft" and isinstance(gate["passed"], bool)
     text = report_md.read_text()
