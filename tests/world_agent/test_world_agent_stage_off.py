@@ -10,11 +10,12 @@ import pytest
 
 from tests.lm.training_fixtures import STORIES, tiny_params
 from worldagent.config import ExperienceParams, Params, parse_params
-from worldagent.lm.training import read_stage
+from worldagent.lm.training import pass_through, read_stage
 from worldagent.world_agent.experience import read_store
 from worldagent.world_agent.stages import dpo as dpo_stage
 from worldagent.world_agent.stages import experience as experience_stage
 from worldagent.world_agent.stages import grpo as grpo_stage
+from worldagent.world_agent.stages.evaluate_model import did_not_train_note
 
 
 def _refuse(*args: Any, **kwargs: Any) -> Any:
@@ -126,3 +127,12 @@ def test_grpo_off_writes_the_dpo_adapter_through(tmp_path: Path) -> None:
         live=tmp_path / "live",
     )
     assert_written_through(dpo, out, "grpo", metrics)
+
+
+def test_a_chain_of_stages_that_are_off_names_the_stage_that_trained(tmp_path: Path) -> None:
+    sft = adapter(tmp_path / "sft", "sft")
+    experience, dpo = tmp_path / "experience", tmp_path / "dpo"
+    pass_through("experience", sft, experience, {"skipped": True, "reason": "off"})
+    pass_through("dpo", experience, dpo, {"skipped": True, "reason": "off"})
+    assert read_stage(experience)["passthrough_of"] == read_stage(dpo)["passthrough_of"] == "sft"
+    assert did_not_train_note("dpo", dpo) == "`dpo` did not train (off): its adapter is `sft`'s, not evaluated again."

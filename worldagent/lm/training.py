@@ -747,11 +747,14 @@ def off_reason(stage: str) -> str:
 def pass_through(stage: str, parent_dir: Path, out_dir: Path, record: Mapping[str, Any]) -> None:
     """Write ``parent_dir`` to ``out_dir`` unchanged (a stage that did not train), its record saying why:
     the adapter files are the parent's, ``stage.json`` is the parent's with ``stage`` set to ``stage``,
-    ``passthrough_of`` to the parent's stage, and ``record``'s keys added."""
+    ``passthrough_of`` to the stage that trained these weights (the parent, or the stage the parent
+    itself wrote through, so a chain of stages that are off names the trainer), and ``record``'s keys added."""
     info = read_stage(parent_dir)
     with atomic_directory(out_dir) as tmp:
         shutil.copytree(parent_dir, tmp, dirs_exist_ok=True, symlinks=False)
-        write_stage(tmp, {**info, "stage": stage, "passthrough_of": info.get("stage"), **record})
+        write_stage(
+            tmp, {**info, "stage": stage, "passthrough_of": info.get("passthrough_of") or info.get("stage"), **record}
+        )
 
 
 def skip_stage(

@@ -127,21 +127,6 @@ def generation_stats(policy: Policy) -> GenerationStats:
     return total
 
 
-def generate_rows(
-    settings: EvaluateParams,
-    seed: int,
-    model_name: str,
-    model: Any,
-    tokenizer: Any,
-    rows: Sequence[dict[str, Any]],
-    scorer: Scorer,
-) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
-    """The model's rows (constrained and/or not) and their timings; ``seed`` seeds the retries and vLLM."""
-    with contextlib.ExitStack() as stack:
-        llm = vllm_engine(settings, seed, model_name, model, tokenizer, rows, stack)
-        return _generate_rows(settings, seed, model_name, model, tokenizer, rows, scorer, llm)
-
-
 def vllm_engine(
     settings: EvaluateParams,
     seed: int,
@@ -169,7 +154,7 @@ def vllm_engine(
     )
 
 
-def _generate_rows(
+def generate_rows(
     settings: EvaluateParams,
     seed: int,
     model_name: str,
@@ -177,8 +162,10 @@ def _generate_rows(
     tokenizer: Any,
     rows: Sequence[dict[str, Any]],
     scorer: Scorer,
-    llm: Any,
+    llm: Any = None,
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
+    """The model's rows (constrained and/or not) and their timings; ``seed`` seeds the retries and
+    vLLM; ``llm`` is :func:`vllm_engine`'s engine, None for the project's decoder."""
     from worldagent.lm.rollout import BatchedPolicy, PromptCache
 
     evaluated: list[EvalRow] = []
@@ -361,7 +348,9 @@ def evaluate_model(
             policy_model, tokenizer = loader(base, adapter)
         evaluation.notes.append(precision_note(policy_model))
         try:
-            evaluated, timings = generate_rows(settings, seed, name, policy_model, tokenizer, rows, scorer)
+            with contextlib.ExitStack() as stack:
+                llm = vllm_engine(settings, seed, name, policy_model, tokenizer, rows, stack)
+                evaluated, timings = generate_rows(settings, seed, name, policy_model, tokenizer, rows, scorer, llm)
         finally:
             del policy_model
             gc.collect()
