@@ -32,8 +32,8 @@ CASE_TIMEOUT_S = 60.0  # a case still running then is killed and counted as fail
 
 
 def all_cases() -> dict[str, dict[str, Callable[[Path], Any]]]:
-    """Every case by class: the guard's classes, then the earlier rounds' (benchmarks.hostile_cases)."""
-    from benchmarks.hostile_cases import cases
+    """Every case by class: the guard's classes, then the earlier rounds' (tests.fixtures.hostile.cases)."""
+    from tests.fixtures.hostile.cases import cases
 
     return cases()
 
@@ -42,7 +42,7 @@ def _warm(klass: str) -> None:
     """Import what a class's cases use before any clock starts (imports are not a case's cost)."""
     import importlib
 
-    from benchmarks.hostile_cases import corpus
+    from tests.fixtures.hostile.cases import corpus
 
     for module in corpus()["warm"][klass]:
         importlib.import_module(module)
@@ -63,7 +63,7 @@ def _run_forked(klass: str, name: str, case: Callable[[Path], Any]) -> dict[str,
     import shutil
     import signal
 
-    from benchmarks.hostile_cases import Breach
+    from tests.fixtures.hostile.cases import Breach
 
     reader, writer = os.pipe()
     baseline = _rss_mb()

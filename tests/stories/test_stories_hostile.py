@@ -1,6 +1,6 @@
 """Hostile stories end in a clear, located error (issue 12): size budgets while values are built,
 symlinks that leave the story root refused. Time and memory are measured in
-``benchmarks/hostile_cases.py`` (class ``earlier``); these tests only check the outcome."""
+``tests/fixtures/hostile/cases.py`` (class ``earlier``); these tests only check the outcome."""
 
 from __future__ import annotations
 
