@@ -120,3 +120,61 @@ def test_the_summary_has_the_story_tests_both_models_on_both_sets_and_the_metric
     assert "| held out, champion | no champion yet |" in text
     assert "| changed stories, nearest | not evaluated |" in text
     assert "### `dvc metrics diff HEAD`" in text and "(1.5 min, no training)" in text
+
+
+DVC_YAML = """\
+stages:
+  base:
+    cmd: python -c "import pathlib; p = pathlib.Path('base.txt'); p.write_text(pathlib.Path('stories.txt').read_text() + '!')"
+    deps: [stories.txt]
+    outs: [base.txt]
+  evaluate_champion:
+    cmd: python -c "import pathlib; pathlib.Path('eval.txt').write_text(pathlib.Path('base.txt').read_text() + '?')"
+    deps: [base.txt]
+    outs: [eval.txt]
+"""
+
+
+def _dvc(root: Path, *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-m", "dvc", *args], cwd=root, check=True, capture_output=True, text=True
+    ).stdout
+
+
+def test_the_base_the_champion_was_trained_on_is_not_rebuilt_when_the_stories_change(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")
+    _dvc(tmp_path, "init", "-q")
+    (tmp_path / "dvc.yaml").write_text(DVC_YAML, encoding="utf-8")
+    (tmp_path / "stories.txt").write_text("v1", encoding="utf-8")
+    pr_check.dvc_repro(["evaluate_champion"], tmp_path)
+    assert (tmp_path / "eval.txt").read_text(encoding="utf-8") == "v1!?"
+    (tmp_path / "stories.txt").write_text("v2", encoding="utf-8")  # the pull request's new story
+    before = (tmp_path / "dvc.yaml").read_bytes()
+    with pr_check.frozen(["base"], tmp_path):
+        pr_check.dvc_repro(["evaluate_champion"], tmp_path)
+    assert (tmp_path / "base.txt").read_text(encoding="utf-8") == "v1!"  # kept, not refitted
+    assert (tmp_path / "eval.txt").read_text(encoding="utf-8") == "v1!?"
+    assert (tmp_path / "dvc.yaml").read_bytes() == before  # unfrozen to the byte
+    assert "base" in _dvc(tmp_path, "status")  # and DVC sees the stale base again
+
+
+def test_freezing_restores_dvc_yaml_when_the_repro_fails(tmp_path: Path) -> None:
+    _git(tmp_path, "init", "-q")
+    _dvc(tmp_path, "init", "-q")
+    (tmp_path / "dvc.yaml").write_text(DVC_YAML, encoding="utf-8")
+    before = (tmp_path / "dvc.yaml").read_bytes()
+    try:
+        with pr_check.frozen(["base"], tmp_path):
+            assert b"frozen: true" in (tmp_path / "dvc.yaml").read_bytes()
+            raise RuntimeError("the repro failed")
+    except RuntimeError:
+        pass
+    assert (tmp_path / "dvc.yaml").read_bytes() == before
+
+
+def test_only_a_base_that_is_here_is_pinned(tmp_path: Path) -> None:
+    params = Params()
+    assert pr_check.pinnable(params, tmp_path) == []
+    for out in pr_check.stage("base").outputs.values():
+        (tmp_path / pr_check._resolve(out, params)).mkdir(parents=True)
+    assert pr_check.pinnable(params, tmp_path) == ["base"]

@@ -6,8 +6,11 @@
    ``discover.stories_dir``) each render and pass their own assertions and the accessibility rules
    (``worldagent story-test FILE``: exit status 1 when one does not).
 2. DVC brings the data stages and the two evaluations up to date (``dvc repro evaluate_nearest
-   evaluate_champion``: discover, generate and the base conversion when the stories changed them),
-   after pinning the registry's current champion (``registry.url``; none yet: an empty row).
+   evaluate_champion``: discover and generate when the stories changed them), after pinning the
+   registry's current champion (``registry.url``; none yet: an empty row). The base stays the one
+   the champion was trained on: ``base`` is frozen for the repro where its outputs are here (its
+   marker rows are fitted on training conversations, which a new story changes; a refitted base
+   under the champion's adapter is not the champion).
 3. The champion and the nearest-story baseline answer the intents of the stories that are new or
    declare something else since ``--base`` (each story's original intent; the baseline copies from
    the training stories without those, so it cannot copy the story it is scored on), by the same
@@ -23,12 +26,13 @@ runner's copy). DESIGN.md §8, "Runs fit their runners".
 from __future__ import annotations
 
 import argparse
+import contextlib
 import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +45,7 @@ from worldagent.pipeline.world_agent import PIPELINE
 
 STORY_SUFFIX = ".stories.tsx"
 MODELS = ("champion", "nearest")  # evaluated on the held-out set and on the changed stories
+PINNED = ("base",)  # what the champion was trained on: not rebuilt by a pull request (module docstring, 2.)
 DEFAULT_OUT = Path("logs/pr-check")
 _PARAM = re.compile(r"\$\{([a-z_]+)\.([a-z_]+)\}")
 
@@ -126,6 +131,30 @@ def dvc_repro(stages: Sequence[str], root: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "dvc", "repro", *stages], cwd=root, check=False)
     if done.returncode != 0:
         raise RunError(f"dvc repro {' '.join(stages)} failed (exit {done.returncode}): the log above says why")
+
+
+@contextlib.contextmanager
+def frozen(stages: Sequence[str], root: Path) -> Iterator[None]:
+    """``dvc freeze STAGES`` for the duration (``dvc repro`` neither reruns them nor checks their
+    dependencies; the stages after them read their outputs as they are); dvc.yaml is restored to its
+    bytes afterwards, whatever happened, since DVC rewrites the file when it freezes."""
+    dvc_yaml = root / "dvc.yaml"
+    before = dvc_yaml.read_bytes()
+    try:
+        for name in stages:
+            done = _run([sys.executable, "-m", "dvc", "freeze", name], root)
+            if done.returncode != 0:
+                raise RunError(f"dvc freeze {name} failed: {done.stderr.strip() or done.stdout.strip()}")
+        yield
+    finally:
+        dvc_yaml.write_bytes(before)
+
+
+def pinnable(params: Params, root: Path) -> list[str]:
+    """The stages of :data:`PINNED` whose outputs are all here (a cold cache builds them instead)."""
+    return [
+        name for name in PINNED if all((root / _resolve(out, params)).exists() for out in stage(name).outputs.values())
+    ]
 
 
 def _resolve(path: str, params: Params) -> str:
@@ -257,8 +286,13 @@ def run(base: str, root: Path, out: Path, params_path: Path) -> tuple[bool, str]
     family = _resolve("${" + PIPELINE.registry_family + "}", params)
     champion = pin_champion(params.registry.url, family, PIPELINE, root)
     print(f"pr-check: champion {champion.get('version') or 'none yet'}", flush=True)
-    dvc_repro([f"evaluate_{model}" for model in MODELS], root)
-    mark = _took("dvc repro (data stages, base, held-out evaluations)", mark)
+    pinned = pinnable(params, root)
+    print(
+        f"pr-check: kept as the champion was trained on: {', '.join(pinned) or 'nothing (not built yet)'}", flush=True
+    )
+    with frozen(pinned, root):
+        dvc_repro([f"evaluate_{model}" for model in MODELS], root)
+    mark = _took("dvc repro (data stages, held-out evaluations)", mark)
     out.mkdir(parents=True, exist_ok=True)
     stories = changed_story_ids(base, [s for s in changed if s.is_relative_to(stories_dir)], stories_dir, root)
     print(f"pr-check: {len(stories)} new or changed stories to score: {', '.join(stories) or 'none'}", flush=True)
