@@ -86,7 +86,10 @@ def test_the_gpu_profile_has_the_full_budgets_and_cpu_the_hour_s_with_each_steps
     budgets.add("evaluate.base_max_new_tokens")
     differing = {key for key in cpu if cpu[key] != gpu[key]}
     assert budgets <= differing
-    assert all(key.endswith(layout) or key in budgets or key == "experience.generation_batch_size" for key in differing)
+    # the hour's other lever: cpu decodes as it trained (bfloat16 where native), gpu in float32
+    others = {"evaluate.dtype", "experience.generation_batch_size"}
+    assert all(key.endswith(layout) or key in budgets | others for key in differing)
+    assert (cpu["evaluate.dtype"], gpu["evaluate.dtype"]) == ("model", "float32")
     # cpu: fewer SFT steps and the post-SFT stages off (0); gpu trains every stage
     assert 0 < cpu["sft.max_steps"] < gpu["sft.max_steps"]
     assert all(cpu[f"{s}.max_steps"] == 0 < gpu[f"{s}.max_steps"] for s in ("experience", "dpo", "grpo"))
