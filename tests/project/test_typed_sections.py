@@ -38,6 +38,7 @@ WHOLE_PARAMS_READERS = {
     "worldagent/pipeline/pr_check.py:stage_command": "resolves a stage's paths (_resolve)",
     "worldagent/pipeline/pr_check.py:new_story_rows": "resolves a stage's paths (_resolve)",
     "worldagent/pipeline/pr_check.py:evaluate_new_stories": "resolves a stage's paths (_resolve)",
+    "worldagent/pipeline/pr_check.py:pinnable": "resolves a stage's paths (_resolve)",
 }
 
 
