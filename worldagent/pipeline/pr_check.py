@@ -39,7 +39,8 @@ from typing import Any
 
 from worldagent.config import Params, load_params
 from worldagent.errors import InputError, RunError, clean_errors
-from worldagent.io import atomic_write_text, jsonl, read_json, read_jsonl
+from worldagent.guard import files
+from worldagent.io import atomic_write_bytes, atomic_write_text, jsonl, read_json, read_jsonl
 from worldagent.pipeline.table import Pipeline, Stage
 from worldagent.pipeline.world_agent import PIPELINE
 
@@ -139,7 +140,7 @@ def frozen(stages: Sequence[str], root: Path) -> Iterator[None]:
     dependencies; the stages after them read their outputs as they are); dvc.yaml is restored to its
     bytes afterwards, whatever happened, since DVC rewrites the file when it freezes."""
     dvc_yaml = root / "dvc.yaml"
-    before = dvc_yaml.read_bytes()
+    before = files.read_bytes(dvc_yaml, root=root, what="the pipeline's dvc.yaml")
     try:
         for name in stages:
             done = _run([sys.executable, "-m", "dvc", "freeze", name], root)
@@ -147,7 +148,7 @@ def frozen(stages: Sequence[str], root: Path) -> Iterator[None]:
                 raise RunError(f"dvc freeze {name} failed: {done.stderr.strip() or done.stdout.strip()}")
         yield
     finally:
-        dvc_yaml.write_bytes(before)
+        atomic_write_bytes(dvc_yaml, before)
 
 
 def pinnable(params: Params, root: Path) -> list[str]:
