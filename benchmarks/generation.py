@@ -11,7 +11,10 @@ intent, an example story and the component's files). Each engine runs the evalua
    can enforce it (the project's decoder: :mod:`worldagent.lm.constrained`; plain ``generate``: the
    same processor);
 2. **self-check retries**: every other prompt again, sampled (temperature 1, seed 1), as
-   :class:`worldagent.world_agent.self_check.SelfCheckingPolicy` asks a failing prompt again;
+   :class:`worldagent.world_agent.self_check.SelfCheckingPolicy` asks a failing prompt again: in a
+   round after the first answers (``decoder``: static batches; ``transformers``), or joining the
+   batch as the prompt's first answer ends (``continuous``: continuous batching, as the evaluation
+   runs);
 
 and, separately, the prompts with one new token each (``prompt tok/s``: how fast it takes prompts in).
 
@@ -51,7 +54,7 @@ from worldagent.pipeline import world_agent as stage_paths
 
 STORIES = Path("data/stories")
 RETRY_SEED = 1
-ENGINES = ("decoder", "transformers")
+ENGINES = ("continuous", "decoder", "transformers")
 
 
 # --------------------------------------------------------------------------- prompts and models
@@ -142,7 +145,8 @@ class Workload:
 
 
 def decoder_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bool]:
-    """The project's decoder, one :class:`PromptCache` for the whole workload (as the evaluation)."""
+    """The project's decoder in static batches, the retries in a batch of their own after the first
+    answers, one :class:`PromptCache` for the whole workload."""
     from worldagent.lm.rollout import PromptCache, generate_batched
 
     store = PromptCache()
@@ -153,7 +157,30 @@ def decoder_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bo
         groups = generate_batched(model, tokenizer, prompts, config, batch_size, factory, stats, store)
         return [group[0].text for group in groups]
 
-    return run, True
+    return in_rounds(run), True
+
+
+def continuous_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bool]:
+    """The project's decoder with continuous batching, as the evaluation runs it: a retry joins the
+    batch the step its prompt's first answer ends (:func:`worldagent.lm.continuous.answer_with_retries`)."""
+    from worldagent.lm.continuous import answer_with_retries
+    from worldagent.lm.rollout import BatchedPolicy, PromptCache
+
+    store = PromptCache()
+    factories: dict[int, Any] = {}
+
+    def answer(prompts: list, first: Any, retry: Any, retried: set[int], constrained: bool, stats: Any) -> list[str]:
+        def policy(config: Any) -> BatchedPolicy:
+            factory = _factory(factories, tokenizer, model, config.max_new_tokens) if constrained else None
+            decoder = BatchedPolicy(model, tokenizer, config, batch_size, factory, store)
+            decoder.stats = stats
+            return decoder
+
+        head = policy(first)
+        answer_with_retries(head, [policy(retry)] if retry else [], prompts, lambda i, k, _: k == 0 and i in retried)
+        return [completion.text for completion in head.last]
+
+    return answer, True
 
 
 def transformers_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bool]:
@@ -166,7 +193,19 @@ def transformers_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[An
         factory = _factory(factories, tokenizer, model, config.max_new_tokens) if constrained else None
         return [g[0].text for g in generate_one_at_a_time(model, tokenizer, prompts, config, stats, factory)]
 
-    return run, True
+    return in_rounds(run), True
+
+
+def in_rounds(run: Callable[..., list[str]]) -> Callable[..., list[str]]:
+    """An engine that answers one call at a time: the first answers, then the retried prompts."""
+
+    def answer(prompts: list, first: Any, retry: Any, retried: set[int], constrained: bool, stats: Any) -> list[str]:
+        answers = run(prompts, first, constrained, stats)
+        if retry is not None and retried:
+            run([prompts[i] for i in sorted(retried)], retry, constrained, stats)
+        return answers
+
+    return answer
 
 
 def _factory(cache: dict[int, Any], tokenizer: Any, model: Any, budget: int) -> Any:
@@ -199,14 +238,13 @@ def measure(
     run, grammar = build()
     stats = GenerationStats()
     cpu = time.process_time()
-    first = run(prompts, SamplingConfig(max_new_tokens=workload.new_tokens), grammar, stats)
-    retried = prompts[::2]
+    retried = set(range(0, len(prompts), 2))
     sampled = SamplingConfig(max_new_tokens=workload.new_tokens, do_sample=True, temperature=1.0, seed=RETRY_SEED)
-    run(retried, sampled, grammar, stats)
+    first = run(prompts, SamplingConfig(max_new_tokens=workload.new_tokens), sampled, retried, grammar, stats)
     cpu = time.process_time() - cpu
     prefill = GenerationStats()
     prefill_cpu = time.process_time()
-    build()[0](prompts, SamplingConfig(max_new_tokens=1), False, prefill)
+    build()[0](prompts, SamplingConfig(max_new_tokens=1), None, set(), False, prefill)
     prefill_cpu = time.process_time() - prefill_cpu
     parsed = [parse_calls(answer) for answer in first]
     spent, least = shape.spent_flops(stats), shape.minimum_flops(stats)
@@ -323,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace) -> tuple[Any, bool]:
+    if name == "continuous":
+        return continuous_engine(model, tokenizer, args.batch_size)
     if name == "decoder":
         return decoder_engine(model, tokenizer, args.batch_size)
     if name == "transformers":

@@ -14,7 +14,8 @@ batch ends, and grows every row's cache by one concatenation a step. A small mod
 mostly short with a few that run to the token budget, so each batch of 8 ran as long as its longest
 answer and most of a step's work was spent on finished rows. :func:`decode_batch` drops a row from
 the batch (and from its KV cache) the step it stops, so long batches cost what their live rows cost
-(``benchmarks/generation.py`` measures both). :func:`generate_one_at_a_time` keeps plain
+(``benchmarks/generation.py`` measures both). The evaluation goes one step further: a finished row
+is replaced by the next prompt or retry at once (:mod:`worldagent.lm.continuous`). :func:`generate_one_at_a_time` keeps plain
 ``model.generate`` as the baseline, and the tests check that both give the same greedy answers.
 
 Every prompt is prefilled once per model (:class:`PromptCache`): a prompt is prefilled on its own,
@@ -514,6 +515,18 @@ def decode_completion(tokenizer: Any, ids: Sequence[int], drop: set[int]) -> str
 # --------------------------------------------------------------------------- generation
 
 
+def dropped_tokens(tokenizer: Any, stops: set[int], pad: int) -> set[int]:
+    """The tokens an answer's text leaves out: stops, the pad and the bos token."""
+    bos = getattr(tokenizer, "bos_token_id", None)
+    return stops | {pad} | ({int(bos)} if bos is not None else set())
+
+
+def completion_of(tokenizer: Any, new_ids: Sequence[int], stops: set[int], drop: set[int], steered: bool) -> Completion:
+    """The :class:`Completion` of a row's new tokens (cut at its first stop token)."""
+    kept, stopped = cut_at_stop(new_ids, stops)
+    return Completion(decode_completion(tokenizer, kept, drop), kept, stopped, steered)
+
+
 def _generate_kwargs(config: SamplingConfig, stops: list[int], pad: int) -> dict[str, Any]:
     """``model.generate`` arguments for :func:`generate_one_at_a_time` (the plain baseline)."""
     kwargs: dict[str, Any] = {
@@ -531,7 +544,7 @@ def _generate_kwargs(config: SamplingConfig, stops: list[int], pad: int) -> dict
     return kwargs
 
 
-def _sampling_warpers(config: SamplingConfig) -> Any:
+def sampling_warpers(config: SamplingConfig) -> Any:
     """transformers' temperature, top-k and top-p warpers, in ``model.generate``'s order."""
     from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
@@ -687,7 +700,7 @@ def decode_batch(
     device = input_ids.device
     width = input_ids.shape[1]
     stop_set = {int(token) for token in stops}
-    warpers = _sampling_warpers(config) if config.do_sample else None
+    warpers = sampling_warpers(config) if config.do_sample else None
     if generators is not None and len(generators) != input_ids.shape[0]:
         raise ValueError(f"{len(generators)} generators for {input_ids.shape[0]} rows")
     if not 0 <= prefix < int(attention_mask.sum(-1).min()):
@@ -788,11 +801,7 @@ def _generate(
     stops = stop_token_ids(tokenizer, model)
     stop_set = set(stops)
     pad = pad_token_id(tokenizer)
-    drop = (
-        stop_set
-        | {pad}
-        | ({int(tokenizer.bos_token_id)} if getattr(tokenizer, "bos_token_id", None) is not None else set())
-    )
+    drop = dropped_tokens(tokenizer, stop_set, pad)
     encoded = [encode_prompt(tokenizer, prompt) for prompt in prompts]
     order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i]), i))
     occurrence = prompt_occurrences(encoded)
@@ -879,10 +888,10 @@ def _generate(
             steered = next((list(p.steered) for p in processors if getattr(p, "steered", None)), [])
             for row_number, new_ids in enumerate(rows):
                 index = batch[row_number // config.num_return_sequences]
-                kept, stopped = cut_at_stop(new_ids, stop_set)
                 changed = bool(steered[row_number]) if steered else False
-                results[index].append(Completion(decode_completion(tokenizer, kept, drop), kept, stopped, changed))
-                stats.new_tokens += len(kept) + (1 if stopped else 0)
+                completion = completion_of(tokenizer, new_ids, stop_set, drop, changed)
+                results[index].append(completion)
+                stats.new_tokens += len(completion.token_ids) + (1 if completion.stopped else 0)
             stats.seconds += elapsed
             stats.batches += 1
             stats.per_batch_seconds.append(round(elapsed, 4))

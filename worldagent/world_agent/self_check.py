@@ -53,33 +53,51 @@ class SelfCheckingPolicy:
         self.counts = SelfCheckCounts(attempts=attempts, first_passed=0, fixed=0, failed=0, retried_answers=0)
 
     def complete(self, prompts: list[Prompt]) -> list[str]:
-        answers = self.first.complete(prompts)
-        self.used = [self.first]
+        from worldagent.lm.continuous import answer_with_retries, streamable
+
+        self.answers: list[str] = [""] * len(prompts)
         self.answered_by = [0] * len(prompts)
-        failing = [i for i, answer in enumerate(answers) if not self.check(i, answer)]
-        first_failed, retried = len(failing), 0
+        self._first_failed = self._fixed = self._retried = 0
+        retries = [self.retry(k) for k in range(1, self.attempts + 1)] if streamable(self.first, []) else []
+        if retries and streamable(self.first, retries):
+            # one stream: a failing answer's retry joins the batch the step the answer ends
+            self.used = [self.first, *retries]
+            answer_with_retries(self.first, retries, prompts, self._again)  # type: ignore[arg-type]
+        else:
+            self._in_rounds(prompts)
+        self.counts = SelfCheckCounts(
+            attempts=self.attempts,
+            first_passed=len(prompts) - self._first_failed,
+            fixed=self._fixed,
+            failed=self._first_failed - self._fixed,
+            retried_answers=self._retried,
+        )
+        return self.answers
+
+    def _in_rounds(self, prompts: list[Prompt]) -> None:
+        """Every prompt answered by ``first``, then each round of retries for the prompts still failing."""
+        self.used = [self.first]
+        failing = [i for i, answer in enumerate(self.first.complete(prompts)) if self._again(i, 0, answer)]
         for attempt in range(1, self.attempts + 1):
             if not failing:
                 break
             policy = self.retry(attempt)
             self.used.append(policy)
             again = policy.complete([prompts[i] for i in failing])
-            retried += len(failing)
-            still: list[int] = []
-            for i, answer in zip(failing, again, strict=True):
-                if self.check(i, answer):
-                    answers[i], self.answered_by[i] = answer, attempt
-                else:
-                    still.append(i)
-            failing = still
-        self.counts = SelfCheckCounts(
-            attempts=self.attempts,
-            first_passed=len(prompts) - first_failed,
-            fixed=first_failed - len(failing),
-            failed=len(failing),
-            retried_answers=retried,
-        )
-        return answers
+            failing = [i for i, answer in zip(failing, again, strict=True) if self._again(i, attempt, answer)]
+
+    def _again(self, i: int, attempt: int, answer: str) -> bool:
+        """Record prompt ``i``'s answer of ``attempt`` (0: the first); whether to ask it again."""
+        passed = self.check(i, answer)
+        if attempt == 0:
+            self.answers[i] = answer
+            self._first_failed += not passed
+        else:
+            self._retried += 1
+            if passed:
+                self.answers[i], self.answered_by[i] = answer, attempt
+                self._fixed += 1
+        return not passed and attempt < self.attempts
 
 
 def row_check(scorer: Scorer, rows: Sequence[dict[str, Any]]) -> Check:

@@ -1,0 +1,481 @@
+"""Continuous batching: every row of the batch busy while there is work to do.
+
+:func:`worldagent.lm.rollout.decode_batch` decodes a static batch: a row that stops leaves, but no
+other takes its place, so a batch runs as long as its longest answer and its late steps carry a few
+rows. A decode step's cost is mostly fixed (the weights, the adapters' kernels, the Python of 30
+layers: ~0.1 s for one row of SmolLM2-135M on two cores, ~0.3 s for 34), so those late steps cost
+almost what full ones do. And the evaluation's self-check retries came in rounds: the retries of
+round k waited for the slowest answer of round k - 1, each round its own short batch.
+
+:func:`decode_stream` keeps ``slots`` rows going: the step a row stops, its answer goes to
+``on_done`` (which may ask for more: a failing answer's retry), and the next request waiting takes
+its row, prefilled through the model's :class:`~worldagent.lm.rollout.PromptCache` (a prompt seen
+before costs nothing). Each request decodes as :func:`~worldagent.lm.rollout.decode_batch` would
+decode it: its own processors (the call grammar, the loop guard), its own seeded generator
+(:func:`~worldagent.lm.rollout.sampling_seed`), so an answer does not depend on which requests share
+its steps (up to the rounding of the batch's kernels, as in a static batch).
+
+The batch's KV cache (:class:`SlotLayer`) holds each row at its own columns of one buffer: every row
+writes its next token at one shared column, and a row's prompt is placed to end just before it. The
+columns before a row's prompt are masked. When the shared column reaches the buffer's end, every row
+moves left by the free columns all rows have (the oldest row's start); a row that leaves is replaced
+by the last row (one row's columns copied).
+
+:func:`answer_with_retries` runs a :class:`~worldagent.lm.rollout.BatchedPolicy` and its retry
+policies (:class:`worldagent.world_agent.self_check.SelfCheckingPolicy`) as one stream.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from worldagent.lm.rollout import (
+    BatchedPolicy,
+    Completion,
+    GenerationStats,
+    ProcessorFactory,
+    Prompt,
+    PromptCache,
+    SamplingConfig,
+    completion_of,
+    dropped_tokens,
+    encode_prompt,
+    full_attention_only,
+    prompt_occurrences,
+    sampling_seed,
+    sampling_warpers,
+    shared_prefix_length,
+)
+from worldagent.lm.stops import stop_token_ids
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One answer to decode: the prompt's token ids, how to decode it, the seed of its draws (when
+    sampling) and where its counts go. ``key`` is the caller's (which prompt, which attempt)."""
+
+    ids: tuple[int, ...]
+    config: SamplingConfig
+    seed: int = 0
+    key: Any = None
+    stats: GenerationStats | None = None
+    processor: ProcessorFactory | None = None  # prompt length -> a processor for this answer alone
+
+
+PROGRESS_EVERY = 16  # answers between progress lines
+Done = Callable[[Request, Completion], Sequence[Request]]  # an answer -> the requests it asks for next
+
+
+@dataclass
+class SlotState:
+    """Shared by every :class:`SlotLayer` of a cache: ``rows`` live rows (the first of the buffer),
+    their columns from ``lo``, the next token written at ``column``."""
+
+    slots: int
+    capacity: int
+    rows: int = 0
+    lo: int = 0
+    column: int = 0
+
+
+def slot_layer_class() -> type:
+    """``SlotLayer``: a full-attention KV cache layer over a buffer of ``slots`` rows × ``capacity``
+    columns, laid out by its :class:`SlotState` (see the module doc). Built on first use:
+    transformers is imported lazily here."""
+    from transformers.cache_utils import DynamicLayer
+
+    class SlotLayer(DynamicLayer):
+        def __init__(self, state: SlotState) -> None:
+            super().__init__()
+            self.state = state
+            self.key_buffer: torch.Tensor | None = None
+            self.value_buffer: torch.Tensor | None = None
+
+        def view(self) -> None:
+            """Point ``keys``/``values`` at the live rows' columns written so far."""
+            if self.key_buffer is None or self.value_buffer is None:
+                return
+            state = self.state
+            self.keys = self.key_buffer[: state.rows, :, state.lo : state.column]
+            self.values = self.value_buffer[: state.rows, :, state.lo : state.column]
+
+        def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+            assert self.key_buffer is not None and self.value_buffer is not None, "a row is placed before a step"
+            state = self.state
+            self.key_buffer[: state.rows, :, state.column : state.column + 1].copy_(key_states)
+            self.value_buffer[: state.rows, :, state.column : state.column + 1].copy_(value_states)
+            self.keys = self.key_buffer[: state.rows, :, state.lo : state.column + 1]
+            self.values = self.value_buffer[: state.rows, :, state.lo : state.column + 1]
+            return self.keys, self.values
+
+        def place(self, row: int, start: int, keys: torch.Tensor, values: torch.Tensor) -> None:
+            """Write a prompt's keys and values (a batch of 1) into ``row`` from column ``start``."""
+            if self.key_buffer is None or self.value_buffer is None:
+                self.lazy_initialization(keys, values)
+                shape = (self.state.slots, keys.shape[1], self.state.capacity, keys.shape[-1])
+                self.key_buffer, self.value_buffer = keys.new_zeros(shape), values.new_zeros(shape)
+            end = start + keys.shape[-2]
+            self.key_buffer[row, :, start:end].copy_(keys[0])
+            self.value_buffer[row, :, start:end].copy_(values[0])
+
+        def move_row(self, source: int, target: int) -> None:
+            """Row ``target`` becomes a copy of row ``source`` (the live columns)."""
+            if self.key_buffer is None or self.value_buffer is None:
+                return
+            lo, column = self.state.lo, self.state.column
+            self.key_buffer[target, :, lo:column].copy_(self.key_buffer[source, :, lo:column])
+            self.value_buffer[target, :, lo:column].copy_(self.value_buffer[source, :, lo:column])
+
+        def shift(self, by: int, capacity: int) -> None:
+            """Move every live row's columns by ``by`` (left when negative), into a buffer of
+            ``capacity`` columns (a new one when it grows)."""
+            if self.key_buffer is None or self.value_buffer is None:
+                return
+            state = self.state
+            for name in ("key_buffer", "value_buffer"):
+                buffer = getattr(self, name)
+                live = buffer[: state.rows, :, state.lo : state.column].clone()
+                if capacity != buffer.shape[2]:
+                    buffer = buffer.new_zeros((buffer.shape[0], buffer.shape[1], capacity, buffer.shape[3]))
+                    setattr(self, name, buffer)
+                buffer[: state.rows, :, state.lo + by : state.column + by].copy_(live)
+
+        def crop(self, tokens_to_remove: int) -> None:
+            raise NotImplementedError("a slot cache is never cropped")
+
+    return SlotLayer
+
+
+def slot_cache(model: Any, state: SlotState) -> Any:
+    """The model's ``DynamicCache`` with every layer a ``SlotLayer`` (full-attention models only:
+    :func:`~worldagent.lm.rollout.full_attention_only`)."""
+    from transformers import DynamicCache
+
+    layer_class = slot_layer_class()
+    cache = DynamicCache(config=model.config)
+    cache.layers = [layer_class(state) for _ in cache.layers]
+    return cache
+
+
+@dataclass(eq=False)
+class _Row:
+    request: Request
+    start: int  # the buffer column of its first prompt token
+    tokens: torch.Tensor  # (1, prompt + max_new_tokens): the prompt, then what it wrote
+    length: int  # tokens written into ``tokens``
+    processors: list[Any]
+    warpers: Any
+    generator: torch.Generator | None
+    new: list[int] = field(default_factory=list)
+
+
+class _Batch:
+    """The live rows and their cache: admit, step, retire (see :func:`decode_stream`)."""
+
+    def __init__(self, model: Any, slots: int, capacity: int, spare: int) -> None:
+        self.model, self.spare = model, spare
+        self.device = next(model.parameters()).device
+        self.state = SlotState(slots=slots, capacity=capacity)
+        self.cache = slot_cache(model, self.state)
+        self.rows: list[_Row] = []
+
+    def _resize(self, by: int, capacity: int) -> None:
+        for layer in self.cache.layers:
+            layer.shift(by, capacity)
+        for row in self.rows:
+            row.start += by
+        self.state.capacity = capacity
+        self.state.lo += by
+        self.state.column += by
+
+    def admit(self, row: _Row, entry: Any) -> None:
+        """Place ``row``'s prompt (its :class:`~worldagent.lm.rollout.CachedPrompt`) to end at the shared
+        column, moving the live rows right first when the prompt is longer than the column."""
+        state, length = self.state, len(row.request.ids)
+        if not self.rows:
+            state.lo = state.column = 0
+        if length > state.column:
+            need = length - state.column
+            self._resize(need, max(state.capacity, state.column + need + self.spare + 1))
+        row.start = state.column - length
+        state.lo = min(state.lo, row.start) if self.rows else row.start  # every live row's columns from lo
+        for segment in entry.segments():
+            for layer, keys, values in zip(self.cache.layers, segment.keys, segment.values, strict=True):
+                layer.place(len(self.rows), row.start + segment.start, keys, values)
+        self.rows.append(row)
+        state.rows = len(self.rows)
+
+    def retire(self, index: int) -> None:
+        """Drop row ``index``; the last row takes its place."""
+        last = len(self.rows) - 1
+        if index != last:
+            for layer in self.cache.layers:
+                layer.move_row(last, index)
+            self.rows[index] = self.rows[last]
+        self.rows.pop()
+        self.state.rows = len(self.rows)
+
+    def step(self, chosen: list[int]) -> torch.Tensor:
+        """Run each live row's newest token (``chosen``, in row order) through the model: their logits."""
+        state = self.state
+        state.lo = min(row.start for row in self.rows)
+        if state.column >= state.capacity:  # no room for this step's column: move left, or grow
+            room = state.column - state.lo + 1 + self.spare
+            self._resize(-state.lo, max(state.capacity, room))
+        for layer in self.cache.layers:
+            layer.view()
+        width = state.column - state.lo + 1
+        starts = torch.tensor([row.start - state.lo for row in self.rows], device=self.device)
+        mask = (torch.arange(width, device=self.device)[None, :] >= starts[:, None]).long()
+        positions = torch.tensor([[row.length - 1] for row in self.rows], device=self.device)
+        logits = self.model(
+            input_ids=torch.tensor(chosen, device=self.device)[:, None],
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=self.cache,
+            cache_position=torch.tensor([width - 1], device=self.device),
+            use_cache=True,
+        ).logits[:, -1, :]
+        state.column += 1
+        return logits
+
+
+def _choose(row: _Row, logits: torch.Tensor) -> int:
+    """The row's next token from its logits: its processors, then greedy or its own draw."""
+    scores = logits[None].float()
+    ids = row.tokens[:, : row.length]
+    for processor in row.processors:
+        scores = processor(ids, scores)
+    if row.warpers is None:
+        return int(scores.argmax(dim=-1))
+    probabilities = torch.softmax(row.warpers(ids, scores), dim=-1)
+    return int(torch.multinomial(probabilities[0], num_samples=1, generator=row.generator))
+
+
+def decode_stream(
+    model: Any,
+    tokenizer: Any,
+    requests: Sequence[Request],
+    on_done: Done,
+    slots: int,
+    store: PromptCache | None = None,
+    stats: GenerationStats | None = None,
+    spare: int | None = None,
+    cancelled: Callable[[Request], bool] | None = None,
+) -> None:
+    """Decode ``requests`` (and those ``on_done`` asks for) in up to ``slots`` rows at once; each
+    answer goes to ``on_done`` the step it ends (see the module doc).
+
+    Requests are admitted in order, ``on_done``'s before those waiting; each request's
+    ``processor`` factory is called once, on its prompt's length (a fresh grammar state per answer).
+    ``store``: the model's prefilled prompts (a fresh :class:`PromptCache` when None). ``stats``: the
+    call's time and steps; each request's own tokens go to its ``stats`` (else to ``stats``).
+    ``spare``: free columns kept beyond the longest row when the cache moves its rows (default: a
+    quarter of the largest token budget; fewer moves, more memory). ``cancelled``: a request it
+    says yes to is not started, or leaves the batch unfinished (its answer no longer wanted).
+    """
+    from worldagent.lm.ngram_guard import GeneratedNgramGuard
+    from worldagent.lm.rollout import pad_token_id
+
+    if slots < 1:
+        raise ValueError("slots must be at least 1")
+    if not full_attention_only(model):
+        raise ValueError("continuous batching needs a model whose layers all attend to the whole prompt")
+    stats = stats if stats is not None else GenerationStats()
+    store = store if store is not None else PromptCache()
+    queue = deque(requests)
+    if not queue:
+        return
+    stops = stop_token_ids(tokenizer, model)
+    stop_set = set(stops)
+    drop = dropped_tokens(tokenizer, stop_set, pad_token_id(tokenizer))
+    budget = max(request.config.max_new_tokens for request in queue)
+    spare = budget // 4 if spare is None else spare
+    longest = max(len(request.ids) for request in queue)
+    device = next(model.parameters()).device
+    started = time.perf_counter()
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            prefix = shared_prefix_length([request.ids for request in queue]) if len(queue) > 1 else 0
+            if prefix:  # the system prompt with the tools: once for the call
+                store.prompt(model, list(queue[0].ids[:prefix]), stats, logits=False)
+            batch = _Batch(model, slots, longest + budget + spare, spare)
+            logits: list[torch.Tensor] = []  # per live row: the scores of its next token
+            steps = answered = 0
+            while queue or batch.rows:
+                if cancelled is not None:  # answers no longer wanted leave before they cost more
+                    for index in reversed(range(len(batch.rows))):
+                        if cancelled(batch.rows[index].request):
+                            batch.retire(index)
+                            logits[index] = logits[-1]
+                            logits.pop()
+                while queue and len(batch.rows) < slots:
+                    request = queue.popleft()
+                    if cancelled is not None and cancelled(request):
+                        continue
+                    counts = request.stats if request.stats is not None else stats
+                    counts.prompt_tokens += len(request.ids)
+                    counts.unique_prompts.add(request.ids)
+                    entry = store.prompt(model, list(request.ids), counts)
+                    config = request.config
+                    processors: list[Any] = []
+                    if config.no_repeat_ngram:
+                        processors.append(GeneratedNgramGuard(len(request.ids), config.no_repeat_ngram))
+                    if request.processor is not None:
+                        processors.append(request.processor(len(request.ids)))
+                    tokens = torch.zeros((1, len(request.ids) + config.max_new_tokens), dtype=torch.long)
+                    tokens[0, : len(request.ids)] = torch.tensor(request.ids)
+                    row = _Row(
+                        request,
+                        0,
+                        tokens.to(device),
+                        len(request.ids),
+                        processors,
+                        sampling_warpers(config) if config.do_sample else None,
+                        torch.Generator(device=device).manual_seed(request.seed) if config.do_sample else None,
+                    )
+                    batch.admit(row, entry)
+                    assert entry.logits is not None
+                    logits.append(entry.logits)
+                chosen: list[int] = []
+                ended: list[int] = []
+                for index, row in enumerate(batch.rows):
+                    token = _choose(row, logits[index])
+                    row.new.append(token)
+                    row.tokens[0, row.length] = token
+                    row.length += 1
+                    chosen.append(token)
+                    if token in stop_set or len(row.new) == row.request.config.max_new_tokens:
+                        ended.append(index)
+                for index in reversed(ended):  # the last row moves into a retired one's place
+                    row = batch.rows[index]
+                    steered = next((bool(p.steered[0]) for p in row.processors if getattr(p, "steered", None)), False)
+                    completion = completion_of(tokenizer, row.new, stop_set, drop, steered)
+                    counts = row.request.stats if row.request.stats is not None else stats
+                    counts.new_tokens += len(completion.token_ids) + (1 if completion.stopped else 0)
+                    counts.prompts += 1
+                    counts.completions += 1
+                    batch.retire(index)
+                    chosen[index] = chosen[-1]
+                    chosen.pop()
+                    # ahead of the requests waiting: a prompt's retries are a chain, the longest
+                    # chain sets how long the call takes, so it is started as early as it can be
+                    queue.extendleft(reversed(on_done(row.request, completion)))
+                    answered += 1
+                    if answered % PROGRESS_EVERY == 0:
+                        log.info(
+                            "answered %d (%d waiting, %d decoding) in %.0f s",
+                            *(answered, len(queue), len(batch.rows), time.perf_counter() - started),
+                        )
+                if not batch.rows:
+                    logits = []
+                    continue
+                width = batch.state.column - min(row.start for row in batch.rows) + 1
+                for row in batch.rows:  # the cache's columns: a row's masked ones are computed too
+                    counts = row.request.stats if row.request.stats is not None else stats
+                    counts.decoded_tokens += 1
+                    counts.attended += width
+                    counts.logit_rows += 1
+                logits = list(batch.step(chosen))
+                steps += 1
+    finally:
+        model.train(was_training)
+    elapsed = time.perf_counter() - started
+    stats.seconds += elapsed
+    stats.batches += 1
+    stats.per_batch_seconds.append(round(elapsed, 4))
+    log.info("continuous batching: %d answers, %d steps of up to %d rows in %.1f s", answered, steps, slots, elapsed)
+
+
+def streamable(first: Any, retries: Sequence[Any]) -> bool:
+    """Whether ``first`` and its ``retries`` can run as one stream: project decoders
+    (:class:`~worldagent.lm.rollout.BatchedPolicy`) of one full-attention model, with the same
+    tokenizer, batch size and prompt cache, one answer a prompt."""
+    policies = [first, *retries]
+    if not all(type(policy) is BatchedPolicy for policy in policies):
+        return False
+    same = all(
+        policy.model is first.model
+        and policy.tokenizer is first.tokenizer
+        and policy.batch_size == first.batch_size
+        and policy.prompt_cache is first.prompt_cache
+        and policy.config.num_return_sequences == 1
+        for policy in policies
+    )
+    return same and full_attention_only(first.model)
+
+
+def answer_with_retries(
+    first: BatchedPolicy,
+    retries: Sequence[BatchedPolicy],
+    prompts: Sequence[Prompt],
+    answered: Callable[[int, int, str], bool],
+) -> None:
+    """Answer every prompt with ``first``, then, while ``answered(prompt, attempt, answer)`` says to
+    ask again, with ``retries[attempt]`` (attempt 0 is the first answer), all in one stream of
+    ``first.batch_size`` rows. A prompt whose first answer is to be asked again gets all its retries
+    at once (the retries are independent draws, so nothing waits for the one before), ``answered``
+    sees them in attempt order, and those after the one it accepts are cancelled, decoded or not
+    (their tokens count as work spent, not as new tokens). Each answer is seeded as its policy's own call would seed it
+    (:func:`~worldagent.lm.rollout.sampling_seed`) and counted in its policy's ``stats``;
+    ``first.last`` holds the first answers' completions."""
+    policies = [first, *retries]
+    encoded = [tuple(encode_prompt(first.tokenizer, prompt)) for prompt in prompts]
+    occurrence = prompt_occurrences(encoded)
+    last: list[Completion | None] = [None] * len(prompts)
+
+    def request(index: int, attempt: int) -> Request:
+        policy = policies[attempt]
+        seed = sampling_seed(policy.config.seed, encoded[index], occurrence[index], 0)
+        return Request(encoded[index], policy.config, seed, (index, attempt), policy.stats, policy.logits_processor)
+
+    finished: set[int] = set()  # prompts answered for good: their other retries are cancelled
+    early: list[dict[int, Completion]] = [{} for _ in prompts]  # retries ended before an earlier one
+    expected = [0] * len(prompts)  # per prompt: the attempt ``answered`` is to see next
+
+    def on_done(done: Request, completion: Completion) -> list[Request]:
+        index, attempt = done.key
+        if index in finished:
+            return []
+        if attempt == 0:
+            last[index] = completion
+        early[index][attempt] = completion
+        while expected[index] in early[index]:  # ``answered`` sees a prompt's answers in attempt order
+            attempt = expected[index]
+            again = answered(index, attempt, early[index].pop(attempt).text)
+            if not again or attempt + 1 >= len(policies):
+                finished.add(index)
+                return []
+            expected[index] += 1
+            if attempt == 0:  # every retry at once: the chain of retries is the call's longest path
+                return [request(index, k) for k in range(1, len(policies))]
+        return []
+
+    # the longest prompts first: the rows then never move right to make room for a prompt
+    order = sorted(range(len(prompts)), key=lambda i: (-len(encoded[i]), i))
+    if first.prompt_cache is None:
+        first.prompt_cache = PromptCache()
+        for policy in retries:
+            policy.prompt_cache = first.prompt_cache
+    decode_stream(
+        first.model,
+        first.tokenizer,
+        [request(i, 0) for i in order],
+        on_done,
+        first.batch_size,
+        first.prompt_cache,
+        first.stats,
+        cancelled=lambda request: request.key[0] in finished,
+    )
+    first.last = [completion for completion in last if completion is not None]
