@@ -194,9 +194,9 @@ def test_the_cache_moves_rows_left_instead_of_growing_without_end(monkeypatch):
     seen: list[int] = []
     original = continuous._Batch.step
 
-    def step(self, chosen):
+    def step(self):
         seen.append(self.state.capacity)
-        return original(self, chosen)
+        return original(self)
 
     monkeypatch.setattr(continuous._Batch, "step", step)
     answers, _ = stream(model, tokenizer, MANY * 3, config, 2, spare=0)

@@ -45,6 +45,7 @@ from worldagent.lm.rollout import (
     PromptCache,
     SamplingConfig,
     completion_of,
+    decoding_processors,
     dropped_tokens,
     encode_prompt,
     full_attention_only,
@@ -175,6 +176,8 @@ class _Row:
     processors: list[Any]
     warpers: Any
     generator: torch.Generator | None
+    counts: GenerationStats  # where its tokens are counted
+    logits: torch.Tensor  # the scores of its next token
     new: list[int] = field(default_factory=list)
 
 
@@ -224,8 +227,8 @@ class _Batch:
         self.rows.pop()
         self.state.rows = len(self.rows)
 
-    def step(self, chosen: list[int]) -> torch.Tensor:
-        """Run each live row's newest token (``chosen``, in row order) through the model: their logits."""
+    def step(self) -> None:
+        """Run each live row's newest token through the model: its ``logits`` for the next."""
         state = self.state
         state.lo = min(row.start for row in self.rows)
         if state.column >= state.capacity:  # no room for this step's column: move left, or grow
@@ -238,7 +241,7 @@ class _Batch:
         mask = (torch.arange(width, device=self.device)[None, :] >= starts[:, None]).long()
         positions = torch.tensor([[row.length - 1] for row in self.rows], device=self.device)
         logits = self.model(
-            input_ids=torch.tensor(chosen, device=self.device)[:, None],
+            input_ids=torch.cat([row.tokens[:, row.length - 1 : row.length] for row in self.rows]),
             attention_mask=mask,
             position_ids=positions,
             past_key_values=self.cache,
@@ -246,12 +249,13 @@ class _Batch:
             use_cache=True,
         ).logits[:, -1, :]
         state.column += 1
-        return logits
+        for row, scores in zip(self.rows, logits, strict=True):
+            row.logits = scores
 
 
-def _choose(row: _Row, logits: torch.Tensor) -> int:
+def _choose(row: _Row) -> int:
     """The row's next token from its logits: its processors, then greedy or its own draw."""
-    scores = logits[None].float()
+    scores = row.logits[None].float()
     ids = row.tokens[:, : row.length]
     for processor in row.processors:
         scores = processor(ids, scores)
@@ -259,6 +263,30 @@ def _choose(row: _Row, logits: torch.Tensor) -> int:
         return int(scores.argmax(dim=-1))
     probabilities = torch.softmax(row.warpers(ids, scores), dim=-1)
     return int(torch.multinomial(probabilities[0], num_samples=1, generator=row.generator))
+
+
+def _start(model: Any, request: Request, store: PromptCache, stats: GenerationStats, device: Any) -> tuple[_Row, Any]:
+    """A new row for ``request`` and its prompt's cache entry (prefilled now unless ``store`` has it)."""
+    counts = request.stats if request.stats is not None else stats
+    counts.prompt_tokens += len(request.ids)
+    counts.unique_prompts.add(request.ids)
+    entry = store.prompt(model, list(request.ids), counts)
+    assert entry.logits is not None
+    config = request.config
+    tokens = torch.zeros((1, len(request.ids) + config.max_new_tokens), dtype=torch.long)
+    tokens[0, : len(request.ids)] = torch.tensor(request.ids)
+    row = _Row(
+        request,
+        0,
+        tokens.to(device),
+        len(request.ids),
+        decoding_processors(config, len(request.ids), request.processor),
+        sampling_warpers(config) if config.do_sample else None,
+        torch.Generator(device=device).manual_seed(request.seed) if config.do_sample else None,
+        counts,
+        entry.logits,
+    )
+    return row, entry
 
 
 def decode_stream(
@@ -283,7 +311,6 @@ def decode_stream(
     quarter of the largest token budget; fewer moves, more memory). ``cancelled``: a request it
     says yes to is not started, or leaves the batch unfinished (its answer no longer wanted).
     """
-    from worldagent.lm.ngram_guard import GeneratedNgramGuard
     from worldagent.lm.rollout import pad_token_id
 
     if slots < 1:
@@ -311,64 +338,32 @@ def decode_stream(
             if prefix:  # the system prompt with the tools: once for the call
                 store.prompt(model, list(queue[0].ids[:prefix]), stats, logits=False)
             batch = _Batch(model, slots, longest + budget + spare, spare)
-            logits: list[torch.Tensor] = []  # per live row: the scores of its next token
             steps = answered = 0
             while queue or batch.rows:
                 if cancelled is not None:  # answers no longer wanted leave before they cost more
                     for index in reversed(range(len(batch.rows))):
                         if cancelled(batch.rows[index].request):
                             batch.retire(index)
-                            logits[index] = logits[-1]
-                            logits.pop()
                 while queue and len(batch.rows) < slots:
                     request = queue.popleft()
-                    if cancelled is not None and cancelled(request):
-                        continue
-                    counts = request.stats if request.stats is not None else stats
-                    counts.prompt_tokens += len(request.ids)
-                    counts.unique_prompts.add(request.ids)
-                    entry = store.prompt(model, list(request.ids), counts)
-                    config = request.config
-                    processors: list[Any] = []
-                    if config.no_repeat_ngram:
-                        processors.append(GeneratedNgramGuard(len(request.ids), config.no_repeat_ngram))
-                    if request.processor is not None:
-                        processors.append(request.processor(len(request.ids)))
-                    tokens = torch.zeros((1, len(request.ids) + config.max_new_tokens), dtype=torch.long)
-                    tokens[0, : len(request.ids)] = torch.tensor(request.ids)
-                    row = _Row(
-                        request,
-                        0,
-                        tokens.to(device),
-                        len(request.ids),
-                        processors,
-                        sampling_warpers(config) if config.do_sample else None,
-                        torch.Generator(device=device).manual_seed(request.seed) if config.do_sample else None,
-                    )
-                    batch.admit(row, entry)
-                    assert entry.logits is not None
-                    logits.append(entry.logits)
-                chosen: list[int] = []
+                    if cancelled is None or not cancelled(request):
+                        batch.admit(*_start(model, request, store, stats, device))
                 ended: list[int] = []
                 for index, row in enumerate(batch.rows):
-                    token = _choose(row, logits[index])
+                    token = _choose(row)
                     row.new.append(token)
                     row.tokens[0, row.length] = token
                     row.length += 1
-                    chosen.append(token)
                     if token in stop_set or len(row.new) == row.request.config.max_new_tokens:
                         ended.append(index)
                 for index in reversed(ended):  # the last row moves into a retired one's place
                     row = batch.rows[index]
                     steered = next((bool(p.steered[0]) for p in row.processors if getattr(p, "steered", None)), False)
                     completion = completion_of(tokenizer, row.new, stop_set, drop, steered)
-                    counts = row.request.stats if row.request.stats is not None else stats
-                    counts.new_tokens += len(completion.token_ids) + (1 if completion.stopped else 0)
-                    counts.prompts += 1
-                    counts.completions += 1
+                    row.counts.new_tokens += len(completion.token_ids) + (1 if completion.stopped else 0)
+                    row.counts.prompts += 1
+                    row.counts.completions += 1
                     batch.retire(index)
-                    chosen[index] = chosen[-1]
-                    chosen.pop()
                     # ahead of the requests waiting: a prompt's retries are a chain, the longest
                     # chain sets how long the call takes, so it is started as early as it can be
                     queue.extendleft(reversed(on_done(row.request, completion)))
@@ -379,15 +374,13 @@ def decode_stream(
                             *(answered, len(queue), len(batch.rows), time.perf_counter() - started),
                         )
                 if not batch.rows:
-                    logits = []
                     continue
                 width = batch.state.column - min(row.start for row in batch.rows) + 1
                 for row in batch.rows:  # the cache's columns: a row's masked ones are computed too
-                    counts = row.request.stats if row.request.stats is not None else stats
-                    counts.decoded_tokens += 1
-                    counts.attended += width
-                    counts.logit_rows += 1
-                logits = list(batch.step(chosen))
+                    row.counts.decoded_tokens += 1
+                    row.counts.attended += width
+                    row.counts.logit_rows += 1
+                batch.step()
                 steps += 1
     finally:
         model.train(was_training)

@@ -515,6 +515,21 @@ def decode_completion(tokenizer: Any, ids: Sequence[int], drop: set[int]) -> str
 # --------------------------------------------------------------------------- generation
 
 
+def decoding_processors(config: SamplingConfig, width: int, factory: ProcessorFactory | None) -> list[Any]:
+    """The processors of a decoding whose prompts are ``width`` tokens: the loop guard before the
+    grammar (the scores that come out are the same either way: one subtracts, the other masks; and
+    the grammar then sees what an unconstrained decoding would choose from, so its ``steered`` says
+    where the two would part)."""
+    from worldagent.lm.ngram_guard import GeneratedNgramGuard
+
+    processors: list[Any] = []
+    if config.no_repeat_ngram:
+        processors.append(GeneratedNgramGuard(width, config.no_repeat_ngram))
+    if factory is not None:
+        processors.append(factory(width))
+    return processors
+
+
 def dropped_tokens(tokenizer: Any, stops: set[int], pad: int) -> set[int]:
     """The tokens an answer's text leaves out: stops, the pad and the bos token."""
     bos = getattr(tokenizer, "bos_token_id", None)
@@ -793,8 +808,6 @@ def _generate(
     """Batches of prompts through :func:`decode_batch`, or through ``model.generate`` when ``plain``."""
     from transformers import LogitsProcessorList
 
-    from worldagent.lm.ngram_guard import GeneratedNgramGuard
-
     if batch_size < 1:
         raise ValueError("batch_size must be at least 1")
     device = next(model.parameters()).device
@@ -828,14 +841,7 @@ def _generate(
             rows_encoded = [encoded[i] for i in batch]
             input_ids, attention = left_pad(rows_encoded, pad)
             width = input_ids.shape[1]
-            # The loop guard before the grammar: the scores that come out are the same either way
-            # (one subtracts, the other masks), and the grammar then sees what an unconstrained
-            # decoding would choose from, so its ``steered`` says where the two would part.
-            processors = LogitsProcessorList()
-            if config.no_repeat_ngram:
-                processors.append(GeneratedNgramGuard(width, config.no_repeat_ngram))
-            if logits_processor:
-                processors.append(logits_processor(width))
+            processors = LogitsProcessorList(decoding_processors(config, width, logits_processor))
             started = time.perf_counter()
             cuda = [device.index or 0] if device.type == "cuda" else []
             with torch.inference_mode(), torch.random.fork_rng(devices=cuda):
