@@ -14,7 +14,9 @@ intent, an example story and the component's files). Each engine runs the evalua
    :class:`worldagent.world_agent.self_check.SelfCheckingPolicy` asks a failing prompt again: in a
    round after the first answers (``decoder``: static batches; ``transformers``), or joining the
    batch as the prompt's first answer ends (``continuous``: continuous batching, as the evaluation
-   runs);
+   runs); ``continuous-sdpa`` is the same with torch's SDPA for the decode step's attention instead
+   of the project's kernel (:mod:`worldagent.lm.decode_attention`; ``decode_attention`` in the JSON
+   says which ran);
 
 and, separately, the prompts with one new token each (``prompt tok/s``: how fast it takes prompts in).
 
@@ -54,7 +56,7 @@ from worldagent.pipeline import world_agent as stage_paths
 
 STORIES = Path("data/stories")
 RETRY_SEED = 1
-ENGINES = ("continuous", "decoder", "transformers")
+ENGINES = ("continuous", "continuous-sdpa", "decoder", "transformers")
 
 
 # --------------------------------------------------------------------------- prompts and models
@@ -183,6 +185,27 @@ def continuous_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any,
     return answer, True
 
 
+def without_kernel(engine: tuple[Any, bool]) -> tuple[Any, bool]:
+    """``engine`` with the decode step's attention left to torch's SDPA
+    (``WORLDAGENT_DECODE_ATTENTION=sdpa`` while it runs)."""
+    import os
+    from unittest import mock
+
+    from worldagent.lm import decode_attention
+
+    answer, grammar = engine
+
+    def run(*args: Any) -> list[str]:
+        with mock.patch.dict(os.environ, {decode_attention.ENV: "sdpa"}):
+            decode_attention.kernel.cache_clear()
+            try:
+                return answer(*args)
+            finally:
+                decode_attention.kernel.cache_clear()
+
+    return run, grammar
+
+
 def transformers_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bool]:
     """Plain ``model.generate``, one prompt at a time (each prompt prefilled whole, every call)."""
     from worldagent.lm.rollout import generate_one_at_a_time
@@ -228,9 +251,11 @@ def measure(
     peak: float,
     scorer: Any = None,
     rows: Sequence[dict[str, Any]] = (),
+    attention: str = "sdpa",
 ) -> dict[str, Any]:
     """The workload of the module doc through one engine (``build()``: its ``run`` and whether it
-    enforces the call grammar); the prompt rate on an engine built afresh (nothing cached yet)."""
+    enforces the call grammar); the prompt rate on an engine built afresh (nothing cached yet).
+    ``attention``: what its decode steps attend with (recorded only)."""
     from worldagent.lm.rollout import GenerationStats, SamplingConfig
     from worldagent.tools.callformat import parse_calls
 
@@ -250,6 +275,7 @@ def measure(
     spent, least = shape.spent_flops(stats), shape.minimum_flops(stats)
     result = {
         "engine": name,
+        "decode_attention": attention,
         "grammar": grammar,
         "prompts": len(prompts),
         "retried": len(retried),
@@ -299,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from worldagent.config import load_params
+    from worldagent.lm.decode_attention import implementation
     from worldagent.lm.rollout import ModelShape
 
     torch.set_num_threads(args.threads)
@@ -330,7 +357,8 @@ def main(argv: list[str] | None = None) -> int:
         def build(name: str = name) -> tuple[Any, bool]:
             return build_engine(name, model, tokenizer, args)
 
-        results.append(measure(name, build, workload, shape, peak, scorer, rows))
+        attention = "sdpa" if name in ("continuous-sdpa", "transformers") else implementation(model)
+        results.append(measure(name, build, workload, shape, peak, scorer, rows, attention))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # each engine as it finishes
     report = {
         "model": label,
@@ -348,11 +376,13 @@ def main(argv: list[str] | None = None) -> int:
         f" {args.new_tokens} new tokens at most; {args.threads} thread(s), matmul peak {report['matmul_peak_gflops']} GFLOP/s"
     )
     print(
-        "engine               grammar  new tok/s  prompt tok/s  tokens/min  FLOPs/min  share of peak  calls-only  pass"
+        "engine               attention  grammar  new tok/s  prompt tok/s  tokens/min  FLOPs/min  share of peak"
+        "  calls-only  pass"
     )
     for row in results:
         print(
-            f"{row['engine']:<20} {'yes' if row['grammar'] else 'no':<8} {row['new_tokens_per_second']:>9}"
+            f"{row['engine']:<20} {row['decode_attention']:<10} {'yes' if row['grammar'] else 'no':<8}"
+            f" {row['new_tokens_per_second']:>9}"
             f" {row['prompt_tokens_per_second']:>13} {row['tokens_over_minimum']:>11} {row['flops_over_minimum']:>10}"
             f" {row['share_of_matmul_peak']:>14} {row['calls_only_answers']:>7}/{row['prompts']}"
             f" {row.get('pass_rate', 'n/a'):>6}"
@@ -363,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
 def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace) -> tuple[Any, bool]:
     if name == "continuous":
         return continuous_engine(model, tokenizer, args.batch_size)
+    if name == "continuous-sdpa":
+        return without_kernel(continuous_engine(model, tokenizer, args.batch_size))
     if name == "decoder":
         return decoder_engine(model, tokenizer, args.batch_size)
     if name == "transformers":

@@ -179,14 +179,19 @@ def test_models_are_decoded_in_evaluate_dtype_and_the_report_says_so_once(
     import worldagent.world_agent.stages.evaluate_model as stage
 
     asked: list[str] = []
+    threads: list[int] = []
 
-    def loader(base: Path, adapter: Path | None, dtype: str) -> Any:
+    def loader(base: Path, adapter: Path | None, dtype: str, cpu_threads: int) -> Any:
         asked.append(dtype)
+        threads.append(cpu_threads)
         return tiny_model
 
     monkeypatch.setattr(stage, "default_loader", loader)
     settings = Params.model_validate(
-        {"model": {"dtype": "bfloat16"}, "evaluate": {**params().evaluate.model_dump(), "dtype": setting}}
+        {
+            "model": {"dtype": "bfloat16"},
+            "evaluate": {**params().evaluate.model_dump(), "dtype": setting, "threads": 3},
+        }
     )
     adapter = tmp_path / "models" / "sft"
     adapter.mkdir(parents=True)
@@ -196,6 +201,7 @@ def test_models_are_decoded_in_evaluate_dtype_and_the_report_says_so_once(
         settings, name="sft", **SPLIT, base=base_dir, adapter=adapter, out=files[1], speed=tmp_path / "s.speed.json"
     )
     assert asked == [decoded_in, decoded_in]  # "model": as trained (model.dtype)
+    assert threads == [3, 3]  # evaluate.threads
     said = "The models' answers were decoded in float32 on cpu (`evaluate.dtype`)."  # what tiny_model holds
     assert said in read_model_eval(files[1]).notes
     report = combine([read_model_eval(path) for path in files])

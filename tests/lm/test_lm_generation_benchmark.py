@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
 
-from benchmarks.generation import Workload, continuous_engine, decoder_engine, matmul_peak, measure, transformers_engine
+from benchmarks.generation import (
+    Workload,
+    continuous_engine,
+    decoder_engine,
+    matmul_peak,
+    measure,
+    transformers_engine,
+    without_kernel,
+)
+from worldagent.lm import decode_attention
 from worldagent.lm.rollout import ModelShape
 
 
@@ -27,3 +36,28 @@ def test_the_decoder_meets_the_minimum_where_plain_generate_prefills_every_call_
     for row in (ours, plain, stream):
         assert row["new_tokens_per_second"] > 0 and row["prompt_tokens_per_second"] > 0
         assert row["share_of_matmul_peak"] > 0 and row["grammar"] is True
+
+
+def test_the_sdpa_variant_turns_the_kernel_off_only_while_it_runs():
+    _, tokenizer = tiny_model_and_tokenizer()
+    model = tiny_llama_model()
+    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=4, batch_size=4)
+    shape, peak = ModelShape.of(model), matmul_peak(1, size=64, rounds=1)
+    seen: list[object] = []
+
+    def spying(engine):
+        answer, grammar = engine
+
+        def run(*args):
+            seen.append(decode_attention.kernel())
+            return answer(*args)
+
+        return run, grammar
+
+    plain = measure(
+        "continuous-sdpa", lambda: without_kernel(spying(continuous_engine(model, tokenizer, 2))), workload, shape, peak
+    )
+    assert seen and all(library is None for library in seen)
+    kernel = measure("continuous", lambda: continuous_engine(model, tokenizer, 2), workload, shape, peak)
+    if decode_attention.kernel() is not None:  # float32: the kernel's greedy answers are SDPA's
+        assert kernel["first_answer"] == plain["first_answer"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from transformers import TrainerCallback
 
 from worldagent.live import read_curve
 from worldagent.lm import training
-from worldagent.lm.device import precision_label, resolve_dtype, select_device
+from worldagent.lm.device import THREADS_ENV, precision_label, resolve_dtype, select_device
 from worldagent.lm.load import load_policy
 from worldagent.lm.training import TrainingError, adapter_chain, read_stage
 from worldagent.world_agent.grpo import grpo_config
@@ -349,7 +350,12 @@ def test_grpo_runs_a_step_and_the_policy_loads_with_its_chain(work: Path, sft_ru
     # the parents merged, the grpo adapter itself live (worldagent.lm.load)
     assert not model.training and list(model.peft_config) == ["default"]
     # the policy differs from the base: the adapters were applied
-    base, _ = load_policy(work / "base", None, device="cpu")
+    before = torch.get_num_threads()
+    try:  # evaluate.threads: the loader's threads on a CPU, unless the environment names its own
+        base, _ = load_policy(work / "base", None, device="cpu", cpu_threads=2)
+        assert torch.get_num_threads() == (int(os.environ.get(THREADS_ENV, 2)))
+    finally:
+        torch.set_num_threads(before)
     ids = tokenizer("<start_function_call>call:runStory", return_tensors="pt")["input_ids"]
     with torch.no_grad():
         assert not torch.allclose(model(ids).logits, base(ids).logits)

@@ -28,6 +28,12 @@ class EvaluateParams(Section):
     A bfloat16 answer moves with the batch it was decoded in (other padding, other kernel blocking,
     other rounding): the same adapter scored −0.052 [−0.102, −0.009] at batch size 33 against 34.
     float32 answers were identical at both, at 1.4x the time on a CPU (docs/profiles.md)."""
+    threads: int = Field(default=1, gt=0)
+    """Torch threads while a model is evaluated on a CPU (``WORLDAGENT_TORCH_THREADS`` overrides).
+    Decoding is bound by the arithmetic of the weights and the memory traffic of the KV cache, and
+    both scale with the cores: on 2 idle cores the SFT evaluation's decode step took 0.16 s with 2
+    threads against 0.31 s with 1. One thread a stage where stages share the cores
+    (``orchestrate.task_runner: dask``), where two threads can be several times slower."""
     max_intents: int | None = Field(default=None, gt=0)  # None: the whole eval split
     # The table's rows, in this order: ``nearest`` copies the nearest training story unchanged (the
     # baseline every trained stage must beat), ``reference`` is the upper bound.

@@ -9,6 +9,7 @@ adapter beside the frozen weights (peft keeps its own weights in float32), so ev
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ log = logging.getLogger(__name__)
 
 
 def load_policy(
-    base_dir: Path, adapter_dir: Path | None, device: str | None = None, dtype: str = "auto"
+    base_dir: Path, adapter_dir: Path | None, device: str | None = None, dtype: str = "auto", cpu_threads: int = 1
 ) -> tuple[Any, Any]:
     """(model, tokenizer) in eval mode: the base with ``adapter_dir``'s chain applied, or the base alone.
 
@@ -26,15 +27,17 @@ def load_policy(
     into it at training time) are merged first, then the adapter itself is applied unmerged (see
     the module doc). ``dtype`` is ``model.dtype`` (``auto``: bfloat16 on CUDA, else float32); pass
     the one the adapter was trained in. A base whose config differs from the one the adapter was
-    trained on is reported as a warning.
+    trained on is reported as a warning. ``cpu_threads``: torch threads on a CPU, unless
+    ``WORLDAGENT_TORCH_THREADS`` says otherwise (:func:`~worldagent.lm.device.configure_threads`).
     """
     from peft import PeftModel
 
     from worldagent.lm.base import load_base
-    from worldagent.lm.device import configure_threads, resolve_dtype, select_device
+    from worldagent.lm.device import THREADS_ENV, configure_threads, resolve_dtype, select_device
 
     device = device or select_device()
-    configure_threads(device)
+    # cpu_threads as the environment's default: WORLDAGENT_TORCH_THREADS, when set, still wins
+    configure_threads(device, {THREADS_ENV: str(cpu_threads), **os.environ})
     base_dir = Path(base_dir)
     chain: list[Path] = []
     if adapter_dir is not None:

@@ -49,6 +49,7 @@ from typing import Any
 
 import torch
 
+from worldagent.lm.decode_attention import decoding
 from worldagent.lm.stops import stop_token_ids
 
 Prompt = Sequence[Mapping[str, Any]]
@@ -103,6 +104,7 @@ class GenerationStats:
     completions: int = 0
     new_tokens: int = 0
     seconds: float = 0.0
+    prefill_seconds: float = 0.0  # of ``seconds``, those spent prefilling prompts
     batches: int = 0
     per_batch_seconds: list[float] = field(default_factory=list)
     prompt_tokens: int = 0  # prompt tokens of every completion asked for (what naive decoding prefills)
@@ -147,8 +149,8 @@ class GenerationStats:
     def add(self, other: GenerationStats) -> None:
         """Add ``other``'s counts (one policy's retries into the total of an evaluation)."""
         for name in (
-            "prompts", "completions", "new_tokens", "seconds", "batches", "prompt_tokens", "prefilled_tokens",
-            "reused_tokens", "decoded_tokens", "attended", "logit_rows",
+            "prompts", "completions", "new_tokens", "seconds", "prefill_seconds", "batches", "prompt_tokens",
+            "prefilled_tokens", "reused_tokens", "decoded_tokens", "attended", "logit_rows",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.per_batch_seconds += other.per_batch_seconds
@@ -447,6 +449,7 @@ class PromptCache:
                     layer.update(keys, values)
         device = next(model.parameters()).device
         own = torch.arange(start, len(key), device=device)
+        started = time.perf_counter()
         output = model(
             input_ids=torch.tensor(key[start:], device=device)[None],
             position_ids=own[None],
@@ -455,6 +458,7 @@ class PromptCache:
             use_cache=True,
             logits_to_keep=1,
         )
+        stats.prefill_seconds += time.perf_counter() - started
         stats.prefilled_tokens += len(key) - start
         stats.reused_tokens += start if logits else 0
         stats.attended += sum(range(start + 1, len(key) + 1))
@@ -624,6 +628,7 @@ def _prefill_padded(
         rows = [index.index(position) for position in range(len(first))]
         input_ids, attention_mask = input_ids[rows], attention_mask[rows]
     positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
+    started = time.perf_counter()
     logits = model(
         input_ids=input_ids,
         attention_mask=attention_mask,
@@ -633,6 +638,7 @@ def _prefill_padded(
         use_cache=True,
         logits_to_keep=1,
     ).logits[:, -1, :]
+    stats.prefill_seconds += time.perf_counter() - started
     stats.prefilled_tokens += len(first) * width
     stats.reused_tokens += (len(index) - len(first)) * width
     stats.attended += len(first) * width * (width + 1) // 2
@@ -726,53 +732,54 @@ def decode_batch(
     sequences, last_position = input_ids, positions[:, -1:]
     live = list(range(input_ids.shape[0]))  # the original row of each row still in the batch
     generated: list[list[int]] = [[] for _ in live]
-    for step in range(config.max_new_tokens):
-        scores = logits.float()
-        for processor in processors:
-            scores = processor(sequences, scores)
-        if warpers is not None:
-            probabilities = torch.softmax(warpers(sequences, scores), dim=-1)
-            if generators is None:
-                chosen = torch.multinomial(probabilities, num_samples=1)
-            else:
-                chosen = torch.cat(
-                    [
-                        torch.multinomial(probabilities[index], num_samples=1, generator=generators[row])
-                        for index, row in enumerate(live)
-                    ]
-                )[:, None]
-        else:
-            chosen = scores.argmax(dim=-1, keepdim=True)
-        keep: list[int] = []
-        for index, token in enumerate(chosen.view(-1).tolist()):
-            generated[live[index]].append(token)
-            if token not in stop_set:
-                keep.append(index)
-        if not keep or step + 1 == config.max_new_tokens:
-            break
-        sequences = torch.cat([sequences, chosen], dim=1)
-        attention_mask = torch.cat([attention_mask, attention_mask.new_ones((len(live), 1))], dim=1)
-        last_position = last_position + 1
-        if len(keep) < len(live):
-            rows = torch.tensor(keep, device=device)
-            cache.batch_select_indices(rows)
-            sequences, attention_mask = sequences[rows], attention_mask[rows]
-            last_position, chosen = last_position[rows], chosen[rows]
+    with decoding(model):  # the one-token attention kernel, where it applies
+        for step in range(config.max_new_tokens):
+            scores = logits.float()
             for processor in processors:
-                if hasattr(processor, "select_rows"):  # stateless processors have nothing to follow
-                    processor.select_rows(keep)
-            live = [live[index] for index in keep]
-        stats.decoded_tokens += len(live)
-        stats.attended += len(live) * (width + step + 1)  # the padded cache: pad columns are computed too
-        stats.logit_rows += len(live)
-        logits = model(
-            input_ids=chosen,
-            attention_mask=attention_mask,
-            position_ids=last_position,
-            past_key_values=cache,
-            cache_position=torch.tensor([width + step], device=device),
-            use_cache=True,
-        ).logits[:, -1, :]
+                scores = processor(sequences, scores)
+            if warpers is not None:
+                probabilities = torch.softmax(warpers(sequences, scores), dim=-1)
+                if generators is None:
+                    chosen = torch.multinomial(probabilities, num_samples=1)
+                else:
+                    chosen = torch.cat(
+                        [
+                            torch.multinomial(probabilities[index], num_samples=1, generator=generators[row])
+                            for index, row in enumerate(live)
+                        ]
+                    )[:, None]
+            else:
+                chosen = scores.argmax(dim=-1, keepdim=True)
+            keep: list[int] = []
+            for index, token in enumerate(chosen.view(-1).tolist()):
+                generated[live[index]].append(token)
+                if token not in stop_set:
+                    keep.append(index)
+            if not keep or step + 1 == config.max_new_tokens:
+                break
+            sequences = torch.cat([sequences, chosen], dim=1)
+            attention_mask = torch.cat([attention_mask, attention_mask.new_ones((len(live), 1))], dim=1)
+            last_position = last_position + 1
+            if len(keep) < len(live):
+                rows = torch.tensor(keep, device=device)
+                cache.batch_select_indices(rows)
+                sequences, attention_mask = sequences[rows], attention_mask[rows]
+                last_position, chosen = last_position[rows], chosen[rows]
+                for processor in processors:
+                    if hasattr(processor, "select_rows"):  # stateless processors have nothing to follow
+                        processor.select_rows(keep)
+                live = [live[index] for index in keep]
+            stats.decoded_tokens += len(live)
+            stats.attended += len(live) * (width + step + 1)  # the padded cache: pad columns are computed too
+            stats.logit_rows += len(live)
+            logits = model(
+                input_ids=chosen,
+                attention_mask=attention_mask,
+                position_ids=last_position,
+                past_key_values=cache,
+                cache_position=torch.tensor([width + step], device=device),
+                use_cache=True,
+            ).logits[:, -1, :]
     return generated
 
 

@@ -75,8 +75,13 @@ def _evaluate_model(name: str, inputs: dict[str, str], generates: bool = True, p
         inputs={**EVAL_SPLIT, **inputs},
         outputs={"out": f"{EVAL_DIR}/{name}.json"},
         metrics={"speed": f"{SPEED_DIR}/{name}.json"} if generates else {},
-        # a generating evaluation loads the model in evaluate.dtype (or model.dtype) and seeds its retries
-        params=(*EVAL_PARAMS, *(("seed", "model.dtype", "evaluate.dtype") if generates else ()), *params),
+        # a generating evaluation loads the model in evaluate.dtype (or model.dtype) on evaluate.threads
+        # (the thread count can change the rounding of a bfloat16 answer), and seeds its retries
+        params=(
+            *EVAL_PARAMS,
+            *(("seed", "model.dtype", "evaluate.dtype", "evaluate.threads") if generates else ()),
+            *params,
+        ),
     )
 
 

@@ -66,10 +66,12 @@ log = logging.getLogger("worldagent.evaluation")
 Loader = Callable[[Path, "Path | None"], tuple[Any, Any]]
 
 
-def default_loader(base_dir: Path, adapter_dir: Path | None, dtype: str = "auto") -> tuple[Any, Any]:
+def default_loader(
+    base_dir: Path, adapter_dir: Path | None, dtype: str = "auto", cpu_threads: int = 1
+) -> tuple[Any, Any]:
     from worldagent.lm.load import load_policy
 
-    return load_policy(base_dir, adapter_dir, dtype=dtype)
+    return load_policy(base_dir, adapter_dir, dtype=dtype, cpu_threads=cpu_threads)
 
 
 def score_policy_row(
@@ -166,6 +168,7 @@ def generate_rows(
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
     """The model's rows (constrained and/or not) and their timings; ``seed`` seeds the retries and
     vLLM; ``llm`` is :func:`vllm_engine`'s engine, None for the project's decoder."""
+    from worldagent.lm import decode_attention
     from worldagent.lm.rollout import BatchedPolicy, PromptCache
 
     evaluated: list[EvalRow] = []
@@ -214,8 +217,10 @@ def generate_rows(
             "prompts": stats.prompts,
             "new_tokens": stats.new_tokens,
             "seconds": round(stats.seconds, 3),
+            "prefill_seconds": round(stats.prefill_seconds, 3),
             "tokens_per_second": round(stats.tokens_per_second, 2),
             "engine": "vllm" if llm is not None else "decoder",
+            "decode_attention": decode_attention.implementation(model) if llm is None else "vllm",
             "batch_size": settings.batch_size,
             # the work done against the least any engine must do (every unique prompt token prefilled
             # once, every new token decoded once)
@@ -343,7 +348,8 @@ def evaluate_model(
                 return evaluation, timings
         adapter = adapter if name != "base" else None
         if loader is None:  # evaluate.dtype, not always the one it was trained in (model.dtype)
-            policy_model, tokenizer = default_loader(base, adapter, dtype=settings.decode_dtype(model.dtype))
+            dtype = settings.decode_dtype(model.dtype)
+            policy_model, tokenizer = default_loader(base, adapter, dtype=dtype, cpu_threads=settings.threads)
         else:
             policy_model, tokenizer = loader(base, adapter)
         evaluation.notes.append(precision_note(policy_model))

@@ -1,0 +1,230 @@
+"""The decode-step attention kernel (worldagent/lm/decode_attention.py): what SDPA computes, for
+every shape, mask and stride the decoders give it; SDPA itself for every call it cannot serve; and
+switched on for a model only inside ``decoding``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from worldagent.lm import decode_attention as da
+
+pytestmark = pytest.mark.skipif(da.kernel() is None, reason="no C compiler to build the kernel")
+
+
+class _Module(torch.nn.Module):
+    def __init__(self, groups: int) -> None:
+        super().__init__()
+        self.num_key_value_groups = groups
+
+
+def _reference(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """SDPA in float64 on the expanded heads: (rows, 1, heads, head_dim)."""
+    groups = query.shape[1] // key.shape[1]
+    out = F.scaled_dot_product_attention(
+        query.double(),
+        key.double().repeat_interleave(groups, 1),
+        value.double().repeat_interleave(groups, 1),
+        attn_mask=mask,
+    )
+    return out.transpose(1, 2)
+
+
+@st.composite
+def cases(draw: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None, torch.dtype]:
+    rows = draw(st.integers(1, 4))
+    kv_heads = draw(st.integers(1, 3))
+    groups = draw(st.integers(1, 5))
+    head_dim = draw(st.sampled_from([8, 16, 24, 64, 72]))
+    columns = draw(st.integers(1, 90))
+    spare = draw(st.integers(0, 7))  # the cache's buffer is wider than the columns read
+    dtype = draw(st.sampled_from([torch.float32, torch.bfloat16]))
+    generator = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
+    query = torch.randn(rows, kv_heads * groups, 1, head_dim, generator=generator).to(dtype)
+    buffers = [torch.randn(rows, kv_heads, columns + spare, head_dim, generator=generator).to(dtype) for _ in range(2)]
+    key, value = (buffer[:, :, :columns] for buffer in buffers)
+    kind = draw(st.sampled_from(["none", "prefix", "random", "shared"]))
+    if kind == "none":
+        return query, key, value, None, dtype
+    if kind == "prefix":  # a continuous batch: each row's columns start where its prompt does
+        starts = torch.tensor([draw(st.integers(0, columns - 1)) for _ in range(rows)])
+        mask = torch.arange(columns)[None, :] >= starts[:, None]
+    else:
+        mask = torch.rand(1 if kind == "shared" else rows, columns, generator=generator) < 0.7
+        mask[:, -1] = True  # the token being decoded always sees itself
+    return query, key, value, mask[:, None, None, :], dtype
+
+
+@settings(max_examples=120, deadline=None)
+@given(cases())
+def test_the_kernel_computes_what_sdpa_computes(case: Any) -> None:
+    query, key, value, mask, dtype = case
+    module = _Module(query.shape[1] // key.shape[1])
+    assert da.served(query, key, value, 0.0, {})
+    got, _ = da.decode_attention(module, query, key, value, mask)
+    assert got.shape == (query.shape[0], 1, query.shape[1], query.shape[3]) and got.dtype == dtype
+    expected = _reference(query, key, value, mask)
+    # float32 sums in another order; bfloat16 output rounded once (SDPA's own error is as large)
+    tolerance = 2e-5 if dtype == torch.float32 else 1e-2
+    torch.testing.assert_close(got.double(), expected, atol=tolerance, rtol=tolerance)
+
+
+def test_a_row_with_no_column_kept_gets_zeros() -> None:
+    query, key, value = torch.randn(2, 2, 1, 8), torch.randn(2, 1, 5, 8), torch.randn(2, 1, 5, 8)
+    mask = torch.ones(2, 1, 1, 5, dtype=torch.bool)
+    mask[1] = False
+    got, _ = da.decode_attention(_Module(2), query, key, value, mask)
+    assert torch.equal(got[1], torch.zeros_like(got[1]))
+    torch.testing.assert_close(got[0].double(), _reference(query, key, value, mask)[0])
+
+
+def test_a_wider_mask_is_cut_to_the_columns_read() -> None:
+    query, key, value = torch.randn(1, 2, 1, 16), torch.randn(1, 2, 6, 16), torch.randn(1, 2, 6, 16)
+    mask = torch.tensor([[[[False, True, True, True, True, True, False, False]]]])
+    got, _ = da.decode_attention(_Module(1), query, key, value, mask)
+    torch.testing.assert_close(got.double(), _reference(query, key, value, mask[..., :6]))
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["two query tokens", "gradient", "float mask", "softcap", "dropout", "float16", "head too large"],
+)
+def test_calls_it_cannot_serve_go_to_sdpa(change: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformers.integrations import sdpa_attention
+
+    query, key, value = torch.randn(2, 4, 1, 16), torch.randn(2, 2, 7, 16), torch.randn(2, 2, 7, 16)
+    mask: torch.Tensor | None = torch.ones(2, 1, 1, 7, dtype=torch.bool)
+    kwargs: dict[str, Any] = {}
+    dropout = 0.0
+    if change == "two query tokens":
+        query = torch.randn(2, 4, 2, 16)
+        mask = torch.ones(2, 1, 2, 7, dtype=torch.bool)
+    elif change == "gradient":
+        query.requires_grad_(True)
+    elif change == "float mask":
+        mask = torch.zeros(2, 1, 1, 7)
+    elif change == "softcap":
+        kwargs["softcap"] = 30.0
+    elif change == "dropout":
+        dropout = 0.1
+    elif change == "float16":
+        query, key, value = query.half(), key.half(), value.half()
+    elif change == "head too large":
+        query, key, value = torch.randn(1, 2, 1, 512), torch.randn(1, 1, 3, 512), torch.randn(1, 1, 3, 512)
+        mask = None
+    seen: list[str] = []
+
+    def sdpa(*args: Any, **inner: Any) -> tuple[str, None]:
+        seen.append(change)
+        return "sdpa", None
+
+    monkeypatch.setattr(sdpa_attention, "sdpa_attention_forward", sdpa)
+    assert da.decode_attention(_Module(2), query, key, value, mask, dropout, None, **kwargs) == ("sdpa", None)
+    assert seen == [change]
+
+
+def test_the_setting_is_checked_and_sdpa_turns_the_kernel_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert da.setting({}) == "auto"
+    with pytest.raises(ValueError, match="WORLDAGENT_DECODE_ATTENTION='fast'"):
+        da.setting({da.ENV: "fast"})
+    monkeypatch.setenv(da.ENV, "sdpa")
+    da.kernel.cache_clear()
+    try:
+        assert da.kernel() is None
+    finally:
+        monkeypatch.delenv(da.ENV)
+        da.kernel.cache_clear()
+
+
+def test_a_missing_compiler_keeps_sdpa_or_fails_when_the_kernel_is_required(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("CC", "no-such-compiler")
+    with pytest.raises(da.KernelBuildError, match="no-such-compiler"):
+        da.build()
+    da.kernel.cache_clear()
+    try:
+        assert da.kernel() is None
+        assert "keeps torch's SDPA" in caplog.text
+        monkeypatch.setenv(da.ENV, "kernel")
+        da.kernel.cache_clear()
+        with pytest.raises(da.KernelBuildError):
+            da.kernel()
+    finally:
+        monkeypatch.delenv(da.ENV, raising=False)
+        monkeypatch.delenv("CC")
+        da.kernel.cache_clear()
+
+
+def test_a_compiler_error_is_reported(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    broken = tmp_path / "broken.c"
+    broken.write_text("this is not C\n")
+    monkeypatch.setattr(da, "SOURCE", broken)
+    with pytest.raises(da.KernelBuildError, match="could not build broken.c"):
+        da.build()
+
+
+def test_decoding_switches_the_attention_only_inside_the_block() -> None:
+    from tests.lm.model_fixtures import tiny_llama_model
+
+    model = tiny_llama_model()
+    assert model.config._attn_implementation == "sdpa"
+    with da.decoding(model):
+        assert model.config._attn_implementation == da.NAME
+        with da.decoding(model):  # nested: left as it is
+            assert model.config._attn_implementation == da.NAME
+        assert model.config._attn_implementation == da.NAME
+    assert model.config._attn_implementation == "sdpa"
+    with pytest.raises(RuntimeError), da.decoding(model):
+        raise RuntimeError("a decoder failed")
+    assert model.config._attn_implementation == "sdpa"
+
+
+def test_a_model_on_eager_attention_is_left_alone() -> None:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=32, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+        num_key_value_heads=1, attn_implementation="eager",
+    )  # fmt: skip
+    model = LlamaForCausalLM(config)
+    with da.decoding(model):
+        assert model.config._attn_implementation == "eager"
+
+
+def test_the_decoders_step_through_the_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Greedy answers through the kernel are the answers SDPA gives (float32), and the kernel ran."""
+    from tests.lm.model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
+    from worldagent.lm.rollout import SamplingConfig, generate_batched
+
+    model = tiny_llama_model()
+    _, tokenizer = tiny_model_and_tokenizer()
+    config = SamplingConfig(max_new_tokens=12)
+    library = da.kernel()
+    calls: list[int] = []
+
+    class Counting:
+        max_group, max_head_dim = library.max_group, library.max_head_dim
+
+        def __getattr__(self, name: str) -> Any:
+            function = getattr(library, name)
+
+            def counted(*args: Any) -> Any:
+                calls.append(args[11])  # the rows of the step
+                return function(*args)
+
+            return counted
+
+    monkeypatch.setattr(da, "kernel", lambda: Counting())
+    through_kernel = generate_batched(model, tokenizer, PROMPTS, config, batch_size=5)
+    assert calls and max(calls) == len(PROMPTS)
+    monkeypatch.setattr(da, "kernel", lambda: None)
+    through_sdpa = generate_batched(model, tokenizer, PROMPTS, config, batch_size=5)
+    assert [[c.token_ids for c in group] for group in through_kernel] == [
+        [c.token_ids for c in group] for group in through_sdpa
+    ]

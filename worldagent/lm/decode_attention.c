@@ -1,0 +1,161 @@
+/* Attention for one query token a row against a KV cache, on the CPU.
+ *
+ * Built and loaded by worldagent/lm/decode_attention.py (see its doc for why). For each row b and
+ * key/value head h, the G query heads that share h read the cache's columns once:
+ *   pass 1: scores s[g][l] = scale * q[g] . k[l] for the columns the mask keeps,
+ *   pass 2: p = exp(s - max), and their sum,
+ *   pass 3: out[g] = sum_l p[g][l] * v[l] / sum.
+ * Everything is accumulated in float32; a bfloat16 output is rounded to nearest even once.
+ *
+ * Layout: q and out are (B, KV*G, D) contiguous; k and v are addressed by element strides
+ * (row, head, column), the D values of a column contiguous; mask is (B, L) bytes with a row stride,
+ * or NULL (every column kept). A column whose mask byte is 0 adds nothing; a row with no column
+ * kept gets zeros.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GROUP 16
+#define MAX_HEAD_DIM 256
+#define MASKED (-1e30f) /* not -inf: built with -ffast-math, which assumes finite values */
+
+static inline float bf16_to_f32(uint16_t v) {
+    uint32_t u = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint16_t f32_to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64); /* NaN stays NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static inline int kept(const uint8_t *mask, long l) { return mask == NULL || mask[l] != 0; }
+
+/* Passes 2 and 3 are shared by both precisions: scores (G rows of L) -> probabilities, in place. */
+static void softmax_rows(float *scores, long L, int G, float *sums) {
+    for (int g = 0; g < G; g++) {
+        float *row = scores + (long)g * L;
+        float top = MASKED;
+        for (long l = 0; l < L; l++) top = row[l] > top ? row[l] : top;
+        float sum = 0.f;
+        if (top > MASKED) {
+            for (long l = 0; l < L; l++) {
+                float p = expf(row[l] - top);
+                row[l] = p;
+                sum += p;
+            }
+        } else {
+            memset(row, 0, sizeof(float) * L);
+        }
+        sums[g] = sum;
+    }
+}
+
+
+/* The head size is a constant in each inlined copy (64, 128, 256, or any other), so that the loops
+ * over it vectorise and unroll. */
+#define INLINE static inline __attribute__((always_inline))
+
+/* Passes 2 and 3, and the output: probabilities (G rows of L) times the value columns. */
+#define WEIGHTED_VALUES(T, TO_F32, STORE)                                                                  \
+    float sums[MAX_GROUP];                                                                                 \
+    softmax_rows(scores, L, G, sums);                                                                      \
+    float acc[MAX_GROUP][MAX_HEAD_DIM];                                                                    \
+    for (int g = 0; g < G; g++) memset(acc[g], 0, sizeof(float) * D);                                     \
+    float column[MAX_HEAD_DIM];                                                                            \
+    for (long l = 0; l < L; l++) {                                                                         \
+        if (!kept(mask, l)) continue;                                                                      \
+        const T *row = v + l * vsl;                                                                        \
+        for (int d = 0; d < D; d++) column[d] = TO_F32(row[d]);                                            \
+        for (int g = 0; g < G; g++) {                                                                      \
+            const float p = scores[(long)g * L + l];                                                       \
+            for (int d = 0; d < D; d++) acc[g][d] += p * column[d];                                        \
+        }                                                                                                  \
+    }                                                                                                      \
+    for (int g = 0; g < G; g++) {                                                                          \
+        const float norm = sums[g] > 0.f ? 1.f / sums[g] : 0.f;                                            \
+        for (int d = 0; d < D; d++) out[(long)g * D + d] = STORE(acc[g][d] * norm);                        \
+    }
+
+/* Pass 1: the query (scaled) and each key column converted to float32 once. */
+#define SCORES(T, TO_F32)                                                                            \
+    {                                                                                                      \
+        float query[MAX_GROUP][MAX_HEAD_DIM], column[MAX_HEAD_DIM];                                        \
+        for (int g = 0; g < G; g++)                                                                        \
+            for (int d = 0; d < D; d++) query[g][d] = TO_F32(q[(long)g * D + d]) * scale;                  \
+        for (long l = 0; l < L; l++) {                                                                     \
+            if (!kept(mask, l)) {                                                                          \
+                for (int g = 0; g < G; g++) scores[(long)g * L + l] = MASKED;                              \
+                continue;                                                                                  \
+            }                                                                                              \
+            const T *row = k + l * ksl;                                                                    \
+            for (int d = 0; d < D; d++) column[d] = TO_F32(row[d]);                                        \
+            for (int g = 0; g < G; g++) {                                                                  \
+                float dot = 0.f;                                                                           \
+                for (int d = 0; d < D; d++) dot += query[g][d] * column[d];                                \
+                scores[(long)g * L + l] = dot;                                                             \
+            }                                                                                              \
+        }                                                                                                  \
+    }
+
+static inline float same(float x) { return x; }
+
+INLINE void head_bf16(const uint16_t *q, const uint16_t *k, const uint16_t *v, long ksl, long vsl,
+                      const uint8_t *mask, long L, int G, const int D, float scale, uint16_t *out, float *scores) {
+    SCORES(uint16_t, bf16_to_f32)
+    WEIGHTED_VALUES(uint16_t, bf16_to_f32, f32_to_bf16)
+}
+
+INLINE void head_f32(const float *q, const float *k, const float *v, long ksl, long vsl, const uint8_t *mask,
+                     long L, int G, const int D, float scale, float *out, float *scores) {
+    SCORES(float, same)
+    WEIGHTED_VALUES(float, same, same)
+}
+
+#define BY_HEAD_SIZE(NAME, IMPL, T)                                                                        \
+    static void NAME(const T *q, const T *k, const T *v, long ksl, long vsl, const uint8_t *mask, long L,  \
+                     int G, int D, float scale, T *out, float *scores) {                                   \
+        switch (D) {                                                                                       \
+        case 64: IMPL(q, k, v, ksl, vsl, mask, L, G, 64, scale, out, scores); break;                       \
+        case 128: IMPL(q, k, v, ksl, vsl, mask, L, G, 128, scale, out, scores); break;                     \
+        case 256: IMPL(q, k, v, ksl, vsl, mask, L, G, 256, scale, out, scores); break;                     \
+        default: IMPL(q, k, v, ksl, vsl, mask, L, G, D, scale, out, scores);                               \
+        }                                                                                                  \
+    }
+
+BY_HEAD_SIZE(one_head_bf16, head_bf16, uint16_t)
+BY_HEAD_SIZE(one_head_f32, head_f32, float)
+
+void decode_attention_limits(int *max_group, int *max_head_dim) {
+    *max_group = MAX_GROUP;
+    *max_head_dim = MAX_HEAD_DIM;
+}
+
+/* Returns 0, or -1 when the scratch memory could not be had (out is then unwritten). */
+#define DECODE_ATTENTION(NAME, T, ONE_HEAD)                                                                       \
+    int NAME(const T *q, const T *k, const T *v, long ksb, long ksh, long ksl, long vsb, long vsh, long vsl,     \
+             const uint8_t *mask, long msb, int B, int KV, int G, int D, long L, float scale, T *out, int threads) { \
+        int failed = 0;                                                                                          \
+        _Pragma("omp parallel num_threads(threads) reduction(| : failed)") {                                     \
+            float *scores = malloc(sizeof(float) * (size_t)(L > 0 ? L : 1) * (size_t)G);                         \
+            failed = scores == NULL;                                                                             \
+            _Pragma("omp for schedule(static)") for (int i = 0; i < B * KV; i++) {                               \
+                if (scores == NULL) continue;                                                                    \
+                const int b = i / KV, h = i % KV;                                                                \
+                ONE_HEAD(q + (long)i * G * D, k + b * ksb + h * ksh, v + b * vsb + h * vsh, ksl, vsl,            \
+                         mask ? mask + b * msb : NULL, L, G, D, scale, out + (long)i * G * D, scores);           \
+            }                                                                                                    \
+            free(scores);                                                                                        \
+        }                                                                                                        \
+        return failed ? -1 : 0;                                                                                  \
+    }
+
+DECODE_ATTENTION(decode_attention_bf16, uint16_t, one_head_bf16)
+DECODE_ATTENTION(decode_attention_f32, float, one_head_f32)

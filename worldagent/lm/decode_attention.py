@@ -1,0 +1,247 @@
+"""Attention for one new token a row, on a CPU: the decode step's kernel.
+
+At a decode step each row attends with one query token to its whole KV cache, so the step reads
+every cached key and value once and does a few multiply-adds with each: it is bound by how fast the
+cache is read. transformers sends it to torch's SDPA, whose CPU kernel (flash attention, built
+for long queries) reads a bfloat16 cache at ~3-4 GB/s on one core of this project's 2-core host,
+which reads memory at ~27 GB/s a core; at 34 rows of ~1,650 cached positions SDPA took ~72% of a
+SmolLM2-135M decode step. ``decode_attention.c`` beside this module does the one-token case
+directly: for each row and key/value head, the query heads that share the head (grouped-query
+attention) read its columns once, scores, softmax and the weighted values accumulated in float32.
+On the same case it is 3-4x faster than SDPA (``python -m benchmarks.decode_attention``: the
+kernel alone; ``python -m benchmarks.generation --engines continuous,continuous-sdpa``: whole
+decodes).
+
+It is compiled for the machine it runs on (``-march=native``) with the system's C compiler
+(``$CC``, else ``cc``), once a process, into a temporary folder removed after
+loading; nothing is cached on disk. Where it cannot be built (no compiler) the decoders keep SDPA
+and say so once. ``WORLDAGENT_DECODE_ATTENTION=sdpa`` keeps SDPA; ``=kernel`` makes a failed build
+an error instead.
+
+It is plugged in through transformers' own extension point: registered in ``AttentionInterface``
+(and SDPA's mask function in ``AttentionMaskInterface``) as :data:`NAME`, switched on for a model
+only inside :func:`decoding`. Every call it cannot serve exactly (more than one query token, a
+gradient, a GPU, a float mask, a soft cap, attention sinks, a head size over 256) goes to
+transformers' ``sdpa_attention_forward`` unchanged, so prefill and training never see it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import logging
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from worldagent.errors import WorldAgentError
+
+log = logging.getLogger(__name__)
+
+NAME = "worldagent_decode"
+"""The attention implementation's name in transformers' registries."""
+ENV = "WORLDAGENT_DECODE_ATTENTION"
+SETTINGS = ("auto", "kernel", "sdpa")
+SOURCE = Path(__file__).parent / "decode_attention.c"
+FLAGS = ("-O3", "-march=native", "-ffast-math", "-shared", "-fPIC")
+BUILD_SECONDS = 120
+REPLACES = "sdpa"  # the implementation the kernel stands in for; any other (eager, flash) is left alone
+
+_DTYPES = {torch.bfloat16: "decode_attention_bf16", torch.float32: "decode_attention_f32"}
+_UNSERVED_KWARGS = ("softcap", "s_aux", "sinks", "position_bias")
+
+
+class KernelBuildError(WorldAgentError):
+    """The decode-attention kernel could not be compiled or loaded (and ``=kernel`` asked for it)."""
+
+
+def setting(environ: dict[str, str] | None = None) -> str:
+    """``WORLDAGENT_DECODE_ATTENTION`` checked: ``auto`` (the default), ``kernel`` or ``sdpa``."""
+    value = (os.environ if environ is None else environ).get(ENV, "auto")
+    if value not in SETTINGS:
+        raise ValueError(f"{ENV}={value!r}: expected one of {', '.join(SETTINGS)}")
+    return value
+
+
+def _compile(compiler: str, output: Path, openmp: bool) -> subprocess.CompletedProcess[str]:
+    command = [compiler, *FLAGS, *(["-fopenmp"] if openmp else []), str(SOURCE), "-o", str(output), "-lm"]
+    return subprocess.run(command, capture_output=True, text=True, timeout=BUILD_SECONDS, check=False)
+
+
+def build() -> ctypes.CDLL:
+    """Compile ``decode_attention.c`` for this machine and load it (with OpenMP when the compiler
+    has it, else one thread). Raises :class:`KernelBuildError` naming the compiler's complaint."""
+    compiler = os.environ.get("CC") or "cc"
+    if shutil.which(compiler) is None:
+        raise KernelBuildError(f"no C compiler: {compiler!r} is not on PATH (set CC)")
+    with tempfile.TemporaryDirectory(prefix="worldagent-kernel-") as folder:
+        output = Path(folder) / "decode_attention.so"
+        try:
+            done = _compile(compiler, output, openmp=True)
+            if done.returncode != 0:
+                done = _compile(compiler, output, openmp=False)
+        except subprocess.TimeoutExpired:
+            raise KernelBuildError(f"{compiler} took over {BUILD_SECONDS} s to build {SOURCE.name}") from None
+        if done.returncode != 0:
+            raise KernelBuildError(f"{compiler} could not build {SOURCE.name}: {done.stderr.strip()[-2000:]}")
+        try:
+            library = ctypes.CDLL(str(output))  # mapped: the file may go with its folder
+        except OSError as problem:
+            raise KernelBuildError(f"{SOURCE.name} built but did not load: {problem}") from None
+    pointer, index, integer = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
+    for name in _DTYPES.values():
+        function = getattr(library, name)
+        function.argtypes = [pointer] * 3 + [index] * 6 + [pointer, index] + [integer] * 4 + [index]
+        function.argtypes += [ctypes.c_float, pointer, integer]
+        function.restype = integer
+    group, head = ctypes.c_int(), ctypes.c_int()
+    library.decode_attention_limits(ctypes.byref(group), ctypes.byref(head))
+    library.max_group, library.max_head_dim = group.value, head.value
+    return library
+
+
+@functools.cache
+def kernel() -> ctypes.CDLL | None:
+    """The kernel, built once a process; ``None`` where it is turned off or cannot be built."""
+    wanted = setting()
+    if wanted == "sdpa":
+        return None
+    try:
+        return build()
+    except KernelBuildError as problem:
+        if wanted == "kernel":
+            raise
+        log.warning("decoding keeps torch's SDPA attention: %s", problem)
+        return None
+
+
+def _mask_rows(mask: torch.Tensor | None, rows: int, columns: int) -> tuple[torch.Tensor | None, int] | None:
+    """A bool mask (rows or 1, 1, 1, ≥ columns) as (rows, columns) bytes and its row stride; None for
+    a mask the kernel does not take."""
+    if mask is None:
+        return None, 0
+    if mask.dtype != torch.bool or mask.dim() != 4 or mask.shape[1] != 1 or mask.shape[2] != 1:
+        return None
+    if mask.shape[0] not in (1, rows) or mask.shape[3] < columns:
+        return None
+    flat = mask[:, 0, 0, :columns]
+    if flat.stride(-1) != 1:
+        flat = flat.contiguous()
+    return flat, (flat.stride(0) if flat.shape[0] == rows else 0)
+
+
+def served(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dropout: float, kwargs: dict[str, Any]) -> bool:
+    """Whether the kernel computes this call exactly as SDPA would (up to float rounding)."""
+    library = kernel()
+    if library is None or query.device.type != "cpu" or query.shape[2] != 1:
+        return False
+    if query.dtype not in _DTYPES or key.dtype != query.dtype or value.dtype != query.dtype:
+        return False
+    if dropout or (torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)):
+        return False
+    if any(kwargs.get(name) is not None for name in _UNSERVED_KWARGS) or kwargs.get("output_attentions"):
+        return False
+    heads, kv_heads, head_dim = query.shape[1], key.shape[1], query.shape[3]
+    if kv_heads == 0 or heads % kv_heads or heads // kv_heads > library.max_group or head_dim > library.max_head_dim:
+        return False
+    return key.stride(-1) == 1 and value.stride(-1) == 1 and key.shape[-1] == value.shape[-1] == head_dim
+
+
+def decode_attention(
+    module: torch.nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    dropout: float = 0.0,
+    scaling: float | None = None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, None]:
+    """transformers' attention-function contract: ``query`` (batch, heads, 1, head_dim), ``key`` and
+    ``value`` (batch, kv_heads, columns, head_dim) → (batch, 1, heads, head_dim)."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    rows, heads, _, head_dim = query.shape
+    columns = key.shape[2]
+    mask = _mask_rows(attention_mask, rows, columns) if served(query, key, value, dropout, kwargs) else None
+    if mask is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout, scaling, **kwargs)
+    flat, mask_stride = mask
+    library = kernel()
+    assert library is not None
+    queries = query.reshape(rows, heads, head_dim).contiguous()
+    output = torch.empty_like(queries)
+    kv_heads = key.shape[1]
+    status = getattr(library, _DTYPES[query.dtype])(
+        queries.data_ptr(),
+        key.data_ptr(),
+        value.data_ptr(),
+        *key.stride()[:3],
+        *value.stride()[:3],
+        None if flat is None else flat.data_ptr(),
+        mask_stride,
+        rows,
+        kv_heads,
+        heads // kv_heads,
+        head_dim,
+        columns,
+        head_dim**-0.5 if scaling is None else scaling,
+        output.data_ptr(),
+        torch.get_num_threads(),
+    )
+    if status != 0:
+        raise MemoryError(f"decode attention: no scratch memory for {columns} columns")
+    return output.view(rows, 1, heads, head_dim), None
+
+
+@functools.cache
+def register() -> str:
+    """Add :data:`NAME` to transformers' attention and mask registries (once)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+    AttentionInterface.register(NAME, decode_attention)
+    AttentionMaskInterface.register(NAME, sdpa_mask)
+    return NAME
+
+
+def _inner(model: Any) -> Any:
+    """The transformers model under a peft wrapper (the one whose config chooses the attention)."""
+    return model.get_base_model() if hasattr(model, "get_base_model") else model
+
+
+def implementation(model: Any) -> str:
+    """The attention ``model`` decodes with inside :func:`decoding`: ``"kernel"``, or its own
+    (``"sdpa"`` where the kernel is off or cannot be built; a model on a GPU or on another
+    attention keeps that)."""
+    inner = _inner(model)
+    own = str(getattr(getattr(inner, "config", None), "_attn_implementation", None))
+    if own == NAME:
+        return "kernel"
+    parameter = next(inner.parameters(), None) if hasattr(inner, "parameters") else None
+    if own != REPLACES or parameter is None or parameter.device.type != "cpu" or kernel() is None:
+        return own
+    return "kernel"
+
+
+@contextmanager
+def decoding(model: Any) -> Iterator[None]:
+    """Inside the block, ``model`` attends with the kernel where it applies (see the module doc):
+    only a model on the CPU whose attention is SDPA, and only when the kernel builds. Its own
+    attention is back after the block, also when the block raises."""
+    inner = _inner(model)
+    if implementation(model) != "kernel" or inner.config._attn_implementation == NAME:
+        yield
+        return
+    inner.set_attn_implementation(register())
+    try:
+        yield
+    finally:
+        inner.set_attn_implementation(REPLACES)
