@@ -72,7 +72,7 @@ test-fast: $(STAMP)  ## skip the slow end-to-end tests
 # Each runs in its default (short) form; most read `make pipeline`'s outputs, a11y_differential needs
 # Chromium. BENCHES="benchmarks.stages" times each DAG stage on its own (it reruns them: hours on a CPU).
 BENCHES ?= benchmarks benchmarks.hostile_input benchmarks.a11y_differential benchmarks.plaited_corpus \
-	benchmarks.generation benchmarks.pretrained_base benchmarks.sft_throughput \
+	benchmarks.generation benchmarks.decode_attention benchmarks.pretrained_base benchmarks.sft_throughput \
 	benchmarks.experience_sampling benchmarks.specialists_trainer benchmarks.intervention_latency \
 	benchmarks.pipeline
 

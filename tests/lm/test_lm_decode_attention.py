@@ -228,3 +228,25 @@ def test_the_decoders_step_through_the_kernel(monkeypatch: pytest.MonkeyPatch) -
     assert [[c.token_ids for c in group] for group in through_kernel] == [
         [c.token_ids for c in group] for group in through_sdpa
     ]
+
+
+def test_the_benchmark_reports_both_kernels_against_float64(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from benchmarks.decode_attention import main
+
+    assert main(["--rows", "3", "--columns", "40", "--threads", "1", "--repeats", "2", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(r["dtype"], r["threads"]) for r in report["results"]] == [("bfloat16", 1), ("float32", 1)]
+    for row in report["results"]:
+        for name in ("sdpa", "kernel"):
+            assert row[name]["ms"] > 0 and row[name]["share_of_memory_bandwidth"] > 0
+            assert row[name]["max_error"] < (1e-2 if row["dtype"] == "bfloat16" else 1e-5)
+
+
+def test_loading_the_kernel_leaves_the_processes_floating_point_alone() -> None:
+    """Linked with -ffast-math, the library would switch the whole process to flushing subnormal
+    floats to zero as it loads (gcc's crtfastmath.o): every torch op after it would change."""
+    assert da.kernel() is not None
+    subnormal = torch.tensor([1e-40], dtype=torch.float32)
+    assert (subnormal * 1.0).item() != 0.0

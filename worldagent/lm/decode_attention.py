@@ -50,7 +50,11 @@ NAME = "worldagent_decode"
 ENV = "WORLDAGENT_DECODE_ATTENTION"
 SETTINGS = ("auto", "kernel", "sdpa")
 SOURCE = Path(__file__).parent / "decode_attention.c"
-FLAGS = ("-O3", "-march=native", "-ffast-math", "-shared", "-fPIC")
+FLAGS = ("-O3", "-march=native", "-ffast-math", "-fPIC")
+"""Compile flags. ``-ffast-math`` lets gcc vectorise the sums and ``expf``; it is given to the
+compile only, never to the link: linked with it, gcc adds ``crtfastmath.o``, which switches the
+whole process to flushing subnormal floats to zero the moment the library loads (every torch op
+after it, and Hypothesis refuses to run)."""
 BUILD_SECONDS = 120
 REPLACES = "sdpa"  # the implementation the kernel stands in for; any other (eager, flash) is left alone
 
@@ -71,8 +75,18 @@ def setting(environ: dict[str, str] | None = None) -> str:
 
 
 def _compile(compiler: str, output: Path, openmp: bool) -> subprocess.CompletedProcess[str]:
-    command = [compiler, *FLAGS, *(["-fopenmp"] if openmp else []), str(SOURCE), "-o", str(output), "-lm"]
-    return subprocess.run(command, capture_output=True, text=True, timeout=BUILD_SECONDS, check=False)
+    """Compile, then link without the math flags (see :data:`FLAGS`); the first failure is returned."""
+    parallel = ["-fopenmp"] if openmp else []
+    objects = output.with_suffix(".o")
+    steps = (
+        [compiler, *FLAGS, *parallel, "-c", str(SOURCE), "-o", str(objects)],
+        [compiler, "-shared", *parallel, str(objects), "-o", str(output), "-lm"],
+    )
+    for command in steps:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_SECONDS, check=False)
+        if done.returncode != 0:
+            break
+    return done
 
 
 def build() -> ctypes.CDLL:
