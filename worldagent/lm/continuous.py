@@ -37,6 +37,7 @@ from typing import Any
 import torch
 
 from worldagent.lm.decode_attention import decoding
+from worldagent.lm.lean_linear import lean_linears
 from worldagent.lm.rollout import (
     BatchedPolicy,
     Completion,
@@ -334,7 +335,7 @@ def decode_stream(
     was_training = model.training
     model.eval()
     try:
-        with torch.inference_mode(), decoding(model):
+        with torch.inference_mode(), decoding(model), lean_linears(model):
             prefix = shared_prefix_length([request.ids for request in queue]) if len(queue) > 1 else 0
             if prefix:  # the system prompt with the tools: once for the call
                 store.prompt(model, list(queue[0].ids[:prefix]), stats, logits=False)

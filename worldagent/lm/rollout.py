@@ -50,6 +50,7 @@ from typing import Any
 import torch
 
 from worldagent.lm.decode_attention import decoding
+from worldagent.lm.lean_linear import lean_linears
 from worldagent.lm.stops import stop_token_ids
 
 Prompt = Sequence[Mapping[str, Any]]
@@ -732,7 +733,7 @@ def decode_batch(
     sequences, last_position = input_ids, positions[:, -1:]
     live = list(range(input_ids.shape[0]))  # the original row of each row still in the batch
     generated: list[list[int]] = [[] for _ in live]
-    with decoding(model):  # the one-token attention kernel, where it applies
+    with decoding(model), lean_linears(model):  # the one-token attention kernel; lean linear layers
         for step in range(config.max_new_tokens):
             scores = logits.float()
             for processor in processors:

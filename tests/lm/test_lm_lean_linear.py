@@ -1,0 +1,197 @@
+"""The decoders' lean linear layers (worldagent/lm/lean_linear.py): packed bfloat16 weights and
+peft's LoRA path without its Python give torch's and peft's numbers bit for bit, in every case they
+serve; every other case keeps its own forward; the forwards are back after the block."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from peft import LoraConfig, get_peft_model
+
+from worldagent.lm import lean_linear as lean
+
+
+class _Two(torch.nn.Module):
+    def __init__(self, width: int, hidden: int, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.up = torch.nn.Linear(width, hidden, bias=True, dtype=dtype)
+        self.down = torch.nn.Linear(hidden, width, bias=False, dtype=dtype)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(torch.relu(self.up(x)))
+
+
+def _adapted(seed: int, dtype: torch.dtype, rank: int, lora_bias: bool, dropout: float = 0.0, **extra: Any) -> Any:
+    torch.manual_seed(seed)
+    config = LoraConfig(
+        r=rank,
+        lora_alpha=2 * rank,
+        target_modules=["up", "down"],
+        lora_dropout=dropout,
+        lora_bias=lora_bias,
+        init_lora_weights=False,  # B is not zero: the update is part of every output
+        **extra,
+    )
+    return get_peft_model(_Two(24, 40, dtype), config)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    dtype=st.sampled_from([torch.float32, torch.bfloat16]),
+    rank=st.integers(1, 8),
+    lora_bias=st.booleans(),
+    rows=st.integers(1, 6),
+)
+def test_the_lean_forward_gives_peft_s_numbers_bit_for_bit(
+    seed: int, dtype: torch.dtype, rank: int, lora_bias: bool, rows: int
+) -> None:
+    model = _adapted(seed, dtype, rank, lora_bias).eval()
+    x = torch.randn(rows, 1, 24, generator=torch.Generator().manual_seed(seed)).to(dtype)
+    with torch.inference_mode():
+        expected = model(x)
+        with lean.lean_linears(model) as changed:
+            got = model(x)
+    assert changed == lean.Lean(packed=2 if dtype == torch.bfloat16 else 0, adapters=2)
+    assert got.dtype == expected.dtype and torch.equal(got, expected)
+
+
+def test_peft_s_forward_is_back_after_the_block_even_when_it_raises() -> None:
+    model = _adapted(0, torch.float32, 4, False).eval()
+    layers = [m for m in model.modules() if lean._plain_adapter(m) is not None]
+    assert len(layers) == 2
+    with pytest.raises(RuntimeError, match="boom"), lean.lean_linears(model):
+        assert all("forward" in vars(m) for m in layers)
+        raise RuntimeError("boom")
+    assert not any("forward" in vars(m) for m in layers)
+
+
+def _count(model: Any) -> int:
+    with lean.lean_linears(model) as changed:
+        return changed.adapters
+
+
+def test_every_case_it_does_not_serve_keeps_peft_s_forward() -> None:
+    """Merged weights, adapters switched off, dropout while training, two active adapters, and a
+    model without adapters."""
+    merged = _adapted(1, torch.float32, 4, False).eval()
+    merged.merge_adapter()
+    assert _count(merged) == 0
+
+    off = _adapted(2, torch.float32, 4, False).eval()
+    with off.disable_adapter():
+        assert _count(off) == 0
+
+    training = _adapted(3, torch.float32, 4, False, dropout=0.1).train()
+    assert _count(training) == 0
+    assert _count(training.eval()) == 2  # dropout is off in eval mode
+
+    two = _adapted(4, torch.float32, 4, False).eval()
+    two.add_adapter("other", LoraConfig(r=2, target_modules=["up", "down"], init_lora_weights=False))
+    two.base_model.set_adapter(["default", "other"])
+    assert _count(two) == 0
+
+    assert _count(_Two(8, 8, torch.float32)) == 0
+
+
+def test_the_decoders_answer_through_it_as_through_peft(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tiny Llama with LoRA on every projection (bfloat16 base, float32 adapter, as trained): the
+    static and the continuous decoder run the lean forward, and answer what peft's forward answers."""
+    from tests.lm.model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
+    from worldagent.lm.continuous import Request, decode_stream
+    from worldagent.lm.rollout import SamplingConfig, encode_prompt, generate_batched
+
+    torch.manual_seed(0)
+    modules = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    model = get_peft_model(
+        tiny_llama_model().to(torch.bfloat16), LoraConfig(r=4, target_modules=modules, init_lora_weights=False)
+    ).eval()
+    _, tokenizer = tiny_model_and_tokenizer()
+    config = SamplingConfig(max_new_tokens=10)
+    encoded = [tuple(encode_prompt(tokenizer, p)) for p in PROMPTS]
+
+    def answers() -> tuple[list[list[int]], list[list[int]]]:
+        static = [group[0].token_ids for group in generate_batched(model, tokenizer, PROMPTS, config, batch_size=3)]
+        streamed: dict[int, list[int]] = {}
+        requests = [Request(ids, config, key=i) for i, ids in enumerate(encoded)]
+        decode_stream(model, tokenizer, requests, lambda r, c: streamed.setdefault(r.key, c.token_ids) and [], 3)
+        return static, [streamed[i] for i in range(len(PROMPTS))]
+
+    calls: list[str] = []
+    original = lean._adapted
+
+    def counted(module: Any, name: str, base: Any) -> Any:
+        calls.append(name)
+        return original(module, name, base)
+
+    monkeypatch.setattr(lean, "_adapted", counted)
+    lean_answers = answers()
+    adapted = 7 * model.config.num_hidden_layers
+    assert len(calls) % adapted == 0 and len(calls) >= 2 * adapted  # each decoder call, every adapted module
+    monkeypatch.setattr(lean, "_plain_adapter", lambda module: None)  # peft's forward throughout
+    monkeypatch.setattr(lean, "packs", lambda weight: False)  # torch's plain linear throughout
+    assert answers() == lean_answers
+
+
+pack = pytest.mark.skipif(not lean.packs(torch.zeros(1, 1, dtype=torch.bfloat16)), reason="no oneDNN in this torch")
+
+
+@pack
+@settings(max_examples=30, deadline=None)
+@given(
+    rows=st.integers(1, 80),
+    inputs=st.integers(1, 96),
+    outputs=st.integers(1, 130),
+    bias=st.booleans(),
+    extra=st.sampled_from([(), (1,), (3,)]),
+    seed=st.integers(0, 2**16),
+)
+def test_a_packed_bfloat16_weight_gives_torch_s_linear_bit_for_bit(
+    rows: int, inputs: int, outputs: int, bias: bool, extra: tuple[int, ...], seed: int
+) -> None:
+    """Any row count (the layout is chosen for PACKING_ROWS), with or without a bias, 2-D and 3-D
+    inputs, contiguous or strided (torch's own linear rounds before its bias there: left to it)."""
+    generator = torch.Generator().manual_seed(seed)
+    weight = torch.randn(outputs, inputs, generator=generator).to(torch.bfloat16)
+    offset = torch.randn(outputs, generator=generator).to(torch.bfloat16) if bias else None
+    x = torch.randn(rows, *extra, 2 * inputs, generator=generator).to(torch.bfloat16)
+    linear = lean._linear(weight, offset)
+    with torch.inference_mode():
+        for given in (x[..., :inputs].contiguous(), x[..., ::2]):
+            assert torch.equal(linear(given), F.linear(given, weight, offset))
+
+
+@pack
+def test_plain_linears_are_packed_and_gradients_still_reach_every_weight() -> None:
+    """A model without adapters: its bfloat16 linears are packed, its float32 ones are not; with
+    gradients on, every layer computes through its own weight."""
+    model = torch.nn.Sequential(
+        torch.nn.Linear(6, 5, dtype=torch.bfloat16), torch.nn.Linear(5, 4, dtype=torch.bfloat16)
+    ).eval()
+    mixed = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Linear(5, 4, dtype=torch.bfloat16))
+    x = torch.randn(3, 6, dtype=torch.bfloat16)
+    with lean.lean_linears(mixed) as changed:
+        assert changed == lean.Lean(packed=1, adapters=0)
+    with torch.no_grad():
+        expected = model(x)
+    with lean.lean_linears(model) as changed:
+        assert changed == lean.Lean(packed=2, adapters=0)
+        with torch.no_grad():
+            assert torch.equal(model(x), expected)
+        model(x).float().sum().backward()
+    assert all(layer.weight.grad is not None and layer.weight.grad.abs().sum() > 0 for layer in model)
+    assert not any("forward" in vars(layer) for layer in model)
+
+
+def test_the_switch_turns_it_off_and_a_wrong_value_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _adapted(5, torch.bfloat16, 2, False).eval()
+    monkeypatch.setenv(lean.ENV, "off")
+    assert _count(model) == 0
+    monkeypatch.setenv(lean.ENV, "fast")
+    with pytest.raises(ValueError, match="WORLDAGENT_LEAN_LINEARS='fast'.*on, off"):
+        _count(model)
