@@ -167,6 +167,29 @@ def test_a_packed_bfloat16_weight_gives_torch_s_linear_bit_for_bit(
 
 
 @pack
+def test_a_decode_step_s_rows_go_through_the_packed_weight_and_a_prefill_s_through_torch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Up to PACKED_ROWS_MAX rows the packed product; more (a prompt's prefill) torch's own linear."""
+    through_torch: list[tuple[int, ...]] = []
+
+    class Spy:
+        @staticmethod
+        def linear(x: torch.Tensor, *args: object) -> torch.Tensor:
+            through_torch.append(tuple(x.shape))
+            return F.linear(x, *args)
+
+    weight = torch.randn(8, 4).to(torch.bfloat16)
+    monkeypatch.setattr(lean, "F", Spy)
+    linear = lean._linear(weight, None)
+    with torch.inference_mode():
+        for rows in (1, lean.PACKED_ROWS_MAX, lean.PACKED_ROWS_MAX + 1):
+            x = torch.randn(rows, 4).to(torch.bfloat16)
+            assert torch.equal(linear(x), F.linear(x, weight))
+    assert through_torch == [(lean.PACKED_ROWS_MAX + 1, 4)]
+
+
+@pack
 def test_plain_linears_are_packed_and_gradients_still_reach_every_weight() -> None:
     """A model without adapters: its bfloat16 linears are packed, its float32 ones are not; with
     gradients on, every layer computes through its own weight."""

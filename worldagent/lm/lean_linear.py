@@ -14,7 +14,8 @@ the arithmetic:
   adapted modules a layer makes 210 calls.
 
 :func:`lean_linears` removes both inside a decoder's block: every bfloat16 ``nn.Linear`` on the CPU
-(the base layers under the adapters, the LM head) computes through its packed weight, and every
+(the base layers under the adapters, the LM head) computes a decode step's few rows through its
+packed weight (a prompt's prefill, hundreds of rows, keeps ``F.linear``), and every
 LoRA layer in the one case a decoder needs (one plain adapter, unmerged, dropout off) runs peft's
 operations in peft's order without the rest. Everything else keeps its own forward. The packed
 copies are dropped after the block. With gradients on, every layer computes as before: a packed
@@ -38,6 +39,8 @@ import torch.nn.functional as F
 
 Linear = Callable[[torch.Tensor], torch.Tensor]
 PACKING_ROWS = 32  # the row count oneDNN's layout is chosen for; any other count computes the same
+PACKED_ROWS_MAX = 128  # more rows (a prompt's prefill) keep F.linear: the same sums, and there the
+# packed product measured no faster, a prompt's prefill slower (benchmarks.generation's prompt tokens/s)
 ENV = "WORLDAGENT_LEAN_LINEARS"
 SETTINGS = ("on", "off")
 
@@ -68,8 +71,14 @@ def _linear(weight: torch.Tensor, bias: torch.Tensor | None) -> Linear:
     packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKING_ROWS)
 
     def linear(x: torch.Tensor) -> torch.Tensor:
-        if torch.is_grad_enabled() or x.dtype != weight.dtype or x.device != weight.device or not x.is_contiguous():
-            return F.linear(x, weight, bias)  # a strided input: torch adds a bias after rounding, not before
+        if (
+            torch.is_grad_enabled()
+            or x.dtype != weight.dtype
+            or x.device != weight.device
+            or not x.is_contiguous()  # strided: torch adds a bias after rounding, not before
+            or x.numel() > PACKED_ROWS_MAX * x.shape[-1]
+        ):
+            return F.linear(x, weight, bias)
         return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
 
     return linear
