@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from model_fixtures import PROMPTS, tiny_model_and_tokenizer
 
 from worldagent.lm.ngram_guard import GeneratedNgramGuard
@@ -75,3 +77,32 @@ def test_a_guard_shorter_than_two_is_refused(ngram):
     if ngram == 1:
         with pytest.raises(ValueError):
             GeneratedNgramGuard(0, ngram)
+
+
+def banned_by_definition(generated: list[int], ngram: int) -> set[int]:
+    """The tokens that would end an n-gram ``generated`` already holds, after its last n - 1 tokens."""
+    if len(generated) < ngram - 1:
+        return set()
+    last = tuple(generated[len(generated) - ngram + 1 :])
+    return {
+        generated[end - 1]
+        for end in range(ngram, len(generated) + 1)
+        if tuple(generated[end - ngram : end - 1]) == last
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(st.lists(st.integers(0, 5), min_size=0, max_size=30), min_size=1, max_size=3),
+    prompt=st.integers(0, 4),
+    ngram=st.integers(2, 5),
+)
+def test_the_guard_bans_at_every_step_what_the_definition_bans(rows, prompt, ngram):
+    length = min(map(len, rows))
+    sequences = [[9] * prompt + row[:length] for row in rows]
+    guard = GeneratedNgramGuard(prompt_width=prompt, ngram=ngram, penalty=1.0)
+    for end in range(prompt, prompt + length + 1):
+        scores = guard(torch.tensor([s[:end] for s in sequences]), torch.zeros(len(rows), 10))
+        for index, sequence in enumerate(sequences):
+            banned = {int(t) for t in (scores[index] < 0).nonzero().flatten()}
+            assert banned == banned_by_definition(sequence[prompt:end], ngram)

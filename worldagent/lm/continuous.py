@@ -48,6 +48,7 @@ from worldagent.lm.rollout import (
     SamplingConfig,
     completion_of,
     decoding_processors,
+    draw,
     dropped_tokens,
     encode_prompt,
     full_attention_only,
@@ -264,7 +265,7 @@ def _choose(row: _Row) -> int:
     if row.warpers is None:
         return int(scores.argmax(dim=-1))
     probabilities = torch.softmax(row.warpers(ids, scores), dim=-1)
-    return int(torch.multinomial(probabilities[0], num_samples=1, generator=row.generator))
+    return int(draw(probabilities, None if row.generator is None else [row.generator])[0])
 
 
 def _start(model: Any, request: Request, store: PromptCache, stats: GenerationStats, device: Any) -> tuple[_Row, Any]:

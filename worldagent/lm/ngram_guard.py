@@ -32,19 +32,22 @@ class GeneratedNgramGuard:
         self._indexed = 0  # generated positions already added to ``_seen``
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
-        generated = input_ids[:, self.prompt_width :].tolist()
-        if not self._seen:
-            self._seen = [{} for _ in generated]
-        length = len(generated[0]) if generated else 0
+        length = input_ids.shape[1] - self.prompt_width  # tokens generated so far
         prefix = self.ngram - 1
-        for end in range(max(self._indexed, self.ngram), length + 1):
-            for row, seen in zip(generated, self._seen, strict=True):
+        start = max(self._indexed, self.ngram)  # the first n-gram end not yet in ``_seen``
+        # only the tail this call reads (its new n-grams, the last n - 1 tokens), not the whole answer
+        first = max(0, min(start - self.ngram, length - prefix))
+        tail = input_ids[:, self.prompt_width + first :].tolist()
+        if not self._seen:
+            self._seen = [{} for _ in tail]
+        for end in range(start - first, length - first + 1):
+            for row, seen in zip(tail, self._seen, strict=True):
                 seen.setdefault(tuple(row[end - self.ngram : end - 1]), set()).add(row[end - 1])
         self._indexed = max(self._indexed, length + 1)
         if length < prefix:
             return scores
-        for index, (row, seen) in enumerate(zip(generated, self._seen, strict=True)):
-            banned = seen.get(tuple(row[length - prefix :]))
+        for index, (row, seen) in enumerate(zip(tail, self._seen, strict=True)):
+            banned = seen.get(tuple(row[length - first - prefix :]))
             if banned:
                 scores[index, list(banned)] -= self.penalty
         return scores
