@@ -18,6 +18,8 @@ intent, an example story and the component's files). Each engine runs the evalua
    of the project's kernel (:mod:`worldagent.lm.decode_attention`; ``decode_attention`` in the JSON
    says which ran); ``continuous-unpacked`` is the same with torch's own linear layers instead of the
    decoders' lean ones (:mod:`worldagent.lm.lean_linear`: in bfloat16, packed weights);
+   ``continuous-multinomial`` draws the retries' tokens with ``torch.multinomial`` (an exponential
+   number a token) instead of the decoders' inverse transform (:func:`worldagent.lm.rollout.draw`);
 
 and, separately, the prompts with one new token each (``prompt tok/s``: how fast it takes prompts in).
 
@@ -58,7 +60,7 @@ from worldagent.pipeline import world_agent as stage_paths
 
 STORIES = Path("data/stories")
 RETRY_SEED = 1
-ENGINES = ("continuous", "continuous-sdpa", "continuous-unpacked", "decoder", "transformers")
+ENGINES = ("continuous", "continuous-sdpa", "continuous-unpacked", "continuous-multinomial", "decoder", "transformers")
 
 
 # --------------------------------------------------------------------------- prompts and models
@@ -213,6 +215,31 @@ def without_kernel(engine: tuple[Any, bool]) -> tuple[Any, bool]:
     from worldagent.lm import decode_attention
 
     return with_environment(engine, {decode_attention.ENV: "sdpa"})
+
+
+def multinomial_draw(probabilities: Any, generators: Any = None) -> Any:
+    """``torch.multinomial``'s draw of one token a row, each from its own generator (what the
+    decoders drew with before :func:`worldagent.lm.rollout.draw`)."""
+    import torch
+
+    if generators is None:
+        return torch.multinomial(probabilities, 1)[:, 0]
+    return torch.cat([torch.multinomial(row, 1, generator=g) for row, g in zip(probabilities, generators, strict=True)])
+
+
+def with_multinomial(engine: tuple[Any, bool]) -> tuple[Any, bool]:
+    """``engine`` with the continuous decoder's sampled tokens drawn by :func:`multinomial_draw`."""
+    from unittest import mock
+
+    from worldagent.lm import continuous
+
+    answer, grammar = engine
+
+    def run(*args: Any) -> list[str]:
+        with mock.patch.object(continuous, "draw", multinomial_draw):
+            return answer(*args)
+
+    return run, grammar
 
 
 def transformers_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bool]:
@@ -389,12 +416,12 @@ def main(argv: list[str] | None = None) -> int:
         f" {args.new_tokens} new tokens at most; {args.threads} thread(s), matmul peak {report['matmul_peak_gflops']} GFLOP/s"
     )
     print(
-        "engine               attention  grammar  new tok/s  prompt tok/s  tokens/min  FLOPs/min  share of peak"
+        "engine                 attention  grammar  new tok/s  prompt tok/s  tokens/min  FLOPs/min  share of peak"
         "  calls-only  pass"
     )
     for row in results:
         print(
-            f"{row['engine']:<20} {row['decode_attention']:<10} {'yes' if row['grammar'] else 'no':<8}"
+            f"{row['engine']:<22} {row['decode_attention']:<10} {'yes' if row['grammar'] else 'no':<8}"
             f" {row['new_tokens_per_second']:>9}"
             f" {row['prompt_tokens_per_second']:>13} {row['tokens_over_minimum']:>11} {row['flops_over_minimum']:>10}"
             f" {row['share_of_matmul_peak']:>14} {row['calls_only_answers']:>7}/{row['prompts']}"
@@ -412,6 +439,8 @@ def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace
         from worldagent.lm import lean_linear
 
         return with_environment(continuous_engine(model, tokenizer, args.batch_size), {lean_linear.ENV: "off"})
+    if name == "continuous-multinomial":
+        return with_multinomial(continuous_engine(model, tokenizer, args.batch_size))
     if name == "decoder":
         return decoder_engine(model, tokenizer, args.batch_size)
     if name == "transformers":

@@ -93,3 +93,36 @@ def test_the_unpacked_variant_turns_the_lean_linears_off_and_answers_the_same_in
     assert seen and not any(seen) and lean_linear.enabled()
     lean = measure("continuous", lambda: continuous_engine(model, tokenizer, 2), workload, shape, peak)
     assert lean["first_answer"] == plain["first_answer"] and peak > 0
+
+
+def test_the_multinomial_variant_draws_with_torch_multinomial_and_answers_greedy_the_same():
+    from unittest import mock
+
+    import torch
+
+    from benchmarks.generation import with_multinomial
+
+    _, tokenizer = tiny_model_and_tokenizer()
+    model = tiny_llama_model()
+    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=4, batch_size=4)
+    shape, peak = ModelShape.of(model), matmul_peak(1, size=64, rounds=1)
+    calls: list[int] = []
+    real = torch.multinomial
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    with mock.patch.object(torch, "multinomial", counted):
+        old = measure(
+            "continuous-multinomial",
+            lambda: with_multinomial(continuous_engine(model, tokenizer, 2)),
+            workload,
+            shape,
+            peak,
+        )
+        assert calls  # the retries drew through multinomial
+        calls.clear()
+        new = measure("continuous", lambda: continuous_engine(model, tokenizer, 2), workload, shape, peak)
+        assert not calls  # and the decoder's own draw does not
+    assert old["first_answer"] == new["first_answer"]
