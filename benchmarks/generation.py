@@ -18,6 +18,8 @@ intent, an example story and the component's files). Each engine runs the evalua
    of the project's kernel (:mod:`worldagent.lm.decode_attention`; ``decode_attention`` in the JSON
    says which ran); ``continuous-unpacked`` is the same with torch's own linear layers instead of the
    decoders' lean ones (:mod:`worldagent.lm.lean_linear`: in bfloat16, packed weights);
+   ``continuous-forward`` runs each decode step through the model's forward instead of the lean
+   step (:mod:`worldagent.lm.lean_step`: the same logits without transformers' per-call machinery);
    ``continuous-multinomial`` draws the retries' tokens with ``torch.multinomial`` (an exponential
    number a token) instead of the decoders' inverse transform (:func:`worldagent.lm.rollout.draw`);
 
@@ -60,7 +62,15 @@ from worldagent.pipeline import world_agent as stage_paths
 
 STORIES = Path("data/stories")
 RETRY_SEED = 1
-ENGINES = ("continuous", "continuous-sdpa", "continuous-unpacked", "continuous-multinomial", "decoder", "transformers")
+ENGINES = (
+    "continuous",
+    "continuous-sdpa",
+    "continuous-unpacked",
+    "continuous-forward",
+    "continuous-multinomial",
+    "decoder",
+    "transformers",
+)
 
 
 # --------------------------------------------------------------------------- prompts and models
@@ -439,6 +449,10 @@ def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace
         from worldagent.lm import lean_linear
 
         return with_environment(continuous_engine(model, tokenizer, args.batch_size), {lean_linear.ENV: "off"})
+    if name == "continuous-forward":
+        from worldagent.lm import lean_step
+
+        return with_environment(continuous_engine(model, tokenizer, args.batch_size), {lean_step.ENV: "off"})
     if name == "continuous-multinomial":
         return with_multinomial(continuous_engine(model, tokenizer, args.batch_size))
     if name == "decoder":

@@ -27,8 +27,16 @@ def tiny_model_and_tokenizer() -> tuple[Any, Any]:
     return model, tokenizer
 
 
-@lru_cache(maxsize=1)
 def tiny_llama_model() -> Any:
+    """A random-init Llama on the same tokenizer (see :func:`_tiny_llama_model`), a copy of its own
+    each call: a test may cast it, adapt it or switch its attention without touching the next's."""
+    import copy
+
+    return copy.deepcopy(_tiny_llama_model())
+
+
+@lru_cache(maxsize=1)
+def _tiny_llama_model() -> Any:
     """A random-init Llama on the same tokenizer: every layer full attention, as in SmolLM2, so
     ``rollout.prefill_rows`` prefills it row by row (the Gemma-3 above has sliding-window layers,
     prefilled as one padded batch)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest import mock
+
 from model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
 
 from benchmarks.generation import (
@@ -93,6 +95,35 @@ def test_the_unpacked_variant_turns_the_lean_linears_off_and_answers_the_same_in
     assert seen and not any(seen) and lean_linear.enabled()
     lean = measure("continuous", lambda: continuous_engine(model, tokenizer, 2), workload, shape, peak)
     assert lean["first_answer"] == plain["first_answer"] and peak > 0
+
+
+def test_the_forward_variant_turns_the_lean_step_off_and_answers_the_same():
+    from worldagent.lm import continuous, lean_step
+
+    _, tokenizer = tiny_model_and_tokenizer()
+    model = tiny_llama_model()
+    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=4, batch_size=4)
+    shape, peak = ModelShape.of(model), matmul_peak(1, size=64, rounds=1, dtype="float32")
+    steps: list[str] = []
+    real = continuous.decode_step
+
+    def counted(*args):
+        steps.append("lean")
+        return real(*args)
+
+    with mock.patch.object(continuous, "decode_step", counted):
+        plain = measure(
+            "continuous-forward",
+            lambda: with_environment(continuous_engine(model, tokenizer, 2), {lean_step.ENV: "off"}),
+            workload,
+            shape,
+            peak,
+        )
+        assert not steps and lean_step.enabled()
+        lean = measure("continuous", lambda: continuous_engine(model, tokenizer, 2), workload, shape, peak)
+    if decode_attention.kernel() is not None:  # the lean step runs where the kernel does
+        assert steps
+    assert lean["first_answer"] == plain["first_answer"]
 
 
 def test_the_multinomial_variant_draws_with_torch_multinomial_and_answers_greedy_the_same():

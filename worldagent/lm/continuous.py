@@ -38,6 +38,7 @@ import torch
 
 from worldagent.lm.decode_attention import decoding
 from worldagent.lm.lean_linear import lean_linears
+from worldagent.lm.lean_step import decode_step, supports
 from worldagent.lm.rollout import (
     BatchedPolicy,
     Completion,
@@ -193,6 +194,7 @@ class _Batch:
         self.state = SlotState(slots=slots, capacity=capacity)
         self.cache = slot_cache(model, self.state)
         self.rows: list[_Row] = []
+        self.lean = supports(model)  # the step without transformers' per-call machinery, same logits
 
     def _resize(self, by: int, capacity: int) -> None:
         for layer in self.cache.layers:
@@ -241,16 +243,21 @@ class _Batch:
             layer.view()
         width = state.column - state.lo + 1
         starts = torch.tensor([row.start - state.lo for row in self.rows], device=self.device)
-        mask = (torch.arange(width, device=self.device)[None, :] >= starts[:, None]).long()
+        visible = torch.arange(width, device=self.device)[None, :] >= starts[:, None]
         positions = torch.tensor([[row.length - 1] for row in self.rows], device=self.device)
-        logits = self.model(
-            input_ids=torch.cat([row.tokens[:, row.length - 1 : row.length] for row in self.rows]),
-            attention_mask=mask,
-            position_ids=positions,
-            past_key_values=self.cache,
-            cache_position=torch.tensor([width - 1], device=self.device),
-            use_cache=True,
-        ).logits[:, -1, :]
+        tokens = torch.cat([row.tokens[:, row.length - 1 : row.length] for row in self.rows])
+        if self.lean:
+            logits = decode_step(self.model, tokens, positions, self.cache.layers, visible[:, None, None, :])
+        else:
+            logits = self.model(
+                input_ids=tokens,
+                attention_mask=visible.long(),
+                position_ids=positions,
+                past_key_values=self.cache,
+                cache_position=torch.tensor([width - 1], device=self.device),
+                use_cache=True,
+            ).logits
+        logits = logits[:, -1, :]
         state.column += 1
         for row, scores in zip(self.rows, logits, strict=True):
             row.logits = scores

@@ -51,6 +51,7 @@ import torch
 
 from worldagent.lm.decode_attention import decoding
 from worldagent.lm.lean_linear import lean_linears
+from worldagent.lm.lean_step import decode_step, supports
 from worldagent.lm.stops import stop_token_ids
 
 Prompt = Sequence[Mapping[str, Any]]
@@ -762,6 +763,7 @@ def decode_batch(
     live = list(range(input_ids.shape[0]))  # the original row of each row still in the batch
     generated: list[list[int]] = [[] for _ in live]
     with decoding(model), lean_linears(model):  # the one-token attention kernel; lean linear layers
+        lean = supports(model)  # the step without transformers' per-call machinery, the same logits
         for step in range(config.max_new_tokens):
             scores = logits.float()
             for processor in processors:
@@ -794,6 +796,10 @@ def decode_batch(
             stats.decoded_tokens += len(live)
             stats.attended += len(live) * (width + step + 1)  # the padded cache: pad columns are computed too
             stats.logit_rows += len(live)
+            if lean:
+                mask = attention_mask.bool()[:, None, None, :]
+                logits = decode_step(model, chosen, last_position, cache.layers, mask)[:, -1, :]
+                continue
             logits = model(
                 input_ids=chosen,
                 attention_mask=attention_mask,
