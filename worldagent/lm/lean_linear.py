@@ -45,12 +45,17 @@ ENV = "WORLDAGENT_LEAN_LINEARS"
 SETTINGS = ("on", "off")
 
 
-def enabled(environ: Mapping[str, str] | None = None) -> bool:
-    """``WORLDAGENT_LEAN_LINEARS`` checked: ``on`` (the default) or ``off``."""
-    value = (os.environ if environ is None else environ).get(ENV, "on")
+def switched_on(name: str, environ: Mapping[str, str] | None = None) -> bool:
+    """The on/off variable ``name`` checked: ``on`` (the default) or ``off``; anything else is named."""
+    value = (os.environ if environ is None else environ).get(name, "on")
     if value not in SETTINGS:
-        raise ValueError(f"{ENV}={value!r}: expected one of {', '.join(SETTINGS)}")
+        raise ValueError(f"{name}={value!r}: expected one of {', '.join(SETTINGS)}")
     return value == "on"
+
+
+def enabled(environ: Mapping[str, str] | None = None) -> bool:
+    """``WORLDAGENT_LEAN_LINEARS`` checked (:func:`switched_on`)."""
+    return switched_on(ENV, environ)
 
 
 def packs(weight: torch.Tensor) -> bool:

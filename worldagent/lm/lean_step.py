@@ -22,24 +22,20 @@ keeps its forward. ``WORLDAGENT_LEAN_STEP=off`` keeps the forward for every mode
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
 from worldagent.lm.decode_attention import decode_attention
+from worldagent.lm.lean_linear import switched_on
 
 ENV = "WORLDAGENT_LEAN_STEP"
-SETTINGS = ("on", "off")
 
 
 def enabled(environ: Mapping[str, str] | None = None) -> bool:
     """``WORLDAGENT_LEAN_STEP`` checked: ``on`` (the default) or ``off``."""
-    value = (os.environ if environ is None else environ).get(ENV, "on")
-    if value not in SETTINGS:
-        raise ValueError(f"{ENV}={value!r}: expected one of {', '.join(SETTINGS)}")
-    return value == "on"
+    return switched_on(ENV, environ)
 
 
 def _inner(model: Any) -> Any:
