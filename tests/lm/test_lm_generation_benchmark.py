@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from unittest import mock
 
 from model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
@@ -20,11 +21,18 @@ from worldagent.lm import decode_attention, lean_linear
 from worldagent.lm.rollout import ModelShape
 
 
-def test_the_decoder_meets_the_minimum_where_plain_generate_prefills_every_call_again():
+def _tiny(dtype: str = "float32", new_tokens: int = 4) -> tuple[Any, Any, Workload, ModelShape, float]:
+    """The tiny Llama in ``dtype``, its tokenizer, four held-out-like prompts and the peak to share."""
+    import torch
+
     _, tokenizer = tiny_model_and_tokenizer()
-    model = tiny_llama_model()
-    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=3, batch_size=4)
-    shape, peak = ModelShape.of(model), matmul_peak(1, size=64, rounds=1)
+    model = tiny_llama_model().to(getattr(torch, dtype))
+    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=new_tokens, batch_size=4)
+    return model, tokenizer, workload, ModelShape.of(model), matmul_peak(1, size=64, rounds=1, dtype=dtype)
+
+
+def test_the_decoder_meets_the_minimum_where_plain_generate_prefills_every_call_again():
+    model, tokenizer, workload, shape, peak = _tiny(new_tokens=3)
     ours = measure("decoder", lambda: decoder_engine(model, tokenizer, 4), workload, shape, peak)
     plain = measure("transformers", lambda: transformers_engine(model, tokenizer, 4), workload, shape, peak)
     stream = measure("continuous", lambda: continuous_engine(model, tokenizer, 2), workload, shape, peak)
@@ -42,10 +50,7 @@ def test_the_decoder_meets_the_minimum_where_plain_generate_prefills_every_call_
 
 
 def test_the_sdpa_variant_turns_the_kernel_off_only_while_it_runs():
-    _, tokenizer = tiny_model_and_tokenizer()
-    model = tiny_llama_model()
-    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=4, batch_size=4)
-    shape, peak = ModelShape.of(model), matmul_peak(1, size=64, rounds=1)
+    model, tokenizer, workload, shape, peak = _tiny()
     seen: list[object] = []
 
     def spying(engine):
@@ -67,12 +72,7 @@ def test_the_sdpa_variant_turns_the_kernel_off_only_while_it_runs():
 
 
 def test_the_unpacked_variant_turns_the_lean_linears_off_and_answers_the_same_in_bfloat16():
-    import torch
-
-    _, tokenizer = tiny_model_and_tokenizer()
-    model = tiny_llama_model().to(torch.bfloat16)
-    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=4, batch_size=4)
-    shape, peak = ModelShape.of(model), matmul_peak(1, size=64, rounds=1, dtype="bfloat16")
+    model, tokenizer, workload, shape, peak = _tiny("bfloat16")
     seen: list[bool] = []
 
     def spying(engine):
@@ -100,10 +100,7 @@ def test_the_unpacked_variant_turns_the_lean_linears_off_and_answers_the_same_in
 def test_the_forward_variant_turns_the_lean_step_off_and_answers_the_same():
     from worldagent.lm import continuous, lean_step
 
-    _, tokenizer = tiny_model_and_tokenizer()
-    model = tiny_llama_model()
-    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=4, batch_size=4)
-    shape, peak = ModelShape.of(model), matmul_peak(1, size=64, rounds=1, dtype="float32")
+    model, tokenizer, workload, shape, peak = _tiny()
     steps: list[str] = []
     real = continuous.decode_step
 
@@ -127,16 +124,11 @@ def test_the_forward_variant_turns_the_lean_step_off_and_answers_the_same():
 
 
 def test_the_multinomial_variant_draws_with_torch_multinomial_and_answers_greedy_the_same():
-    from unittest import mock
-
     import torch
 
     from benchmarks.generation import with_multinomial
 
-    _, tokenizer = tiny_model_and_tokenizer()
-    model = tiny_llama_model()
-    workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=4, batch_size=4)
-    shape, peak = ModelShape.of(model), matmul_peak(1, size=64, rounds=1)
+    model, tokenizer, workload, shape, peak = _tiny()
     calls: list[int] = []
     real = torch.multinomial
 

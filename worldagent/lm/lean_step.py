@@ -8,9 +8,9 @@ At one row that is about half of a step, and a stream's tail runs one to a few r
 steps.
 
 :func:`decode_step` runs the same operations, in the same order and on the same shapes, as
-``LlamaForCausalLM.forward`` does for one new token a row over a
-:class:`~worldagent.lm.continuous.SlotState` cache: the embedding, per layer the RMS norms, the
-projections (each module's own forward, so :func:`~worldagent.lm.lean_linear.lean_linears` and
+``LlamaForCausalLM.forward`` does for one new token a row over the decoders' caches (the continuous
+batch's slot layers, the static batch's preallocated ones): the embedding, per layer the RMS norms,
+the projections (each module's own forward, so :func:`~worldagent.lm.lean_linear.lean_linears` and
 peft's adapters apply), the rotary embedding through transformers' own function, the cache write,
 the decode-attention kernel over a mask of each row's columns, the MLP, the final norm and the LM
 head. The logits are bit for bit those of the model's forward (``tests/lm/test_lm_lean_step.py``).
@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from worldagent.lm.decode_attention import decode_attention
+from worldagent.lm.decode_attention import NAME, _inner, decode_attention
 from worldagent.lm.lean_linear import switched_on
 
 ENV = "WORLDAGENT_LEAN_STEP"
@@ -38,17 +38,10 @@ def enabled(environ: Mapping[str, str] | None = None) -> bool:
     return switched_on(ENV, environ)
 
 
-def _inner(model: Any) -> Any:
-    """The transformers model under a peft wrapper."""
-    return model.get_base_model() if hasattr(model, "get_base_model") else model
-
-
 def supports(model: Any) -> bool:
     """Whether :func:`decode_step` computes ``model``'s decode step exactly (see the module doc).
     Checked inside :func:`~worldagent.lm.decode_attention.decoding`: the kernel must be switched on."""
     from transformers.models.llama import modeling_llama as llama
-
-    from worldagent.lm.decode_attention import NAME
 
     if not enabled():
         return False
@@ -98,9 +91,9 @@ def decode_step(
     mask: torch.Tensor,
 ) -> torch.Tensor:
     """One token a row through ``model`` (a model :func:`supports`): ``input_ids`` and
-    ``position_ids`` (rows, 1), ``layers`` the cache's :class:`~worldagent.lm.continuous.SlotLayer`
-    per layer (each takes this step's keys and values), ``mask`` (rows, 1, 1, columns) bool, true
-    where a row attends. Returns the logits (rows, 1, vocabulary)."""
+    ``position_ids`` (rows, 1), ``layers`` the cache's layers (each ``update(keys, values)`` takes
+    this step's keys and values and returns the layer's whole keys and values), ``mask`` (rows, 1,
+    1, columns) bool, true where a row attends. Returns the logits (rows, 1, vocabulary)."""
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
     inner = _inner(model)
