@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from worldagent.lm.argmax import argmax
 from worldagent.tools.callformat import CALL_END, CALL_START, ESCAPE
 
 DEAD = -1
@@ -453,7 +454,7 @@ class ToolCallProcessor:
         if allowed.shape[1] < scores.shape[1]:  # the model pads its vocabulary beyond the tokenizer's
             allowed = torch.nn.functional.pad(allowed, (0, scores.shape[1] - allowed.shape[1]), value=False)
         constrained = scores.masked_fill(~allowed[:, : scores.shape[1]], float("-inf"))
-        chosen, wanted = constrained.argmax(dim=-1).tolist(), scores.argmax(dim=-1).tolist()
+        chosen, wanted = argmax(constrained).tolist(), argmax(scores).tolist()
         for row, (token, greedy) in enumerate(zip(chosen, wanted, strict=True)):
             # one stop token for another (eos forbidden as the pad token, say) ends the answer alike
             if token != greedy and not self.finished[row] and not (token in stops and greedy in stops):

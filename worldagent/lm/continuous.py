@@ -36,6 +36,7 @@ from typing import Any
 
 import torch
 
+from worldagent.lm.argmax import argmax
 from worldagent.lm.decode_attention import decoding
 from worldagent.lm.lean_linear import lean_linears
 from worldagent.lm.lean_step import decode_step, supports
@@ -178,7 +179,7 @@ class _Row:
     tokens: torch.Tensor  # (1, prompt + max_new_tokens): the prompt, then what it wrote
     length: int  # tokens written into ``tokens``
     processors: list[Any]
-    warpers: Any
+    warpers: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None  # None: greedy
     generator: torch.Generator | None
     counts: GenerationStats  # where its tokens are counted
     logits: torch.Tensor  # the scores of its next token
@@ -270,7 +271,7 @@ def _choose(row: _Row) -> int:
     for processor in row.processors:
         scores = processor(ids, scores)
     if row.warpers is None:
-        return int(scores.argmax(dim=-1))
+        return int(argmax(scores))
     probabilities = torch.softmax(row.warpers(ids, scores), dim=-1)
     return int(draw(probabilities, None if row.generator is None else [row.generator])[0])
 

@@ -49,6 +49,7 @@ from typing import Any
 
 import torch
 
+from worldagent.lm.argmax import argmax
 from worldagent.lm.decode_attention import decoding
 from worldagent.lm.lean_linear import lean_linears
 from worldagent.lm.lean_step import decode_step, supports
@@ -565,18 +566,27 @@ def _generate_kwargs(config: SamplingConfig, stops: list[int], pad: int) -> dict
     return kwargs
 
 
-def sampling_warpers(config: SamplingConfig) -> Any:
-    """transformers' temperature, top-k and top-p warpers, in ``model.generate``'s order."""
-    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+def sampling_warpers(config: SamplingConfig) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """transformers' temperature, top-k and top-p warpers, in ``model.generate``'s order, as one
+    ``(input ids, scores) -> scores`` function. It calls them in turn rather than through
+    ``LogitsProcessorList``, whose every call inspects each warper's signature: ~70 µs a row and
+    step, more than the warpers' own arithmetic."""
+    from transformers import TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
-    warpers = LogitsProcessorList()
+    warpers: list[Any] = []
     if config.temperature != 1.0:
         warpers.append(TemperatureLogitsWarper(config.temperature))
     if config.top_k:
         warpers.append(TopKLogitsWarper(config.top_k))
     if config.top_p < 1.0:
         warpers.append(TopPLogitsWarper(config.top_p))
-    return warpers
+
+    def warp(input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        for warper in warpers:
+            scores = warper(input_ids, scores)
+        return scores
+
+    return warp
 
 
 def draw(probabilities: torch.Tensor, generators: Sequence[torch.Generator] | None = None) -> torch.Tensor:
@@ -773,7 +783,7 @@ def decode_batch(
                 rows_generators = None if generators is None else [generators[row] for row in live]
                 chosen = draw(probabilities, rows_generators)[:, None]
             else:
-                chosen = scores.argmax(dim=-1, keepdim=True)
+                chosen = argmax(scores, keepdim=True)
             keep: list[int] = []
             for index, token in enumerate(chosen.view(-1).tolist()):
                 generated[live[index]].append(token)
