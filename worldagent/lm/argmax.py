@@ -19,10 +19,9 @@ _NUMPY = (torch.float32, torch.float64, *_EXACT_IN_FLOAT32)
 
 def argmax(scores: torch.Tensor, keepdim: bool = False) -> torch.Tensor:
     """``torch.argmax(scores, dim=-1, keepdim=keepdim)``, the same indices (int64, on the scores' device)."""
-    if scores.device.type != "cpu" or scores.dtype not in _NUMPY or scores.requires_grad or scores.dim() == 0:
+    served = scores.device.type == "cpu" and scores.dtype in _NUMPY and not scores.requires_grad
+    if not served or scores.dim() == 0 or scores.shape[-1] == 0:  # an empty row: torch's own error
         return scores.argmax(dim=-1, keepdim=keepdim)
-    if scores.shape[-1] == 0:
-        return scores.argmax(dim=-1, keepdim=keepdim)  # torch's own error for an empty row
     if scores.dtype in _EXACT_IN_FLOAT32:
         scores = scores.float()
     found = torch.from_numpy(np.asarray(scores.numpy().argmax(axis=-1), dtype=np.int64))
