@@ -1,14 +1,17 @@
 """Decode-step attention: the project's kernel against torch's SDPA, and against memory bandwidth.
 
-One layer of one decode step as the evaluation runs it: ``--rows`` rows of one query token, each
+One decode step's attention as the evaluation runs it: ``--rows`` rows of one query token, each
 attending to ``--columns`` cached positions of SmolLM2-135M's shape (9 query heads sharing 3
 key/value heads of 64), the cache a view into a wider buffer as the continuous batch keeps it, the
-first ``--masked`` share of each row's columns masked. Reports, per dtype and thread count, the
-milliseconds of a call (best of ``--repeats``), the cache bytes read a second, that rate as a share
-of what this machine reads memory at (a ``sum`` over a 256 MiB tensor), and the largest difference
-of each output from float64.
+first ``--masked`` share of each row's columns masked, called once for each of ``--layers`` layers,
+each with a cache of its own. A step reads every layer's cache once, gigabytes that come from
+memory; one layer called again and again (``--layers 1``) reads from the last-level cache instead
+and overstates what a step gets. Reports, per dtype and thread count, the milliseconds of a call
+(one layer; best of ``--repeats`` rounds over the layers), the cache bytes read a second, that rate
+as a share of what this machine reads memory at (a ``sum`` over a 1 GiB tensor), and the largest
+difference of each output from float64.
 
-    python -m benchmarks.decode_attention [--rows 34] [--columns 1650] [--threads 1,2] [--json]
+    python -m benchmarks.decode_attention [--rows 34] [--columns 1650] [--layers 30] [--threads 1,2] [--json]
 """
 
 from __future__ import annotations
@@ -33,15 +36,18 @@ def best_ms(call: Callable[[], Any], repeats: int) -> float:
 
 
 def memory_read_gbs(threads: int, repeats: int) -> float:
-    """Bytes a second this process reads with ``threads`` threads (a float32 ``sum`` of 256 MiB)."""
+    """Bytes a second this process reads with ``threads`` threads (a float32 ``sum`` of 1 GiB: larger
+    than a last-level cache)."""
     import torch
 
     torch.set_num_threads(threads)
-    data = torch.ones(64 * 1024 * 1024)
+    data = torch.ones(256 * 1024 * 1024)
     return data.numel() * 4 / best_ms(data.sum, repeats) / 1e6
 
 
-def one_layer(rows: int, columns: int, masked: float, dtype: Any, threads: int, repeats: int) -> dict[str, Any]:
+def one_layer(
+    rows: int, columns: int, masked: float, dtype: Any, threads: int, repeats: int, layers: int = 1
+) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
 
@@ -50,8 +56,14 @@ def one_layer(rows: int, columns: int, masked: float, dtype: Any, threads: int, 
     torch.set_num_threads(threads)
     generator = torch.Generator().manual_seed(0)
     query = torch.randn(rows, HEADS, 1, HEAD_DIM, generator=generator).to(dtype)
-    buffers = [torch.randn(rows, KV_HEADS, columns + 256, HEAD_DIM, generator=generator).to(dtype) for _ in range(2)]
-    key, value = (buffer[:, :, :columns] for buffer in buffers)
+    caches = [
+        [
+            torch.randn(rows, KV_HEADS, columns + 256, HEAD_DIM, generator=generator).to(dtype)[:, :, :columns]
+            for _ in range(2)
+        ]
+        for _ in range(layers)
+    ]
+    key, value = caches[0]
     starts = (torch.rand(rows, generator=generator) * masked * columns).long()
     mask = (torch.arange(columns)[None, :] >= starts[:, None])[:, None, None, :]
 
@@ -61,20 +73,32 @@ def one_layer(rows: int, columns: int, masked: float, dtype: Any, threads: int, 
     layer = Layer()
     packed = query.view(rows, KV_HEADS, HEADS // KV_HEADS, HEAD_DIM)  # transformers' pack_gqa for one token
 
-    def sdpa() -> Any:
+    def sdpa(key: Any = key, value: Any = value) -> Any:
         return F.scaled_dot_product_attention(packed, key, value, attn_mask=mask)
 
-    def kernel() -> Any:
+    def kernel(key: Any = key, value: Any = value) -> Any:
         return da.decode_attention(layer, query, key, value, mask)[0]
+
+    def every_layer(call: Callable[..., Any]) -> Callable[[], None]:
+        def step() -> None:
+            for key, value in caches:
+                call(key, value)
+
+        return step
 
     exact = F.scaled_dot_product_attention(
         query.double(), key.double().repeat_interleave(3, 1), value.double().repeat_interleave(3, 1), attn_mask=mask
     ).transpose(1, 2)
     read = (key.numel() + value.numel()) * key.element_size()
-    figures: dict[str, Any] = {"dtype": str(dtype).removeprefix("torch."), "threads": threads, "cache_mb": read / 1e6}
+    figures: dict[str, Any] = {
+        "dtype": str(dtype).removeprefix("torch."),
+        "threads": threads,
+        "cache_mb": read / 1e6,
+        "layers": layers,
+    }
     for name, call in (("sdpa", sdpa), ("kernel", kernel)):
         out = call().reshape(rows, 1, HEADS, HEAD_DIM)
-        ms = best_ms(call, repeats)
+        ms = best_ms(every_layer(call), repeats) / layers
         figures[name] = {
             "ms": round(ms, 3),
             "gb_per_s": round(read / ms / 1e6, 2),
@@ -90,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--columns", type=int, default=1650, help="cached positions a row attends to")
     parser.add_argument("--masked", type=float, default=0.25, help="largest share of a row's columns masked")
     parser.add_argument("--threads", default="1,2", help="torch threads to measure, comma-separated")
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--layers", type=int, default=30, help="layers called in turn, each with its own cache")
+    parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args(argv)
 
     import torch
@@ -103,20 +128,29 @@ def main(argv: list[str] | None = None) -> int:
     for threads in (int(value) for value in args.threads.split(",")):
         bandwidth = memory_read_gbs(threads, args.repeats)
         for dtype in (torch.bfloat16, torch.float32):
-            figures = one_layer(args.rows, args.columns, args.masked, dtype, threads, args.repeats)
+            figures = one_layer(args.rows, args.columns, args.masked, dtype, threads, args.repeats, args.layers)
             figures["memory_gb_per_s"] = round(bandwidth, 2)
             figures["kernel"]["share_of_memory_bandwidth"] = round(figures["kernel"]["gb_per_s"] / bandwidth, 3)
             figures["sdpa"]["share_of_memory_bandwidth"] = round(figures["sdpa"]["gb_per_s"] / bandwidth, 3)
             results.append(figures)
-    report = {"rows": args.rows, "columns": args.columns, "masked": args.masked, "results": results}
+    report = {
+        "rows": args.rows,
+        "columns": args.columns,
+        "masked": args.masked,
+        "layers": args.layers,
+        "results": results,
+    }
     if args.json:
         print_json(report)
         return 0
     print(
-        f"one layer's decode attention: {args.rows} rows x {args.columns} columns, {HEADS}/{KV_HEADS} heads of {HEAD_DIM}"
+        f"decode attention, a layer's call: {args.rows} rows x {args.columns} columns, {HEADS}/{KV_HEADS} heads of"
+        f" {HEAD_DIM}, {args.layers} layers' caches in turn"
     )
     for figures in results:
-        line = f"  {figures['dtype']:>8} {figures['threads']} thread(s), {figures['cache_mb']:.1f} MB of cache: "
+        line = (
+            f"  {figures['dtype']:>8} {figures['threads']} thread(s), {figures['cache_mb']:.1f} MB of cache a layer: "
+        )
         for name in ("sdpa", "kernel"):
             part = figures[name]
             line += f"{name} {part['ms']:.2f} ms ({part['gb_per_s']:.1f} GB/s, "

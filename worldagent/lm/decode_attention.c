@@ -38,21 +38,38 @@ static inline uint16_t f32_to_bf16(float f) {
 
 static inline int kept(const uint8_t *mask, long l) { return mask == NULL || mask[l] != 0; }
 
+/* Where a row's loops start: its first kept column, rounded down to a multiple of 64 so that the
+ * vectorised sums of the softmax keep their lanes (the columns skipped before it add exact zeros). */
+static inline long first_column(const uint8_t *mask, long L) {
+    long first = 0;
+    if (mask != NULL)
+        while (first < L && mask[first] == 0) first++;
+    return first & ~63L;
+}
+
+#ifndef PREFETCH_COLUMNS
+#define PREFETCH_COLUMNS 32
+#endif
+/* Ask for a column PREFETCH_COLUMNS ahead: the hardware's own prefetcher stops at each 4 KiB page. */
+static inline void prefetch_column(const void *column, long bytes) {
+    for (long at = 0; at < bytes; at += 64) __builtin_prefetch((const char *)column + at, 0, 3);
+}
+
 /* Passes 2 and 3 are shared by both precisions: scores (G rows of L) -> probabilities, in place. */
-static void softmax_rows(float *scores, long L, int G, float *sums) {
+static void softmax_rows(float *scores, long first, long L, int G, float *sums) {
     for (int g = 0; g < G; g++) {
         float *row = scores + (long)g * L;
         float top = MASKED;
-        for (long l = 0; l < L; l++) top = row[l] > top ? row[l] : top;
+        for (long l = first; l < L; l++) top = row[l] > top ? row[l] : top;
         float sum = 0.f;
         if (top > MASKED) {
-            for (long l = 0; l < L; l++) {
+            for (long l = first; l < L; l++) {
                 float p = expf(row[l] - top);
                 row[l] = p;
                 sum += p;
             }
         } else {
-            memset(row, 0, sizeof(float) * L);
+            memset(row + first, 0, sizeof(float) * (L - first));
         }
         sums[g] = sum;
     }
@@ -66,13 +83,14 @@ static void softmax_rows(float *scores, long L, int G, float *sums) {
 /* Passes 2 and 3, and the output: probabilities (G rows of L) times the value columns. */
 #define WEIGHTED_VALUES(T, TO_F32, STORE)                                                                  \
     float sums[MAX_GROUP];                                                                                 \
-    softmax_rows(scores, L, G, sums);                                                                      \
+    softmax_rows(scores, first, L, G, sums);                                                                      \
     float acc[MAX_GROUP][MAX_HEAD_DIM];                                                                    \
     for (int g = 0; g < G; g++) memset(acc[g], 0, sizeof(float) * D);                                     \
     float column[MAX_HEAD_DIM];                                                                            \
-    for (long l = 0; l < L; l++) {                                                                         \
+    for (long l = first; l < L; l++) {                                                                     \
         if (!kept(mask, l)) continue;                                                                      \
         const T *row = v + l * vsl;                                                                        \
+        prefetch_column(row + PREFETCH_COLUMNS * vsl, (long)sizeof(T) * D);                                \
         for (int d = 0; d < D; d++) column[d] = TO_F32(row[d]);                                            \
         for (int g = 0; g < G; g++) {                                                                      \
             const float p = scores[(long)g * L + l];                                                       \
@@ -90,12 +108,13 @@ static void softmax_rows(float *scores, long L, int G, float *sums) {
         float query[MAX_GROUP][MAX_HEAD_DIM], column[MAX_HEAD_DIM];                                        \
         for (int g = 0; g < G; g++)                                                                        \
             for (int d = 0; d < D; d++) query[g][d] = TO_F32(q[(long)g * D + d]) * scale;                  \
-        for (long l = 0; l < L; l++) {                                                                     \
+        for (long l = first; l < L; l++) {                                                                 \
             if (!kept(mask, l)) {                                                                          \
                 for (int g = 0; g < G; g++) scores[(long)g * L + l] = MASKED;                              \
                 continue;                                                                                  \
             }                                                                                              \
             const T *row = k + l * ksl;                                                                    \
+            prefetch_column(row + PREFETCH_COLUMNS * ksl, (long)sizeof(T) * D);                            \
             for (int d = 0; d < D; d++) column[d] = TO_F32(row[d]);                                        \
             for (int g = 0; g < G; g++) {                                                                  \
                 float dot = 0.f;                                                                           \
@@ -109,12 +128,14 @@ static inline float same(float x) { return x; }
 
 INLINE void head_bf16(const uint16_t *q, const uint16_t *k, const uint16_t *v, long ksl, long vsl,
                       const uint8_t *mask, long L, int G, const int D, float scale, uint16_t *out, float *scores) {
+    const long first = first_column(mask, L);
     SCORES(uint16_t, bf16_to_f32)
     WEIGHTED_VALUES(uint16_t, bf16_to_f32, f32_to_bf16)
 }
 
 INLINE void head_f32(const float *q, const float *k, const float *v, long ksl, long vsl, const uint8_t *mask,
                      long L, int G, const int D, float scale, float *out, float *scores) {
+    const long first = first_column(mask, L);
     SCORES(float, same)
     WEIGHTED_VALUES(float, same, same)
 }
