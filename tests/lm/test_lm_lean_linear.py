@@ -4,7 +4,9 @@ serve; every other case keeps its own forward; the forwards are back after the b
 
 from __future__ import annotations
 
+import os
 from typing import Any
+from unittest import mock
 
 import pytest
 import torch
@@ -155,38 +157,84 @@ def test_a_packed_bfloat16_weight_gives_torch_s_linear_bit_for_bit(
     rows: int, inputs: int, outputs: int, bias: bool, extra: tuple[int, ...], seed: int
 ) -> None:
     """Any row count (the layout is chosen for PACKING_ROWS), with or without a bias, 2-D and 3-D
-    inputs, contiguous or strided (torch's own linear rounds before its bias there: left to it)."""
+    inputs, contiguous or strided (torch's own linear rounds before its bias there: left to it);
+    a prefill's rows too where they multiply in bfloat16."""
     generator = torch.Generator().manual_seed(seed)
     weight = torch.randn(outputs, inputs, generator=generator).to(torch.bfloat16)
     offset = torch.randn(outputs, generator=generator).to(torch.bfloat16) if bias else None
     x = torch.randn(rows, *extra, 2 * inputs, generator=generator).to(torch.bfloat16)
-    linear = lean._linear(weight, offset)
+    with mock.patch.dict(os.environ, {lean.PREFILL_ENV: "bfloat16"}):
+        linear = lean._linear(weight, offset)
     with torch.inference_mode():
         for given in (x[..., :inputs].contiguous(), x[..., ::2]):
             assert torch.equal(linear(given), F.linear(given, weight, offset))
 
 
 @pack
+@pytest.mark.parametrize("products", ["bfloat16", "float32"])
 def test_a_decode_step_s_rows_go_through_the_packed_weight_and_a_prefill_s_through_torch(
-    monkeypatch: pytest.MonkeyPatch,
+    products: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Up to PACKED_ROWS_MAX rows the packed product; more (a prompt's prefill) torch's own linear."""
-    through_torch: list[tuple[int, ...]] = []
+    """Up to PACKED_ROWS_MAX rows the packed product; more (a prompt's prefill) torch's own linear,
+    in the precision the setting names."""
+    through_torch: list[tuple[tuple[int, ...], torch.dtype, torch.dtype]] = []
 
     class Spy:
         @staticmethod
-        def linear(x: torch.Tensor, *args: object) -> torch.Tensor:
-            through_torch.append(tuple(x.shape))
-            return F.linear(x, *args)
+        def linear(x: torch.Tensor, weight: torch.Tensor, *args: object) -> torch.Tensor:
+            through_torch.append((tuple(x.shape), x.dtype, weight.dtype))
+            return F.linear(x, weight, *args)
 
     weight = torch.randn(8, 4).to(torch.bfloat16)
+    monkeypatch.setenv(lean.PREFILL_ENV, products)
     monkeypatch.setattr(lean, "F", Spy)
     linear = lean._linear(weight, None)
     with torch.inference_mode():
-        for rows in (1, lean.PACKED_ROWS_MAX, lean.PACKED_ROWS_MAX + 1):
+        for rows in (1, lean.PACKED_ROWS_MAX, lean.PACKED_ROWS_MAX + 1, lean.PACKED_ROWS_MAX + 2):
             x = torch.randn(rows, 4).to(torch.bfloat16)
-            assert torch.equal(linear(x), F.linear(x, weight))
-    assert through_torch == [(lean.PACKED_ROWS_MAX + 1, 4)]
+            expected = F.linear(x.float(), weight.float()).bfloat16() if products == "float32" else F.linear(x, weight)
+            got = linear(x)
+            assert got.dtype == torch.bfloat16 and torch.equal(got, expected)
+    wide = getattr(torch, products)
+    assert through_torch == [((rows, 4), wide, wide) for rows in (lean.PACKED_ROWS_MAX + 1, lean.PACKED_ROWS_MAX + 2)]
+
+
+@pack
+@settings(max_examples=30, deadline=None)
+@given(
+    rows=st.integers(lean.PACKED_ROWS_MAX + 1, 400),
+    inputs=st.integers(1, 96),
+    outputs=st.integers(1, 130),
+    bias=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_a_prefill_in_float32_products_is_the_float32_product_rounded_once(
+    rows: int, inputs: int, outputs: int, bias: bool, seed: int
+) -> None:
+    """The same products as torch's bfloat16 linear (bfloat16 inputs are exact in float32), summed
+    in float32 and rounded to bfloat16 once: bit for bit the float32 linear rounded, and within a
+    bfloat16 rounding of torch's bfloat16 linear."""
+    generator = torch.Generator().manual_seed(seed)
+    weight = torch.randn(outputs, inputs, generator=generator).to(torch.bfloat16)
+    offset = torch.randn(outputs, generator=generator).to(torch.bfloat16) if bias else None
+    x = torch.randn(rows, inputs, generator=generator).to(torch.bfloat16)
+    with mock.patch.dict(os.environ, {lean.PREFILL_ENV: "float32"}):
+        linear = lean._linear(weight, offset)
+    with torch.inference_mode():
+        got = linear(x)
+        wide = F.linear(x.float(), weight.float(), None if offset is None else offset.float())
+        assert got.dtype == torch.bfloat16 and torch.equal(got, wide.bfloat16())
+        torch.testing.assert_close(got, F.linear(x, weight, offset), atol=0.1, rtol=2**-7)
+
+
+def test_the_prefill_setting_follows_the_cpu_and_a_wrong_value_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    for amx, expected in ((True, "bfloat16"), (False, "float32")):
+        monkeypatch.setattr(lean, "cpu_has_amx", lambda amx=amx: amx)
+        assert lean.prefill_products({}) == expected
+        assert lean.prefill_products({lean.PREFILL_ENV: "auto"}) == expected
+    assert lean.prefill_products({lean.PREFILL_ENV: "bfloat16"}) == "bfloat16"
+    with pytest.raises(ValueError, match=f"{lean.PREFILL_ENV}='fp8'.*auto, float32, bfloat16"):
+        lean.prefill_products({lean.PREFILL_ENV: "fp8"})
 
 
 @pack

@@ -22,12 +22,25 @@ copies are dropped after the block. With gradients on, every layer computes as b
 weight is a copy, no gradient would reach the original. Float32 weights keep ``F.linear``: oneDNN's
 float32 kernel is not the one torch calls (MKL's), and its sums differ.
 
+**A prompt's prefill in float32 products.** A prefill's rows (more than ``PACKED_ROWS_MAX``) make
+the products a CPU is fastest at in bulk, and without AMX tiles that is float32: AVX-512 BF16 runs
+torch's bfloat16 products at about half float32's rate (158-171 against 300-320 GFLOP/s on two
+cores of one such host, every projection shape of SmolLM2 at 760 and 2,048 rows). So there a
+bfloat16 weight's prefill rows multiply as float32 (the weight's float32 copy made at its first
+prefill, dropped with the block) and the output is rounded to bfloat16 once, as torch's bfloat16
+product rounds its float32 sums: the same products (bfloat16 inputs are exact in float32), summed
+in another order. Decode steps keep the packed bfloat16 weight: on a few rows a product reads its
+weight, and bfloat16 reads half the bytes. ``WORLDAGENT_PREFILL_PRODUCTS`` says ``auto`` (float32
+unless the CPU has AMX: :func:`cpu_has_amx`), ``float32`` or ``bfloat16``
+(torch's own product, as before).
+
 ``WORLDAGENT_LEAN_LINEARS=off`` leaves every layer its own forward (for comparisons; ``on``, the
-default, is the same numbers).
+default, is the same numbers as the model's own forward).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -43,6 +56,8 @@ PACKED_ROWS_MAX = 128  # more rows (a prompt's prefill) keep F.linear: the same 
 # packed product measured no faster, a prompt's prefill slower (benchmarks.generation's prompt tokens/s)
 ENV = "WORLDAGENT_LEAN_LINEARS"
 SETTINGS = ("on", "off")
+PREFILL_ENV = "WORLDAGENT_PREFILL_PRODUCTS"
+PREFILL_SETTINGS = ("auto", "float32", "bfloat16")
 
 
 def switched_on(name: str, environ: Mapping[str, str] | None = None) -> bool:
@@ -58,6 +73,28 @@ def enabled(environ: Mapping[str, str] | None = None) -> bool:
     return switched_on(ENV, environ)
 
 
+@functools.cache
+def cpu_has_amx() -> bool:
+    """Whether this CPU multiplies bfloat16 in AMX tiles (Linux's ``amx_bf16`` flag), where oneDNN's
+    bfloat16 products outrun float32's."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            return any(line.startswith("flags") and "amx_bf16" in line.split() for line in info)
+    except OSError:
+        return False
+
+
+def prefill_products(environ: Mapping[str, str] | None = None) -> str:
+    """``WORLDAGENT_PREFILL_PRODUCTS`` checked and resolved: ``"float32"`` or ``"bfloat16"``, the
+    precision a bfloat16 weight multiplies a prefill's rows in (see the module doc)."""
+    value = (os.environ if environ is None else environ).get(PREFILL_ENV, "auto")
+    if value not in PREFILL_SETTINGS:
+        raise ValueError(f"{PREFILL_ENV}={value!r}: expected one of {', '.join(PREFILL_SETTINGS)}")
+    if value == "auto":
+        return "bfloat16" if cpu_has_amx() else "float32"
+    return value
+
+
 def packs(weight: torch.Tensor) -> bool:
     """Whether ``weight`` is computed through a packed copy inside :func:`lean_linears`."""
     return (
@@ -70,10 +107,13 @@ def packs(weight: torch.Tensor) -> bool:
 
 
 def _linear(weight: torch.Tensor, bias: torch.Tensor | None) -> Linear:
-    """``x -> F.linear(x, weight, bias)``, through a packed copy of ``weight`` where :func:`packs`."""
+    """``x -> F.linear(x, weight, bias)``, through a packed copy of ``weight`` where :func:`packs`
+    (a decode step's rows), and a prefill's rows in :func:`prefill_products`' precision."""
     if not packs(weight):
         return lambda x: F.linear(x, weight, bias)
     packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKING_ROWS)
+    wide = prefill_products() == "float32"
+    copies: list[torch.Tensor | None] = []  # the float32 weight and bias, made at the first prefill
 
     def linear(x: torch.Tensor) -> torch.Tensor:
         if (
@@ -81,9 +121,14 @@ def _linear(weight: torch.Tensor, bias: torch.Tensor | None) -> Linear:
             or x.dtype != weight.dtype
             or x.device != weight.device
             or not x.is_contiguous()  # strided: torch adds a bias after rounding, not before
-            or x.numel() > PACKED_ROWS_MAX * x.shape[-1]
         ):
             return F.linear(x, weight, bias)
+        if x.numel() > PACKED_ROWS_MAX * x.shape[-1]:
+            if not wide:
+                return F.linear(x, weight, bias)
+            if not copies:
+                copies.extend((weight.detach().float(), None if bias is None else bias.detach().float()))
+            return F.linear(x.float(), copies[0], copies[1]).to(weight.dtype)
         return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
 
     return linear
