@@ -22,7 +22,7 @@ intent, an example story and the component's files). Each engine runs the evalua
    step (:mod:`worldagent.lm.lean_step`: the same logits without transformers' per-call machinery);
    ``continuous-multinomial`` draws the retries' tokens with ``torch.multinomial`` (an exponential
    number a token) instead of the decoders' inverse transform (:func:`worldagent.lm.rollout.draw`);
-   ``continuous-bf16-prefill`` multiplies a prompt's prefill in bfloat16, torch's own product, where
+   ``continuous-bf16`` multiplies in bfloat16, torch's and peft's own products, where
    the decoders use float32 products on a CPU without AMX (:mod:`worldagent.lm.lean_linear`; only
    ``--dtype bfloat16`` differs);
 
@@ -71,7 +71,7 @@ ENGINES = (
     "continuous-unpacked",
     "continuous-forward",
     "continuous-multinomial",
-    "continuous-bf16-prefill",
+    "continuous-bf16",
     "decoder",
     "transformers",
 )
@@ -459,11 +459,11 @@ def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace
         return with_environment(continuous_engine(model, tokenizer, args.batch_size), {lean_step.ENV: "off"})
     if name == "continuous-multinomial":
         return with_multinomial(continuous_engine(model, tokenizer, args.batch_size))
-    if name == "continuous-bf16-prefill":
+    if name == "continuous-bf16":
         from worldagent.lm import lean_linear
 
         engine = continuous_engine(model, tokenizer, args.batch_size)
-        return with_environment(engine, {lean_linear.PREFILL_ENV: "bfloat16"})
+        return with_environment(engine, {lean_linear.PRODUCTS_ENV: "bfloat16"})
     if name == "decoder":
         return decoder_engine(model, tokenizer, args.batch_size)
     if name == "transformers":

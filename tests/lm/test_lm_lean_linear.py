@@ -1,6 +1,7 @@
 """The decoders' lean linear layers (worldagent/lm/lean_linear.py): packed bfloat16 weights and
 peft's LoRA path without its Python give torch's and peft's numbers bit for bit, in every case they
-serve; every other case keeps its own forward; the forwards are back after the block."""
+serve (``WORLDAGENT_PRODUCTS=bfloat16``); float32 products give the float32 product of the folded
+weight, rounded once; every other case keeps its own forward; the forwards are back after the block."""
 
 from __future__ import annotations
 
@@ -55,12 +56,44 @@ def test_the_lean_forward_gives_peft_s_numbers_bit_for_bit(
 ) -> None:
     model = _adapted(seed, dtype, rank, lora_bias).eval()
     x = torch.randn(rows, 1, 24, generator=torch.Generator().manual_seed(seed)).to(dtype)
-    with torch.inference_mode():
+    with torch.inference_mode(), mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "bfloat16"}):
         expected = model(x)
         with lean.lean_linears(model) as changed:
             got = model(x)
     assert changed == lean.Lean(packed=2 if dtype == torch.bfloat16 else 0, adapters=2)
     assert got.dtype == expected.dtype and torch.equal(got, expected)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    rank=st.integers(1, 8),
+    lora_bias=st.booleans(),
+    rows=st.sampled_from([1, 3, 34, lean.PACKED_ROWS_MAX + 5]),
+)
+def test_float32_products_fold_the_adapter_into_a_float32_weight(
+    seed: int, rank: int, lora_bias: bool, rows: int
+) -> None:
+    """Every row count: the float32 product with ``W + scaling·B·A`` (and the bias the adapter adds),
+    rounded to bfloat16 once; within bfloat16 rounding of peft's own forward. With gradients on,
+    peft's path."""
+    model = _adapted(seed, torch.bfloat16, rank, lora_bias).eval()
+    layer = model.base_model.model.up
+    x = torch.randn(rows, 1, 24, generator=torch.Generator().manual_seed(seed)).to(torch.bfloat16)
+    lora_a, lora_b, scaling = layer.lora_A["default"], layer.lora_B["default"], layer.scaling["default"]
+    weight = layer.base_layer.weight.float() + (lora_b.weight.float() @ lora_a.weight.float()) * scaling
+    bias = layer.base_layer.bias.float() + (lora_b.bias.float() * scaling if lora_bias else 0.0)
+    with torch.inference_mode(), mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "float32"}):
+        expected = F.linear(x.float(), weight, bias).bfloat16()
+        peft_s = layer(x)
+        with lean.lean_linears(model) as changed:
+            got = layer(x)
+    assert changed == lean.Lean(packed=2, adapters=2, folded=2)
+    assert got.dtype == torch.bfloat16 and torch.equal(got, expected)
+    torch.testing.assert_close(got, peft_s, atol=0.05, rtol=2**-6)
+    with mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "float32"}), lean.lean_linears(model):
+        trained = layer(x)  # gradients on: peft's numbers, and a gradient to the adapter
+    assert trained.requires_grad and torch.equal(trained.detach(), peft_s)
 
 
 def test_peft_s_forward_is_back_after_the_block_even_when_it_raises() -> None:
@@ -103,7 +136,8 @@ def test_every_case_it_does_not_serve_keeps_peft_s_forward() -> None:
 
 def test_the_decoders_answer_through_it_as_through_peft(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tiny Llama with LoRA on every projection (bfloat16 base, float32 adapter, as trained): the
-    static and the continuous decoder run the lean forward, and answer what peft's forward answers."""
+    static and the continuous decoder run the lean forward, and answer what peft's forward answers
+    (bfloat16 products: the same numbers)."""
     from tests.lm.model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
     from worldagent.lm.continuous import Request, decode_stream
     from worldagent.lm.rollout import SamplingConfig, encode_prompt, generate_batched
@@ -132,6 +166,7 @@ def test_the_decoders_answer_through_it_as_through_peft(monkeypatch: pytest.Monk
         return original(module, name, base)
 
     monkeypatch.setattr(lean, "_adapted", counted)
+    monkeypatch.setenv(lean.PRODUCTS_ENV, "bfloat16")
     lean_answers = answers()
     adapted = 7 * model.config.num_hidden_layers
     assert len(calls) % adapted == 0 and len(calls) >= 2 * adapted  # each decoder call, every adapted module
@@ -163,8 +198,7 @@ def test_a_packed_bfloat16_weight_gives_torch_s_linear_bit_for_bit(
     weight = torch.randn(outputs, inputs, generator=generator).to(torch.bfloat16)
     offset = torch.randn(outputs, generator=generator).to(torch.bfloat16) if bias else None
     x = torch.randn(rows, *extra, 2 * inputs, generator=generator).to(torch.bfloat16)
-    with mock.patch.dict(os.environ, {lean.PREFILL_ENV: "bfloat16"}):
-        linear = lean._linear(weight, offset)
+    linear = lean._linear(weight, offset)
     with torch.inference_mode():
         for given in (x[..., :inputs].contiguous(), x[..., ::2]):
             assert torch.equal(linear(given), F.linear(given, weight, offset))
@@ -186,9 +220,8 @@ def test_a_decode_step_s_rows_go_through_the_packed_weight_and_a_prefill_s_throu
             return F.linear(x, weight, *args)
 
     weight = torch.randn(8, 4).to(torch.bfloat16)
-    monkeypatch.setenv(lean.PREFILL_ENV, products)
     monkeypatch.setattr(lean, "F", Spy)
-    linear = lean._linear(weight, None)
+    linear = lean._linear(weight, None, wide=products == "float32")
     with torch.inference_mode():
         for rows in (1, lean.PACKED_ROWS_MAX, lean.PACKED_ROWS_MAX + 1, lean.PACKED_ROWS_MAX + 2):
             x = torch.randn(rows, 4).to(torch.bfloat16)
@@ -218,8 +251,7 @@ def test_a_prefill_in_float32_products_is_the_float32_product_rounded_once(
     weight = torch.randn(outputs, inputs, generator=generator).to(torch.bfloat16)
     offset = torch.randn(outputs, generator=generator).to(torch.bfloat16) if bias else None
     x = torch.randn(rows, inputs, generator=generator).to(torch.bfloat16)
-    with mock.patch.dict(os.environ, {lean.PREFILL_ENV: "float32"}):
-        linear = lean._linear(weight, offset)
+    linear = lean._linear(weight, offset, wide=True)
     with torch.inference_mode():
         got = linear(x)
         wide = F.linear(x.float(), weight.float(), None if offset is None else offset.float())
@@ -227,14 +259,14 @@ def test_a_prefill_in_float32_products_is_the_float32_product_rounded_once(
         torch.testing.assert_close(got, F.linear(x, weight, offset), atol=0.1, rtol=2**-7)
 
 
-def test_the_prefill_setting_follows_the_cpu_and_a_wrong_value_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_products_setting_follows_the_cpu_and_a_wrong_value_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     for amx, expected in ((True, "bfloat16"), (False, "float32")):
         monkeypatch.setattr(lean, "cpu_has_amx", lambda amx=amx: amx)
-        assert lean.prefill_products({}) == expected
-        assert lean.prefill_products({lean.PREFILL_ENV: "auto"}) == expected
-    assert lean.prefill_products({lean.PREFILL_ENV: "bfloat16"}) == "bfloat16"
-    with pytest.raises(ValueError, match=f"{lean.PREFILL_ENV}='fp8'.*auto, float32, bfloat16"):
-        lean.prefill_products({lean.PREFILL_ENV: "fp8"})
+        assert lean.products({}) == expected
+        assert lean.products({lean.PRODUCTS_ENV: "auto"}) == expected
+    assert lean.products({lean.PRODUCTS_ENV: "bfloat16"}) == "bfloat16"
+    with pytest.raises(ValueError, match=f"{lean.PRODUCTS_ENV}='fp8'.*auto, float32, bfloat16"):
+        lean.products({lean.PRODUCTS_ENV: "fp8"})
 
 
 @pack

@@ -1,4 +1,5 @@
-"""The decoders' linear layers without the work that is not arithmetic, the same numbers bit for bit.
+"""The decoders' linear layers without the work that is not arithmetic, and in the precision the CPU is
+fastest at.
 
 A decode step of a small model is mostly linear layers on a few rows, and two costs there are not
 the arithmetic:
@@ -22,17 +23,28 @@ copies are dropped after the block. With gradients on, every layer computes as b
 weight is a copy, no gradient would reach the original. Float32 weights keep ``F.linear``: oneDNN's
 float32 kernel is not the one torch calls (MKL's), and its sums differ.
 
-**A prompt's prefill in float32 products.** A prefill's rows (more than ``PACKED_ROWS_MAX``) make
-the products a CPU is fastest at in bulk, and without AMX tiles that is float32: AVX-512 BF16 runs
-torch's bfloat16 products at about half float32's rate (158-171 against 300-320 GFLOP/s on two
-cores of one such host, every projection shape of SmolLM2 at 760 and 2,048 rows). So there a
-bfloat16 weight's prefill rows multiply as float32 (the weight's float32 copy made at its first
-prefill, dropped with the block) and the output is rounded to bfloat16 once, as torch's bfloat16
-product rounds its float32 sums: the same products (bfloat16 inputs are exact in float32), summed
-in another order. Decode steps keep the packed bfloat16 weight: on a few rows a product reads its
-weight, and bfloat16 reads half the bytes. ``WORLDAGENT_PREFILL_PRODUCTS`` says ``auto`` (float32
-unless the CPU has AMX: :func:`cpu_has_amx`), ``float32`` or ``bfloat16``
-(torch's own product, as before).
+**Float32 products on a CPU without AMX.** Such a CPU multiplies bfloat16 at about half float32's
+rate: AVX-512 BF16 ran torch's bfloat16 products at 158-171 GFLOP/s against float32's 300-320 on two
+cores of one host, every projection shape of SmolLM2 at 760 and 2,048 rows. There (``auto``), or
+with ``WORLDAGENT_PRODUCTS=float32``, the decoders multiply a bfloat16 model in float32 products:
+
+- a LoRA layer's adapter is folded into a float32 copy of its base weight, ``W + scaling·B·A``
+  (made at the layer's first call in the block, dropped with it), and every row, a prefill's or a
+  decode step's, takes one float32 product, rounded to bfloat16 once. Not a bfloat16 merge, which
+  would lose every update smaller than half a unit of ``W``'s last place (:mod:`worldagent.lm.load`);
+  and it replaces four products and three elementwise passes a layer: 210 base products, 420 adapter
+  products and ~630 small conversions a SmolLM2 step (bfloat16 weights and float32 adapters, 30
+  layers' projections, two threads: 21.8 → 16.2 ms a step's linears at 1 row, 77 → 49 at 34, 127 →
+  78 at 68);
+- a plain layer's prefill rows (more than ``PACKED_ROWS_MAX``) multiply as float32 (the weight's
+  copy made at its first prefill) and are rounded once; its decode rows keep the packed bfloat16
+  weight (the LM head: on a few rows a product reads its weight, and bfloat16 reads half the bytes).
+
+The products are the same (bfloat16 inputs are exact in float32); their sums come in another order
+and the update is rounded once with the base's output instead of after it, so answers move within
+rounding, as another batch size moves them (docs/decisions.md has the paired evaluation).
+``WORLDAGENT_PRODUCTS`` says ``auto`` (float32 unless :func:`cpu_has_amx`), ``float32``, or
+``bfloat16``: torch's and peft's own numbers, as above.
 
 ``WORLDAGENT_LEAN_LINEARS=off`` leaves every layer its own forward (for comparisons; ``on``, the
 default, is the same numbers as the model's own forward).
@@ -56,8 +68,8 @@ PACKED_ROWS_MAX = 128  # more rows (a prompt's prefill) keep F.linear: the same 
 # packed product measured no faster, a prompt's prefill slower (benchmarks.generation's prompt tokens/s)
 ENV = "WORLDAGENT_LEAN_LINEARS"
 SETTINGS = ("on", "off")
-PREFILL_ENV = "WORLDAGENT_PREFILL_PRODUCTS"
-PREFILL_SETTINGS = ("auto", "float32", "bfloat16")
+PRODUCTS_ENV = "WORLDAGENT_PRODUCTS"
+PRODUCTS_SETTINGS = ("auto", "float32", "bfloat16")
 
 
 def switched_on(name: str, environ: Mapping[str, str] | None = None) -> bool:
@@ -84,12 +96,12 @@ def cpu_has_amx() -> bool:
         return False
 
 
-def prefill_products(environ: Mapping[str, str] | None = None) -> str:
-    """``WORLDAGENT_PREFILL_PRODUCTS`` checked and resolved: ``"float32"`` or ``"bfloat16"``, the
-    precision a bfloat16 weight multiplies a prefill's rows in (see the module doc)."""
-    value = (os.environ if environ is None else environ).get(PREFILL_ENV, "auto")
-    if value not in PREFILL_SETTINGS:
-        raise ValueError(f"{PREFILL_ENV}={value!r}: expected one of {', '.join(PREFILL_SETTINGS)}")
+def products(environ: Mapping[str, str] | None = None) -> str:
+    """``WORLDAGENT_PRODUCTS`` checked and resolved: ``"float32"`` or ``"bfloat16"``, the precision
+    the decoders multiply a bfloat16 weight in (see the module doc)."""
+    value = (os.environ if environ is None else environ).get(PRODUCTS_ENV, "auto")
+    if value not in PRODUCTS_SETTINGS:
+        raise ValueError(f"{PRODUCTS_ENV}={value!r}: expected one of {', '.join(PRODUCTS_SETTINGS)}")
     if value == "auto":
         return "bfloat16" if cpu_has_amx() else "float32"
     return value
@@ -106,13 +118,12 @@ def packs(weight: torch.Tensor) -> bool:
     )
 
 
-def _linear(weight: torch.Tensor, bias: torch.Tensor | None) -> Linear:
+def _linear(weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False) -> Linear:
     """``x -> F.linear(x, weight, bias)``, through a packed copy of ``weight`` where :func:`packs`
-    (a decode step's rows), and a prefill's rows in :func:`prefill_products`' precision."""
+    (a decode step's rows); a prefill's rows in float32 products when ``wide``."""
     if not packs(weight):
         return lambda x: F.linear(x, weight, bias)
     packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKING_ROWS)
-    wide = prefill_products() == "float32"
     copies: list[torch.Tensor | None] = []  # the float32 weight and bias, made at the first prefill
 
     def linear(x: torch.Tensor) -> torch.Tensor:
@@ -168,12 +179,42 @@ def _adapted(module: Any, name: str, base: Linear) -> Linear:
     return forward
 
 
+def _folded(module: Any, name: str, exact: Linear) -> Linear:
+    """The adapter folded into a float32 copy of the base weight (see the module doc): one float32
+    product, rounded to the input's dtype once; ``exact`` (peft's path) with gradients on or for an
+    input in another dtype or on another device."""
+    base = module.get_base_layer()
+    lora_a, lora_b, scaling = module.lora_A[name], module.lora_B[name], module.scaling[name]
+    copies: list[torch.Tensor | None] = []  # the folded weight and bias, made at the first call
+
+    def fold() -> None:
+        down, up = lora_a.weight.detach().float(), lora_b.weight.detach().float()
+        weight = base.weight.detach().float() + (up @ down) * scaling
+        bias = None if base.bias is None else base.bias.detach().float()
+        if lora_a.bias is not None or lora_b.bias is not None:
+            shift = torch.zeros(up.shape[0]) if lora_a.bias is None else up @ lora_a.bias.detach().float()
+            shift = shift if lora_b.bias is None else shift + lora_b.bias.detach().float()
+            bias = shift * scaling if bias is None else bias + shift * scaling
+        copies.extend((weight, bias))
+
+    def forward(x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        if torch.is_grad_enabled() or x.dtype != base.weight.dtype or x.device != base.weight.device:
+            return exact(x, *args, **kwargs)
+        if not copies:
+            fold()
+        return F.linear(x.float(), copies[0], copies[1]).to(x.dtype)
+
+    return forward
+
+
 @dataclass(frozen=True)
 class Lean:
-    """What :func:`lean_linears` changed: weights packed, adapters run without peft's Python."""
+    """What :func:`lean_linears` changed: weights packed, adapters run without peft's Python, and of
+    those the adapters folded into float32 weights."""
 
     packed: int
     adapters: int
+    folded: int = 0
 
 
 @contextmanager
@@ -181,8 +222,9 @@ def lean_linears(model: Any) -> Iterator[Lean]:
     """Inside the block, ``model``'s linear layers compute as the module doc says; their own forward
     is back after it, also when it raises."""
     swapped: list[torch.nn.Module] = []
-    packed = adapters = 0
+    packed = adapters = folded = 0
     modules = list(model.modules()) if hasattr(model, "modules") and enabled() else []
+    wide = bool(modules) and products() == "float32"
     under_adapter = {id(m.get_base_layer()) for m in modules if _plain_adapter(m) is not None}
     try:
         for module in modules:
@@ -193,15 +235,18 @@ def lean_linears(model: Any) -> Iterator[Lean]:
                 base = module.get_base_layer()
                 packed += packs(base.weight)
                 module.forward = _adapted(module, name, _linear(base.weight, base.bias))
+                if wide and packs(base.weight):
+                    module.forward = _folded(module, name, module.forward)
+                    folded += 1
                 adapters += 1
             elif type(module) is torch.nn.Linear and id(module) not in under_adapter and packs(module.weight):
-                forward = _linear(module.weight, module.bias)
+                forward = _linear(module.weight, module.bias, wide)
                 module.forward = lambda x, *args, _forward=forward, **kwargs: _forward(x)
                 packed += 1
             else:
                 continue
             swapped.append(module)
-        yield Lean(packed, adapters)
+        yield Lean(packed, adapters, folded)
     finally:
         for module in swapped:
             del module.forward
