@@ -128,6 +128,7 @@ def test_a_model_is_decoded_constrained_and_unconstrained_with_its_speed_recorde
         assert row["tokens_per_second"] > 0 and row["new_tokens"] > 0 and row["seconds"] > 0
         # no CUDA here: the project's decoder, its work counted against the least any engine must do
         assert row["engine"] == "decoder" and row["prefilled_tokens"] > 0
+        assert row["products"] == "float32"  # the tiny model's own weights
         assert row["spent_over_minimum"] >= 1.0 and row["minimum_tokens"] > row["new_tokens"]
     # calls only: the grammar steered every answer of the untrained base, so none was reused
     assert timings["rows"]["base (unconstrained)"]["reused_first_answers"] == 0

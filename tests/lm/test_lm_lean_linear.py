@@ -88,7 +88,7 @@ def test_float32_products_fold_the_adapter_into_a_float32_weight(
         peft_s = layer(x)
         with lean.lean_linears(model) as changed:
             got = layer(x)
-    assert changed == lean.Lean(packed=2, adapters=2, folded=2)
+    assert changed == lean.Lean(packed=0, adapters=2, folded=2)
     assert got.dtype == torch.bfloat16 and torch.equal(got, expected)
     torch.testing.assert_close(got, peft_s, atol=0.05, rtol=2**-6)
     with mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "float32"}), lean.lean_linears(model):
@@ -257,6 +257,19 @@ def test_a_prefill_in_float32_products_is_the_float32_product_rounded_once(
         wide = F.linear(x.float(), weight.float(), None if offset is None else offset.float())
         assert got.dtype == torch.bfloat16 and torch.equal(got, wide.bfloat16())
         torch.testing.assert_close(got, F.linear(x, weight, offset), atol=0.1, rtol=2**-7)
+
+
+@pack
+def test_the_precision_a_model_multiplies_in_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = _adapted(6, torch.bfloat16, 2, False).eval()
+    monkeypatch.setenv(lean.PRODUCTS_ENV, "float32")
+    assert lean.multiplies_in(model) == "float32"
+    assert lean.multiplies_in(_adapted(6, torch.float32, 2, False)) == "float32"
+    monkeypatch.setenv(lean.PRODUCTS_ENV, "bfloat16")
+    assert lean.multiplies_in(model) == "bfloat16"
+    monkeypatch.setenv(lean.PRODUCTS_ENV, "float32")
+    monkeypatch.setenv(lean.ENV, "off")
+    assert lean.multiplies_in(model) == "bfloat16"
 
 
 def test_the_products_setting_follows_the_cpu_and_a_wrong_value_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,10 +47,9 @@ static inline long first_column(const uint8_t *mask, long L) {
     return first & ~63L;
 }
 
-#ifndef PREFETCH_COLUMNS
+/* Each column is asked for this many columns ahead (8, 16, 32 and 64 measured: 32 and 64 best): the
+ * hardware's own prefetcher stops at every 4 KiB page, 32 columns of a bfloat16 head of 64. */
 #define PREFETCH_COLUMNS 32
-#endif
-/* Ask for a column PREFETCH_COLUMNS ahead: the hardware's own prefetcher stops at each 4 KiB page. */
 static inline void prefetch_column(const void *column, long bytes) {
     for (long at = 0; at < bytes; at += 64) __builtin_prefetch((const char *)column + at, 0, 3);
 }
@@ -83,7 +82,7 @@ static void softmax_rows(float *scores, long first, long L, int G, float *sums) 
 /* Passes 2 and 3, and the output: probabilities (G rows of L) times the value columns. */
 #define WEIGHTED_VALUES(T, TO_F32, STORE)                                                                  \
     float sums[MAX_GROUP];                                                                                 \
-    softmax_rows(scores, first, L, G, sums);                                                                      \
+    softmax_rows(scores, first, L, G, sums);                                                               \
     float acc[MAX_GROUP][MAX_HEAD_DIM];                                                                    \
     for (int g = 0; g < G; g++) memset(acc[g], 0, sizeof(float) * D);                                     \
     float column[MAX_HEAD_DIM];                                                                            \

@@ -107,6 +107,16 @@ def products(environ: Mapping[str, str] | None = None) -> str:
     return value
 
 
+def multiplies_in(model: Any) -> str:
+    """The precision the decoders multiply ``model``'s weights in: ``"float32"`` for a bfloat16
+    model on a CPU inside :func:`lean_linears` where :func:`products` says so, else the weights'
+    own dtype."""
+    weight = next(model.parameters())
+    if enabled() and packs(weight) and products() == "float32":
+        return "float32"
+    return str(weight.dtype).removeprefix("torch.")
+
+
 def packs(weight: torch.Tensor) -> bool:
     """Whether ``weight`` is computed through a packed copy inside :func:`lean_linears`."""
     return (
@@ -210,7 +220,7 @@ def _folded(module: Any, name: str, exact: Linear) -> Linear:
 @dataclass(frozen=True)
 class Lean:
     """What :func:`lean_linears` changed: weights packed, adapters run without peft's Python, and of
-    those the adapters folded into float32 weights."""
+    those the adapters folded into float32 weights (whose base weights are not packed)."""
 
     packed: int
     adapters: int
@@ -233,11 +243,13 @@ def lean_linears(model: Any) -> Iterator[Lean]:
             name = _plain_adapter(module)
             if name is not None:
                 base = module.get_base_layer()
-                packed += packs(base.weight)
-                module.forward = _adapted(module, name, _linear(base.weight, base.bias))
-                if wide and packs(base.weight):
-                    module.forward = _folded(module, name, module.forward)
+                if wide and packs(base.weight):  # peft's path only with gradients on: torch's linear
+                    exact = _adapted(module, name, lambda x, base=base: F.linear(x, base.weight, base.bias))
+                    module.forward = _folded(module, name, exact)
                     folded += 1
+                else:
+                    packed += packs(base.weight)
+                    module.forward = _adapted(module, name, _linear(base.weight, base.bias))
                 adapters += 1
             elif type(module) is torch.nn.Linear and id(module) not in under_adapter and packs(module.weight):
                 forward = _linear(module.weight, module.bias, wide)

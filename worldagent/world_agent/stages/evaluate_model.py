@@ -168,7 +168,7 @@ def generate_rows(
 ) -> tuple[list[EvalRow], dict[str, dict[str, Any]]]:
     """The model's rows (constrained and/or not) and their timings; ``seed`` seeds the retries and
     vLLM; ``llm`` is :func:`vllm_engine`'s engine, None for the project's decoder."""
-    from worldagent.lm import decode_attention
+    from worldagent.lm import decode_attention, lean_linear
     from worldagent.lm.rollout import BatchedPolicy, PromptCache
 
     evaluated: list[EvalRow] = []
@@ -221,6 +221,7 @@ def generate_rows(
             "tokens_per_second": round(stats.tokens_per_second, 2),
             "engine": "vllm" if llm is not None else "decoder",
             "decode_attention": decode_attention.implementation(model) if llm is None else "vllm",
+            "products": lean_linear.multiplies_in(model) if llm is None else "vllm",
             "batch_size": settings.batch_size,
             # the work done against the least any engine must do (every unique prompt token prefilled
             # once, every new token decoded once)
