@@ -52,7 +52,6 @@ default, is the same numbers as the model's own forward).
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -85,15 +84,11 @@ def enabled(environ: Mapping[str, str] | None = None) -> bool:
     return switched_on(ENV, environ)
 
 
-@functools.cache
 def cpu_has_amx() -> bool:
-    """Whether this CPU multiplies bfloat16 in AMX tiles (Linux's ``amx_bf16`` flag), where oneDNN's
-    bfloat16 products outrun float32's."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            return any(line.startswith("flags") and "amx_bf16" in line.split() for line in info)
-    except OSError:
-        return False
+    """Whether this CPU multiplies bfloat16 in AMX tiles (torch's own check), where oneDNN's bfloat16
+    products outrun float32's."""
+    check = getattr(torch.cpu, "_is_amx_tile_supported", None)
+    return bool(check()) if check is not None else False
 
 
 def products(environ: Mapping[str, str] | None = None) -> str:
