@@ -123,13 +123,26 @@ def packs(weight: torch.Tensor) -> bool:
     )
 
 
+def _float32_product(make: Callable[[], tuple[torch.Tensor, torch.Tensor | None]]) -> Linear:
+    """``x ->`` the float32 product with the weight and bias ``make`` returns (called at the first
+    product, kept for the block), rounded to ``x``'s dtype once."""
+    copies: list[torch.Tensor | None] = []
+
+    def product(x: torch.Tensor) -> torch.Tensor:
+        if not copies:
+            copies.extend(make())
+        return F.linear(x.float(), copies[0], copies[1]).to(x.dtype)
+
+    return product
+
+
 def _linear(weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False) -> Linear:
     """``x -> F.linear(x, weight, bias)``, through a packed copy of ``weight`` where :func:`packs`
     (a decode step's rows); a prefill's rows in float32 products when ``wide``."""
     if not packs(weight):
         return lambda x: F.linear(x, weight, bias)
     packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKING_ROWS)
-    copies: list[torch.Tensor | None] = []  # the float32 weight and bias, made at the first prefill
+    wide_product = _float32_product(lambda: (weight.detach().float(), None if bias is None else bias.detach().float()))
 
     def linear(x: torch.Tensor) -> torch.Tensor:
         if (
@@ -140,11 +153,7 @@ def _linear(weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False)
         ):
             return F.linear(x, weight, bias)
         if x.numel() > PACKED_ROWS_MAX * x.shape[-1]:
-            if not wide:
-                return F.linear(x, weight, bias)
-            if not copies:
-                copies.extend((weight.detach().float(), None if bias is None else bias.detach().float()))
-            return F.linear(x.float(), copies[0], copies[1]).to(weight.dtype)
+            return wide_product(x) if wide else F.linear(x, weight, bias)
         return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
 
     return linear
@@ -190,9 +199,8 @@ def _folded(module: Any, name: str, exact: Linear) -> Linear:
     input in another dtype or on another device."""
     base = module.get_base_layer()
     lora_a, lora_b, scaling = module.lora_A[name], module.lora_B[name], module.scaling[name]
-    copies: list[torch.Tensor | None] = []  # the folded weight and bias, made at the first call
 
-    def fold() -> None:
+    def fold() -> tuple[torch.Tensor, torch.Tensor | None]:
         down, up = lora_a.weight.detach().float(), lora_b.weight.detach().float()
         weight = base.weight.detach().float() + (up @ down) * scaling
         bias = None if base.bias is None else base.bias.detach().float()
@@ -200,14 +208,14 @@ def _folded(module: Any, name: str, exact: Linear) -> Linear:
             shift = torch.zeros(up.shape[0]) if lora_a.bias is None else up @ lora_a.bias.detach().float()
             shift = shift if lora_b.bias is None else shift + lora_b.bias.detach().float()
             bias = shift * scaling if bias is None else bias + shift * scaling
-        copies.extend((weight, bias))
+        return weight, bias
+
+    product = _float32_product(fold)
 
     def forward(x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
         if torch.is_grad_enabled() or x.dtype != base.weight.dtype or x.device != base.weight.device:
             return exact(x, *args, **kwargs)
-        if not copies:
-            fold()
-        return F.linear(x.float(), copies[0], copies[1]).to(x.dtype)
+        return product(x)
 
     return forward
 
