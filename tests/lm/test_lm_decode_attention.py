@@ -23,14 +23,17 @@ class _Module(torch.nn.Module):
         self.num_key_value_groups = groups
 
 
-def _reference(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-    """SDPA in float64 on the expanded heads: (rows, 1, heads, head_dim)."""
+def _reference(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, mask: torch.Tensor | None, causal: bool = False
+) -> torch.Tensor:
+    """SDPA in float64 on the expanded heads: (rows, query tokens, heads, head_dim)."""
     groups = query.shape[1] // key.shape[1]
     out = F.scaled_dot_product_attention(
         query.double(),
         key.double().repeat_interleave(groups, 1),
         value.double().repeat_interleave(groups, 1),
         attn_mask=mask,
+        is_causal=causal,
     )
     return out.transpose(1, 2)
 
@@ -103,6 +106,100 @@ def test_the_columns_a_row_masks_are_never_read(dtype: torch.dtype) -> None:
     expected, _ = da.decode_attention(module, query, *zeroed, mask[:, None, None, :])
     assert torch.equal(got, expected)
     torch.testing.assert_close(got.double(), _reference(query, *zeroed, mask[:, None, None, :]), atol=1e-2, rtol=1e-2)
+
+
+class _Causal(_Module):
+    is_causal = True
+
+
+def _prefill_case(
+    cached: int, new: int, kv_heads: int, groups: int, head_dim: int, seed: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """One prompt of ``new`` tokens on ``cached`` cached ones, bfloat16, with transformers' mask (None
+    when nothing is cached: the square is causal)."""
+    generator = torch.Generator().manual_seed(seed)
+    query = torch.randn(1, kv_heads * groups, new, head_dim, generator=generator).bfloat16()
+    key, value = (torch.randn(1, kv_heads, cached + new, head_dim, generator=generator).bfloat16() for _ in range(2))
+    columns = torch.arange(cached + new)[None, :] <= torch.arange(new)[:, None] + cached
+    return query, key, value, None if cached == 0 else columns[None, None]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 90),
+    st.integers(2, 60),
+    st.integers(1, 3),
+    st.integers(1, 4),
+    st.sampled_from([16, 64]),
+    st.integers(0, 99),
+)
+def test_a_prefill_in_float32_products_rounds_float32_attention_once(
+    cached: int, new: int, kv_heads: int, groups: int, head_dim: int, seed: int
+) -> None:
+    """Where the decoders multiply in float32, a prompt's prefill attention does too (no SDPA call):
+    its output is the exact attention rounded to bfloat16 but for a handful of ties (SDPA's bfloat16
+    kernel, rounding its probabilities, misses about a third of them)."""
+    from unittest import mock
+
+    query, key, value, mask = _prefill_case(cached, new, kv_heads, groups, head_dim, seed)
+    with (
+        mock.patch.dict("os.environ", {"WORLDAGENT_PRODUCTS": "float32"}),
+        mock.patch("transformers.integrations.sdpa_attention.sdpa_attention_forward", side_effect=AssertionError),
+    ):
+        got, _ = da.decode_attention(_Causal(groups), query, key, value, mask)
+    expected = _reference(query, key, value, mask, causal=mask is None).bfloat16()  # rounded once
+    assert got.shape == expected.shape and got.dtype == torch.bfloat16 and got.is_contiguous()
+    assert int((got != expected).sum()) <= 2 + expected.numel() // 100
+    torch.testing.assert_close(got.double(), expected.double(), atol=2e-2, rtol=2e-2)
+
+
+def test_a_prefill_in_bfloat16_products_is_sdpas_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    monkeypatch.setenv("WORLDAGENT_PRODUCTS", "bfloat16")
+    query, key, value, mask = _prefill_case(40, 30, 3, 3, 64, 1)
+    got, _ = da.decode_attention(_Causal(3), query, key, value, mask)
+    assert torch.equal(got, sdpa_attention_forward(_Causal(3), query, key, value, mask)[0])
+
+
+@pytest.mark.parametrize("change", ["hole", "two prompts", "keys past the tokens", "not causal", "gradient", "float32"])
+def test_a_prefill_it_cannot_serve_goes_to_sdpa(change: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only one prompt's causal prefill on its cached prefix, in a half-precision model, without a
+    gradient: a padded or windowed mask, a batch, a mask-less call with keys past the new tokens (a
+    static cache's unwritten columns), a module that is not causal, and float32 inputs keep SDPA."""
+    from transformers.integrations import sdpa_attention
+
+    monkeypatch.setenv("WORLDAGENT_PRODUCTS", "float32")
+    query, key, value, mask = _prefill_case(20, 12, 2, 2, 16, 2)
+    module: torch.nn.Module = _Causal(2)
+    if change == "hole":
+        assert mask is not None
+        mask = mask.clone()
+        mask[..., 3] = False
+    elif change == "two prompts":
+        query, key, value = (torch.cat([tensor, tensor]) for tensor in (query, key, value))
+        mask = None if mask is None else mask.expand(2, -1, -1, -1)
+    elif change == "keys past the tokens":
+        mask = None
+    elif change == "not causal":
+        query, key, value, mask = _prefill_case(0, 12, 2, 2, 16, 2)
+        module = _Module(2)
+        module.is_causal = False
+    elif change == "gradient":
+        query = query.clone().requires_grad_(True)
+    else:
+        query, key, value = (tensor.float() for tensor in (query, key, value))
+    calls: list[int] = []
+    original = sdpa_attention.sdpa_attention_forward
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(sdpa_attention, "sdpa_attention_forward", counted)
+    with torch.no_grad() if change != "gradient" else torch.enable_grad():
+        da.decode_attention(module, query, key, value, mask)
+    assert calls == [1]
 
 
 def test_a_wider_mask_is_cut_to_the_columns_read() -> None:
