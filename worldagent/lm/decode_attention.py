@@ -31,7 +31,7 @@ against its cached prefix (no mask needed) and against themselves (causal), two 
 float32 flash attention merged by their log-sum-exp, rounded to the model's dtype once. SDPA's
 bfloat16 kernel took 38% of a prefill here and, given transformers' mask, computes the masked half
 of the square too: one layer of 362 cached and 720 new tokens took 12.0 ms against 6.9, whole
-prefills of held-out prompts ran at 504-590 against 639-711 tokens a second (docs/decisions.md).
+prefills of held-out prompts ran at 476-590 against 569-711 tokens a second (docs/decisions.md).
 Any other mask (padding, a window, holes) keeps SDPA.
 """
 
@@ -161,6 +161,14 @@ def _mask_rows(mask: torch.Tensor | None, rows: int, columns: int) -> tuple[torc
     return flat, (flat.stride(0) if flat.shape[0] == rows else 0)
 
 
+def _plain(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dropout: float, kwargs: dict[str, Any]) -> bool:
+    """Whether a call is plain attention: no dropout, no gradient to carry, no soft cap, sinks, bias
+    or attention weights asked for (what both :func:`served` and :func:`prefill_attention` need)."""
+    if dropout or (torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)):
+        return False
+    return not any(kwargs.get(name) is not None for name in _UNSERVED_KWARGS) and not kwargs.get("output_attentions")
+
+
 def served(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dropout: float, kwargs: dict[str, Any]) -> bool:
     """Whether the kernel computes this call exactly as SDPA would (up to float rounding)."""
     library = kernel()
@@ -168,9 +176,7 @@ def served(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dropout:
         return False
     if query.dtype not in _DTYPES or key.dtype != query.dtype or value.dtype != query.dtype:
         return False
-    if dropout or (torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad)):
-        return False
-    if any(kwargs.get(name) is not None for name in _UNSERVED_KWARGS) or kwargs.get("output_attentions"):
+    if not _plain(query, key, value, dropout, kwargs):
         return False
     heads, kv_heads, head_dim = query.shape[1], key.shape[1], query.shape[3]
     if kv_heads == 0 or heads % kv_heads or heads // kv_heads > library.max_group or head_dim > library.max_head_dim:
@@ -202,7 +208,8 @@ def prefill_attention(
 ) -> torch.Tensor | None:
     """One prompt's prefill attention in float32 (module doc): ``query`` (1, heads, new tokens,
     head_dim) against ``key`` and ``value`` (1, kv_heads, cached + new, head_dim) → (1, new tokens,
-    heads, head_dim) in ``query``'s dtype; None where it does not apply (the caller keeps SDPA).
+    heads, head_dim) in ``query``'s dtype; None where it does not apply (the caller keeps SDPA). The
+    caller has checked the call is plain (:func:`_plain`: no gradient, no dropout, nothing extra).
     ``causal``: the module's own (a module that is not causal and gives no mask is not served)."""
     from worldagent.lm.lean_linear import products
 
@@ -213,13 +220,9 @@ def prefill_attention(
         return None
     if query.dtype not in (torch.bfloat16, torch.float16) or key.dtype != query.dtype or value.dtype != query.dtype:
         return None
-    if torch.is_grad_enabled() and (query.requires_grad or key.requires_grad or value.requires_grad):
-        return None
-    if key.shape[1] == 0 or heads % key.shape[1] or (mask is None and not causal):
+    if key.shape[1] == 0 or heads % key.shape[1] or (mask is None and not causal) or products() != "float32":
         return None
     if not _causal_after_cache(mask, length, columns):
-        return None
-    if products() != "float32":
         return None
     groups = heads // key.shape[1]
     queries = query.float()
@@ -252,8 +255,7 @@ def decode_attention(
     columns = key.shape[2]
     mask = _mask_rows(attention_mask, rows, columns) if served(query, key, value, dropout, kwargs) else None
     if mask is None:
-        plain = not dropout and not kwargs.get("output_attentions")
-        if plain and not any(kwargs.get(name) is not None for name in _UNSERVED_KWARGS):
+        if _plain(query, key, value, dropout, kwargs):
             causal = kwargs.get("is_causal", getattr(module, "is_causal", True)) is not False
             prefilled = prefill_attention(query, key, value, attention_mask, scaling, causal)
             if prefilled is not None:
