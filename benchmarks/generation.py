@@ -24,7 +24,9 @@ intent, an example story and the component's files). Each engine runs the evalua
    number a token) instead of the decoders' inverse transform (:func:`worldagent.lm.rollout.draw`);
    ``continuous-bf16`` multiplies in bfloat16, torch's and peft's own products, where
    the decoders use float32 products on a CPU without AMX (:mod:`worldagent.lm.lean_linear`; only
-   ``--dtype bfloat16`` differs);
+   ``--dtype bfloat16`` differs); ``continuous-after`` starts a retry only once its first answer has
+   failed, not ahead of it at half the first answer's budget (the ``ahead_after`` of
+   :func:`worldagent.lm.continuous.answer_with_retries`);
 
 and, separately, the prompts with one new token each (``prompt tok/s``: how fast it takes prompts in).
 
@@ -72,6 +74,7 @@ ENGINES = (
     "continuous-forward",
     "continuous-multinomial",
     "continuous-bf16",
+    "continuous-after",
     "decoder",
     "transformers",
 )
@@ -180,10 +183,11 @@ def decoder_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bo
     return in_rounds(run), True
 
 
-def continuous_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bool]:
+def continuous_engine(model: Any, tokenizer: Any, batch_size: int, ahead: bool = True) -> tuple[Any, bool]:
     """The project's decoder with continuous batching, as the evaluation runs it: a retry joins the
-    batch the step its prompt's first answer ends (:func:`worldagent.lm.continuous.answer_with_retries`)."""
-    from worldagent.lm.continuous import answer_with_retries
+    batch the step its prompt's first answer ends, or before, once that answer has run half its
+    budget (:func:`worldagent.lm.continuous.answer_with_retries`; ``ahead=False``: never before)."""
+    from worldagent.lm.continuous import AHEAD_AFTER, answer_with_retries
     from worldagent.lm.rollout import BatchedPolicy, PromptCache
 
     store = PromptCache()
@@ -197,7 +201,8 @@ def continuous_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any,
             return decoder
 
         head = policy(first)
-        answer_with_retries(head, [policy(retry)] if retry else [], prompts, lambda i, k, _: k == 0 and i in retried)
+        again = lambda i, k, _: k == 0 and i in retried  # noqa: E731
+        answer_with_retries(head, [policy(retry)] if retry else [], prompts, again, AHEAD_AFTER if ahead else None)
         return [completion.text for completion in head.last]
 
     return answer, True
@@ -457,6 +462,8 @@ def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace
         from worldagent.lm import lean_step
 
         return with_environment(continuous_engine(model, tokenizer, args.batch_size), {lean_step.ENV: "off"})
+    if name == "continuous-after":
+        return continuous_engine(model, tokenizer, args.batch_size, ahead=False)
     if name == "continuous-multinomial":
         return with_multinomial(continuous_engine(model, tokenizer, args.batch_size))
     if name == "continuous-bf16":

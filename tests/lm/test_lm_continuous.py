@@ -285,3 +285,62 @@ def test_retries_run_side_by_side_and_the_check_sees_them_in_order():
         assert [attempt for j, attempt in seen if j == i] == [0, 1, 2]
     assert retries[2].stats.prompt_tokens > 0  # the third retry was started beside the others
     assert retries[0].stats.completions == retries[1].stats.completions == 3
+
+
+def test_a_request_started_ahead_joins_before_any_answer_asks_for_it():
+    """``ahead`` sees each live row's progress every step; what it returns is admitted then, ahead
+    of those waiting: a short request started when the long one has written 4 tokens ends first."""
+    model, tokenizer = llama()
+    encoded = [tuple(encode_prompt(tokenizer, p)) for p in MANY[:3]]
+    long, short = SamplingConfig(max_new_tokens=10), SamplingConfig(max_new_tokens=2)
+    order: list[object] = []
+    seen: list[int] = []
+
+    def ahead(running):
+        seen.extend(written for request, written in running if request.key == "long")
+        return [Request(encoded[1], short, key="ahead")] if seen[-1:] == [4] else []
+
+    requests = [Request(encoded[0], long, key="long"), Request(encoded[2], short, key="waiting")]
+    decode_stream(model, tokenizer, requests, lambda r, c: order.append(r.key) or [], 2, ahead=ahead)
+    assert seen[:4] == [1, 2, 3, 4]  # asked before each step (a row joins with its first token)
+    assert order.index("ahead") < order.index("long")
+    assert order.index("waiting") < order.index("ahead")  # the rows were full when it was asked for
+
+
+@pytest.mark.parametrize("passing", ["none", "odd", "all"])
+def test_retries_ahead_are_the_retries_after_and_unread_answers_are_not_counted(passing):
+    """Retries started beside a first answer still being written (``ahead_after=0``: from its first
+    token) give the check the same answers in the same order as retries started after it ends, the
+    same first answers and the same answer counts; a passing first answer cancels them, and a retry
+    decoded but never read counts as work, not as an answer."""
+    model, tokenizer = llama()
+
+    def run(ahead_after):
+        store = PromptCache()
+        # rows to spare: every retry started ahead finds one
+        first = BatchedPolicy(model, tokenizer, SamplingConfig(max_new_tokens=8), 32, prompt_cache=store)
+        retries = [
+            BatchedPolicy(
+                model, tokenizer, SamplingConfig(max_new_tokens=3 * k, do_sample=True, seed=k), 32, prompt_cache=store
+            )
+            for k in (1, 2, 3)
+        ]
+        seen: list[tuple[int, int, str]] = []
+
+        def again(i: int, attempt: int, answer: str) -> bool:
+            seen.append((i, attempt, answer))
+            fails = {"none": True, "odd": i % 2 == 0, "all": False}[passing]
+            return fails and attempt < 2  # a failing prompt passes at its second retry
+
+        answer_with_retries(first, retries, MANY, again, ahead_after=ahead_after)
+        counts = [(p.stats.completions, p.stats.new_tokens, p.stats.prompts) for p in [first, *retries]]
+        started = [p.stats.prompt_tokens for p in retries]
+        return sorted(seen), [c.text for c in first.last], counts, started
+
+    after, ahead = run(None), run(0.0)
+    assert ahead[:3] == after[:3]
+    if passing == "all":
+        assert after[2][1:] == [(0, 0, 0)] * 3  # no retry read
+        assert after[3] == [0, 0, 0] and all(started > 0 for started in ahead[3])  # but started ahead
+    if passing == "none":
+        assert after[2][3] == (0, 0, 0) and ahead[3][2] > 0  # the third retry decoded, never read

@@ -149,3 +149,28 @@ def test_the_multinomial_variant_draws_with_torch_multinomial_and_answers_greedy
         new = measure("continuous", lambda: continuous_engine(model, tokenizer, 2), workload, shape, peak)
         assert not calls  # and the decoder's own draw does not
     assert old["first_answer"] == new["first_answer"]
+
+
+def test_the_after_variant_starts_no_retry_ahead_and_answers_the_same():
+    """``continuous-after`` passes ``ahead_after=None``; the default starts retries at half the first
+    answer's budget, so it spends more decoded tokens on the same asked-for work and answers."""
+    from worldagent.lm import continuous
+
+    model, tokenizer, workload, shape, peak = _tiny(new_tokens=6)  # 8 rows: room for every retry ahead
+    seen: list[object] = []
+    real = continuous.answer_with_retries
+
+    def spying(*args, **kwargs):
+        seen.append(args[4] if len(args) > 4 else kwargs.get("ahead_after", "default"))
+        return real(*args, **kwargs)
+
+    with mock.patch.object(continuous, "answer_with_retries", spying):
+        after = measure(
+            "continuous-after", lambda: continuous_engine(model, tokenizer, 8, ahead=False), workload, shape, peak
+        )
+        ahead = measure("continuous", lambda: continuous_engine(model, tokenizer, 8), workload, shape, peak)
+    half = len(seen) // 2  # each engine called the same number of times
+    assert seen[:half] == [None] * half and seen[half:] == [continuous.AHEAD_AFTER] * half
+    assert after["first_answer"] == ahead["first_answer"]
+    assert after["minimum_tokens"] == ahead["minimum_tokens"]  # unread retries are work, not answers
+    assert ahead["tokens_over_minimum"] > after["tokens_over_minimum"]

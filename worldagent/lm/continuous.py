@@ -22,7 +22,9 @@ moves left by the free columns all rows have (the oldest row's start); a row tha
 by the last row (one row's columns copied).
 
 :func:`answer_with_retries` runs a :class:`~worldagent.lm.rollout.BatchedPolicy` and its retry
-policies (:class:`worldagent.world_agent.self_check.SelfCheckingPolicy`) as one stream.
+policies (:class:`worldagent.world_agent.self_check.SelfCheckingPolicy`) as one stream, starting a
+long first answer's retries before it ends (``ahead``: a stream's length is its longest chain of
+answer and retries, and a step's fixed cost is paid however few rows it carries).
 """
 
 from __future__ import annotations
@@ -78,7 +80,12 @@ class Request:
 
 
 PROGRESS_EVERY = 16  # answers between progress lines
+# the share of its budget a first answer writes before its retries start beside it (answer_with_retries);
+# earlier, more rows go to retries of answers that pass (docs/decisions.md: "half its budget")
+AHEAD_AFTER = 0.5
 Done = Callable[[Request, Completion], Sequence[Request]]  # an answer -> the requests it asks for next
+# (request, tokens written) of each live row -> requests to start before an answer asks for them
+Ahead = Callable[[Sequence[tuple[Request, int]]], Sequence[Request]]
 
 
 @dataclass
@@ -310,6 +317,7 @@ def decode_stream(
     stats: GenerationStats | None = None,
     spare: int | None = None,
     cancelled: Callable[[Request], bool] | None = None,
+    ahead: Ahead | None = None,
 ) -> None:
     """Decode ``requests`` (and those ``on_done`` asks for) in up to ``slots`` rows at once; each
     answer goes to ``on_done`` the step it ends (see the module doc).
@@ -321,6 +329,9 @@ def decode_stream(
     ``spare``: free columns kept beyond the longest row when the cache moves its rows (default: a
     quarter of the largest token budget; fewer moves, more memory). ``cancelled``: a request it
     says yes to is not started, or leaves the batch unfinished (its answer no longer wanted).
+    ``ahead``: asked each step, given each live row's request and the tokens it has written, for
+    requests to start before any answer asks for them; they go ahead of those waiting, as
+    ``on_done``'s do.
     """
     from worldagent.lm.rollout import pad_token_id
 
@@ -355,6 +366,8 @@ def decode_stream(
                     for index in reversed(range(len(batch.rows))):
                         if cancelled(batch.rows[index].request):
                             batch.retire(index)
+                if ahead is not None:
+                    queue.extendleft(reversed(ahead([(row.request, len(row.new)) for row in batch.rows])))
                 while queue and len(batch.rows) < slots:
                     request = queue.popleft()
                     if cancelled is None or not cancelled(request):
@@ -425,15 +438,24 @@ def answer_with_retries(
     retries: Sequence[BatchedPolicy],
     prompts: Sequence[Prompt],
     answered: Callable[[int, int, str], bool],
+    ahead_after: float | None = AHEAD_AFTER,
 ) -> None:
     """Answer every prompt with ``first``, then, while ``answered(prompt, attempt, answer)`` says to
     ask again, with ``retries[attempt]`` (attempt 0 is the first answer), all in one stream of
     ``first.batch_size`` rows. A prompt whose first answer is to be asked again gets all its retries
     at once (the retries are independent draws, so nothing waits for the one before), ``answered``
     sees them in attempt order, and those after the one it accepts are cancelled, decoded or not
-    (their tokens count as work spent, not as new tokens). Each answer is seeded as its policy's own call would seed it
-    (:func:`~worldagent.lm.rollout.sampling_seed`) and counted in its policy's ``stats``;
-    ``first.last`` holds the first answers' completions."""
+    (their tokens count as work spent, not as new tokens). Each answer is seeded as its policy's own
+    call would seed it (:func:`~worldagent.lm.rollout.sampling_seed`) and counted in its policy's
+    ``stats``; ``first.last`` holds the first answers' completions.
+
+    Retries ahead: a retry does not depend on the answer before it, so a first answer still being
+    written after ``ahead_after`` of its token budget has its retries started then, as if it had
+    failed, instead of after it ends: a long first answer is the likeliest to fail, and it with its
+    retries is the call's longest path. If it passes, they are cancelled (work spent, never read).
+    The answers are the same either way; only their schedule moves (and with it, which rows share
+    a step's rounding). ``None``: retries only once asked for.
+    """
     policies = [first, *retries]
     encoded = [tuple(encode_prompt(first.tokenizer, prompt)) for prompt in prompts]
     occurrence = prompt_occurrences(encoded)
@@ -447,24 +469,53 @@ def answer_with_retries(
     finished: set[int] = set()  # prompts answered for good: their other retries are cancelled
     early: list[dict[int, Completion]] = [{} for _ in prompts]  # retries ended before an earlier one
     expected = [0] * len(prompts)  # per prompt: the attempt ``answered`` is to see next
+    requested = [1] * len(prompts)  # per prompt: the attempts asked for so far
+
+    def more(index: int, upto: int) -> list[Request]:
+        """Prompt ``index``'s attempts not asked for yet, up to ``upto`` (excluded)."""
+        start = requested[index]
+        requested[index] = max(start, upto)
+        return [request(index, attempt) for attempt in range(start, upto)]
+
+    def unread(attempt: int, completion: Completion) -> None:
+        """An answer ``answered`` never sees: work spent, not an answer (take back its counts)."""
+        stats = policies[attempt].stats
+        stats.new_tokens -= len(completion.token_ids) + (1 if completion.stopped else 0)
+        stats.prompts -= 1
+        stats.completions -= 1
 
     def on_done(done: Request, completion: Completion) -> list[Request]:
         index, attempt = done.key
         if index in finished:
+            unread(attempt, completion)
             return []
         if attempt == 0:
             last[index] = completion
         early[index][attempt] = completion
+        asked: list[Request] = []
         while expected[index] in early[index]:  # ``answered`` sees a prompt's answers in attempt order
             attempt = expected[index]
             again = answered(index, attempt, early[index].pop(attempt).text)
             if not again or attempt + 1 >= len(policies):
                 finished.add(index)
+                for later, unseen in early[index].items():
+                    unread(later, unseen)
+                early[index].clear()
                 return []
             expected[index] += 1
             if attempt == 0:  # every retry at once: the chain of retries is the call's longest path
-                return [request(index, k) for k in range(1, len(policies))]
-        return []
+                asked = more(index, len(policies))
+        return asked
+
+    after = None if ahead_after is None else int(ahead_after * first.config.max_new_tokens)
+
+    def ahead(running: Sequence[tuple[Request, int]]) -> list[Request]:
+        asked: list[Request] = []
+        for live, written in running:
+            index, attempt = live.key
+            if after is not None and attempt == 0 and written >= after and index not in finished:
+                asked += more(index, len(policies))
+        return asked
 
     # the longest prompts first: the rows then never move right to make room for a prompt
     order = sorted(range(len(prompts)), key=lambda i: (-len(encoded[i]), i))
@@ -481,5 +532,6 @@ def answer_with_retries(
         first.prompt_cache,
         first.stats,
         cancelled=lambda request: request.key[0] in finished,
+        ahead=ahead,
     )
     first.last = [completion for completion in last if completion is not None]
