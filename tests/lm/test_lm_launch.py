@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -101,31 +102,28 @@ def test_the_deepspeed_config_builds_the_sft_trainer(work: Path, monkeypatch: py
     assert trainer.accelerator.state.deepspeed_plugin.zero_stage == 2
 
 
-def _prepare_in_rank(rank: int, port: int, directory: str, rounds: int) -> None:
-    """One rank of a gloo group: prepare the same checkpoint directory for new inputs, round after round."""
-    import torch.distributed as dist
-
+def _prepare_in_rank(rank: int, barrier: Any, directory: str, rounds: int) -> None:
+    """One rank of a launch before the trainer creates the process group: prepare the same checkpoint
+    directory for new inputs, round after round, meeting the other rank only between rounds."""
     from worldagent.lm.training import FINGERPRINT_FILE, prepare_checkpoints
 
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
-    try:
-        for round_ in range(rounds):
-            prepare_checkpoints(Path(directory), {"round": round_})
-            dist.barrier()  # every rank prepared this round before the next one changes the inputs
-            recorded = json.loads((Path(directory) / FINGERPRINT_FILE).read_text(encoding="utf-8"))
-            assert recorded == {"round": round_}, recorded
-            dist.barrier()
-    finally:
-        dist.destroy_process_group()
+    for round_ in range(rounds):
+        barrier.wait()  # both ranks start the round together, so they race if nothing orders them
+        prepare_checkpoints(Path(directory), {"round": round_})
+        barrier.wait()  # every rank prepared this round before the next one changes the inputs
+        recorded = json.loads((Path(directory) / FINGERPRINT_FILE).read_text(encoding="utf-8"))
+        assert recorded == {"round": round_}, recorded
 
 
 def test_every_rank_of_a_data_parallel_launch_prepares_the_checkpoints_without_racing(tmp_path: Path) -> None:
-    # Each rank of `accelerate launch` calls prepare_checkpoints: one rank deleting the directory for
-    # new inputs while another writes the fingerprint failed the multi-GPU launch (session 58).
+    # Each rank of `accelerate launch` calls prepare_checkpoints before TrainingArguments creates the
+    # process group: one rank deleting the directory for new inputs while another wrote the
+    # fingerprint failed the multi-GPU launch.
     import torch.multiprocessing as mp
 
+    barrier = mp.get_context("spawn").Barrier(2)
     # a rank that raises fails the test here (ProcessRaisedException, with the rank's traceback)
     mp.start_processes(
-        _prepare_in_rank, args=(free_port(), str(tmp_path / "checkpoints"), 30), nprocs=2, start_method="spawn"
+        _prepare_in_rank, args=(barrier, str(tmp_path / "checkpoints"), 30), nprocs=2, start_method="spawn"
     )
     assert json.loads((tmp_path / "checkpoints" / "fingerprint.json").read_text()) == {"round": 29}

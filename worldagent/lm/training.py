@@ -198,19 +198,19 @@ def last_checkpoint(directory: Path) -> Path | None:
 
 
 @contextlib.contextmanager
-def _main_process_first() -> Iterator[None]:
-    """Rank 0 runs the block before the other ranks of a data-parallel launch do (a no-op in one
-    process, or before the process group exists)."""
-    import torch.distributed as dist
+def _one_process_at_a_time(directory: Path) -> Iterator[None]:
+    """Hold a lock beside ``directory`` for the block.
 
-    if not (dist.is_available() and dist.is_initialized()):
+    Every rank of a data-parallel launch prepares the same checkpoint directory, and it does so
+    before the trainer's arguments create the process group, so a barrier cannot order them: a
+    lock file does, in one process or many. It lives beside the directory because the block may
+    delete the directory.
+    """
+    from filelock import FileLock
+
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(directory.with_name(f".{directory.name}.lock")):
         yield
-        return
-    if dist.get_rank() != 0:
-        dist.barrier()
-    yield
-    if dist.get_rank() == 0:
-        dist.barrier()
 
 
 def prepare_checkpoints(directory: Path, fingerprint: Mapping[str, Any]) -> Path | None:
@@ -221,9 +221,10 @@ def prepare_checkpoints(directory: Path, fingerprint: Mapping[str, Any]) -> Path
     """
     wanted = canonical_json(dict(fingerprint))
     recorded_file = directory / FINGERPRINT_FILE
-    # Under a data-parallel launch every rank calls this: the main process prepares the directory
-    # before the others look at it, or one rank deletes the fingerprint another is writing.
-    with _main_process_first():
+    # Under a data-parallel launch every rank calls this: one rank deleting the directory for new
+    # inputs while another writes the fingerprint failed the launch, so the ranks take turns; the
+    # first prepares and the others find it prepared.
+    with _one_process_at_a_time(directory):
         recorded = files.read_text(recorded_file, what="a checkpoint fingerprint") if recorded_file.is_file() else None
         if directory.exists() and recorded != wanted:
             if any(directory.iterdir()):
