@@ -221,9 +221,7 @@ def prepare_checkpoints(directory: Path, fingerprint: Mapping[str, Any]) -> Path
     """
     wanted = canonical_json(dict(fingerprint))
     recorded_file = directory / FINGERPRINT_FILE
-    # Under a data-parallel launch every rank calls this: one rank deleting the directory for new
-    # inputs while another writes the fingerprint failed the launch, so the ranks take turns; the
-    # first prepares and the others find it prepared.
+    # every rank of a data-parallel launch calls this: the first prepares, the others find it prepared
     with _one_process_at_a_time(directory):
         recorded = files.read_text(recorded_file, what="a checkpoint fingerprint") if recorded_file.is_file() else None
         if directory.exists() and recorded != wanted:
