@@ -7,11 +7,14 @@ b-thread constraints. Prompts: the first single-turn rows of the training trajec
 own choice). Model: a converted base directory (``--base``, e.g. /tmp/bases/smollm2), optionally
 with an adapter (``--adapter``); the default is a random-init tiny Gemma-3.
 
-    OMP_NUM_THREADS=1 python -m benchmarks.experience_sampling --base DIR [--prompts 4] [--samples 4]
-        [--new-tokens 64] [--batch-size 4] [--json]
+    OMP_NUM_THREADS=1 python -m benchmarks.experience_sampling --base DIR [--adapter DIR] [--prompts 4]
+        [--samples 4] [--new-tokens 64] [--batch-size 4] [--engines continuous,static] [--json]
 
-Figures: prompt tokens, new tokens per second, generation and scoring seconds, pass rate, and the
-share of prompts whose reward varies (what GRPO needs).
+Engines: ``continuous`` (what the stage runs: one stream, a row that ends taken by the next sample
+at once) and ``static`` (batches of ``--batch-size`` prompts, each as long as its longest sample),
+the same seeded samples. Figures per engine: prompt tokens, new tokens per second, samples a minute,
+generation and scoring seconds, pass rate, and the share of prompts whose reward varies (what GRPO
+needs).
 """
 
 from __future__ import annotations
@@ -28,7 +31,13 @@ STORIES = Path("data/stories")
 
 
 def measure(
-    base: Path | None, adapter: Path | None, prompts: int, samples: int, new_tokens: int, batch_size: int
+    base: Path | None,
+    adapter: Path | None,
+    prompts: int,
+    samples: int,
+    new_tokens: int,
+    batch_size: int,
+    continuous: bool = True,
 ) -> dict[str, Any]:
     import torch
 
@@ -65,6 +74,7 @@ def measure(
         constrained=True,
         seed=1234,
         stats=stats,
+        continuous=continuous,
     )
     generated = time.perf_counter()
     rewards = score_groups(StoryTestReward(STORIES, tokenizer=tokenizer), rows, groups)
@@ -72,6 +82,7 @@ def measure(
     flat = [r for group in rewards for r in group]
     summary = variance_summary(rows, rewards, 1e-6)
     return {
+        "engine": "continuous" if continuous else "static",
         "model": str(base) if base is not None else "tiny (random init)",
         "prompts": len(rows),
         "samples_per_prompt": samples,
@@ -80,6 +91,8 @@ def measure(
         "new_tokens": stats.new_tokens,
         "generate_s": round(generated - started, 2),
         "tokens_per_second": round(stats.tokens_per_second, 2),
+        "samples_per_minute": round(60 * stats.completions / (generated - started), 2),
+        "decode_steps_rows": stats.decoded_tokens,
         "score_s": round(scored - generated, 2),
         "mean_reward": sum(flat) / len(flat),
         "pass_rate": sum(r >= 0.99 for r in flat) / len(flat),
@@ -95,14 +108,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prompts", type=int, default=4)
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--new-tokens", type=int, default=64)
-    parser.add_argument("--batch-size", type=int, default=4, help="prompts per generate call")
+    parser.add_argument("--batch-size", type=int, default=4, help="prompts decoded together (their samples' rows)")
+    parser.add_argument("--engines", default="continuous,static", help="continuous and/or static, comma-separated")
     args = parser.parse_args(argv)
-    result = measure(args.base, args.adapter, args.prompts, args.samples, args.new_tokens, args.batch_size)
+    engines = args.engines.split(",")
+    unknown = sorted(set(engines) - {"continuous", "static"})
+    if unknown:
+        parser.error(f"unknown engine(s) {', '.join(unknown)}: expected continuous and/or static")
+    results = [
+        measure(
+            args.base, args.adapter, args.prompts, args.samples, args.new_tokens, args.batch_size, e == "continuous"
+        )
+        for e in engines
+    ]
     if args.json:
-        print_json(result)
+        print_json(results)
     else:
-        for key, value in result.items():
-            print(f"{key}: {value}")
+        for result in results:
+            print(f"== {result['engine']}")
+            for key, value in result.items():
+                print(f"{key}: {value}")
     return 0
 
 

@@ -170,9 +170,11 @@ def sample_groups(
     seed: int,
     stats: GenerationStats | None = None,
     no_repeat_ngram: int = 0,
+    continuous: bool = True,
 ) -> list[list[str]]:
     """``samples`` sampled completions (text) per row's prompt, constrained when asked; ``no_repeat_ngram``
-    is the loop guard (:mod:`worldagent.lm.ngram_guard`, 0: off)."""
+    is the loop guard (:mod:`worldagent.lm.ngram_guard`, 0: off); ``continuous``: one stream of
+    ``batch_size`` prompts' rows, else static batches (:func:`~worldagent.lm.rollout.generate_batched`)."""
     config = SamplingConfig(
         max_new_tokens=max_new_tokens,
         do_sample=True,
@@ -183,7 +185,8 @@ def sample_groups(
         no_repeat_ngram=no_repeat_ngram,
     )
     processor = tool_processor(tokenizer, model, max_new_tokens) if constrained else None
-    groups = generate_batched(model, tokenizer, [row["prompt"] for row in rows], config, batch_size, processor, stats)
+    prompts = [row["prompt"] for row in rows]
+    groups = generate_batched(model, tokenizer, prompts, config, batch_size, processor, stats, continuous=continuous)
     return [[completion.text for completion in group] for group in groups]
 
 
