@@ -9,7 +9,8 @@ decoder (:mod:`worldagent.lm.rollout`), which measured fastest on a CPU here
 vLLM is imported only inside the functions that run it, so the project installs and runs without
 it. It is not pinned: no vLLM release installs beside the project's pins yet (vLLM 0.31.0, the newest
 trl 1.16 supports, needs torch 2.13.0 and transformers < 5.18; 0.33.0 needs torch 2.14.0 and
-transformers < 5.21; the project pins torch 2.14.1 and transformers 5.23.0), so a GPU environment
+transformers < 5.21; 0.34.0 torch 2.14.0 and transformers < 5.23; the project pins torch 2.14.1 and
+transformers 5.23.0), so a GPU environment
 that wants it installs it with its own torch (docs/architecture.md). What it is asked for is built by plain functions (:func:`vllm_sampling_kwargs`,
 :func:`vllm_engine_kwargs`, :func:`grpo_vllm_kwargs`) that a test checks without CUDA:
 
