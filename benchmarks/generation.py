@@ -178,9 +178,7 @@ def decoder_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bo
 
     def run(prompts: list, config: Any, constrained: bool, stats: Any) -> list[str]:
         factory = _factory(factories, tokenizer, model, config.max_new_tokens) if constrained else None
-        groups = generate_batched(
-            model, tokenizer, prompts, config, batch_size, factory, stats, store, continuous=False
-        )
+        groups = generate_batched(model, tokenizer, prompts, config, batch_size, factory, stats, store)
         return [group[0].text for group in groups]
 
     return in_rounds(run), True

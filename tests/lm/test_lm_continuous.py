@@ -1,13 +1,13 @@
 """Continuous batching: a row that ends is replaced at once, and every answer is the one a static
-batch (``generate_batched(..., continuous=False)``) gives (greedy token for token, samples for the
-same seed), through refills, moves and growth; ``generate_batched`` itself streams."""
+batch gives (greedy token for token, samples for the same seed), through refills, moves and growth;
+``generate_groups`` streams a call's groups of samples."""
 
 from __future__ import annotations
 
 import pytest
 from model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
 
-from worldagent.lm.continuous import Request, answer_with_retries, decode_stream, streamable
+from worldagent.lm.continuous import Request, answer_with_retries, decode_stream, generate_groups, streamable
 from worldagent.lm.rollout import (
     BatchedPolicy,
     GenerationStats,
@@ -61,7 +61,7 @@ def test_greedy_answers_are_a_static_batchs_token_for_token(slots, spare):
     every step once the budget is reached) give the static decoder's answers."""
     model, tokenizer = llama()
     config = SamplingConfig(max_new_tokens=12)
-    static = [g[0] for g in generate_batched(model, tokenizer, MANY, config, 3, continuous=False)]
+    static = [g[0] for g in generate_batched(model, tokenizer, MANY, config, 3)]
     answers, stats = stream(model, tokenizer, MANY, config, slots, spare)
     assert [a.token_ids for a in answers] == [s.token_ids for s in static]
     assert [a.stopped for a in answers] == [s.stopped for s in static]
@@ -72,7 +72,7 @@ def test_greedy_answers_are_a_static_batchs_token_for_token(slots, spare):
 def test_seeded_samples_do_not_depend_on_the_rows_beside_them():
     model, tokenizer = llama()
     config = SamplingConfig(max_new_tokens=10, do_sample=True, temperature=1.3, top_k=50, seed=5)
-    static = [g[0].token_ids for g in generate_batched(model, tokenizer, MANY, config, 4, continuous=False)]
+    static = [g[0].token_ids for g in generate_batched(model, tokenizer, MANY, config, 4)]
     for slots in (1, 3, 8):
         answers, _ = stream(model, tokenizer, MANY, config, slots)
         assert [a.token_ids for a in answers] == static
@@ -85,9 +85,7 @@ def test_the_call_grammar_and_the_loop_guard_hold_per_row():
     model, tokenizer = llama()
     config = SamplingConfig(max_new_tokens=24, no_repeat_ngram=3)
     factory = tool_call_processor_factory(tokenizer, tool_schemas(), 24, model, calls_only=True)
-    static = [
-        g[0] for g in generate_batched(model, tokenizer, MANY, config, 3, logits_processor=factory, continuous=False)
-    ]
+    static = [g[0] for g in generate_batched(model, tokenizer, MANY, config, 3, logits_processor=factory)]
     answers, _ = stream(model, tokenizer, MANY, config, 2, processor=factory)
     assert [a.token_ids for a in answers] == [s.token_ids for s in static]
     assert [a.steered for a in answers] == [s.steered for s in static]
@@ -109,10 +107,7 @@ def test_a_request_added_when_an_answer_ends_is_answered_in_the_same_call_even_i
         return [Request(longer, config, key="longer")] if request.key == 0 else []
 
     decode_stream(model, tokenizer, [Request(ids, config, key=i) for i, ids in enumerate(short)], on_done, 2, spare=0)
-    fresh = [
-        g[0].token_ids
-        for g in generate_batched(model, tokenizer, [MANY[0], MANY[1], MANY[6]], config, 1, continuous=False)
-    ]
+    fresh = [g[0].token_ids for g in generate_batched(model, tokenizer, [MANY[0], MANY[1], MANY[6]], config, 1)]
     assert [answers[0], answers[1], answers["longer"]] == fresh
 
 
@@ -128,7 +123,7 @@ def test_every_prompt_is_prefilled_once_through_the_models_prompt_cache():
 
 
 @pytest.mark.parametrize("batch_size", [1, 3])
-def test_generate_batched_streams_each_groups_samples_as_static_batches_draw_them(batch_size):
+def test_generate_groups_streams_each_groups_samples_as_static_batches_draw_them(batch_size):
     """Groups of seeded samples (the experience loop's, GRPO's probe's) through one stream: the
     same samples, in prompt order, as static batches give, every prompt prefilled once, and the
     call counted as one batch of its prompts' completions."""
@@ -136,8 +131,8 @@ def test_generate_batched_streams_each_groups_samples_as_static_batches_draw_the
     config = SamplingConfig(max_new_tokens=9, do_sample=True, temperature=1.2, num_return_sequences=3, seed=4)
     prompts = MANY[:5] + MANY[:1]  # a prompt asked twice draws other samples the second time
     static_stats, stats = GenerationStats(), GenerationStats()
-    static = generate_batched(model, tokenizer, prompts, config, batch_size, stats=static_stats, continuous=False)
-    groups = generate_batched(model, tokenizer, prompts, config, batch_size, stats=stats)
+    static = generate_batched(model, tokenizer, prompts, config, batch_size, stats=static_stats)
+    groups = generate_groups(model, tokenizer, prompts, config, batch_size, None, stats)
     assert [[c.token_ids for c in g] for g in groups] == [[c.token_ids for c in g] for g in static]
     assert [[c.stopped for c in g] for g in groups] == [[c.stopped for c in g] for g in static]
     assert groups[0][0].token_ids != groups[5][0].token_ids
@@ -146,11 +141,15 @@ def test_generate_batched_streams_each_groups_samples_as_static_batches_draw_the
         assert getattr(stats, name) == getattr(static_stats, name), name
 
 
-def test_generate_batched_keeps_static_batches_for_a_sliding_window_model():
+def test_generate_groups_keeps_static_batches_for_a_sliding_window_model_or_when_asked():
     gemma, tokenizer = tiny_model_and_tokenizer()
     config = SamplingConfig(max_new_tokens=5)
     stats = GenerationStats()
-    groups = generate_batched(gemma, tokenizer, MANY[:4], config, 2, stats=stats)
+    groups = generate_groups(gemma, tokenizer, MANY[:4], config, 2, None, stats)
+    assert stats.batches == 2 and [len(g) for g in groups] == [1] * 4
+    model, tokenizer = llama()
+    stats = GenerationStats()
+    groups = generate_groups(model, tokenizer, MANY[:4], config, 2, None, stats, continuous=False)
     assert stats.batches == 2 and [len(g) for g in groups] == [1] * 4
 
 
@@ -194,18 +193,8 @@ def test_answer_with_retries_gives_each_attempt_the_answer_its_own_call_gives():
     assert all(r.stats.prefilled_tokens == 0 and r.stats.completions == 4 for r in retries)
 
 
-def test_the_self_checking_policy_streams_and_answers_as_in_rounds(monkeypatch):
-    from worldagent.lm import continuous
+def test_the_self_checking_policy_streams_and_answers_as_in_rounds():
     from worldagent.world_agent.self_check import SelfCheckingPolicy
-
-    streams: list[int] = []
-    original = continuous.decode_stream
-
-    def counted(*args, **kwargs):
-        streams.append(len(args[2]))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(continuous, "decode_stream", counted)
 
     class InRounds(BatchedPolicy):  # not a plain BatchedPolicy: the policy falls back to rounds
         pass
@@ -219,13 +208,12 @@ def test_the_self_checking_policy_streams_and_answers_as_in_rounds(monkeypatch):
             model, tokenizer, SamplingConfig(max_new_tokens=6, do_sample=True, seed=k), 3, prompt_cache=store
         )
         policy = SelfCheckingPolicy(first, retry, lambda i, answer: i % 3 == 0 or len(answer) % 2 == 0, 2)
-        streams.clear()
-        return policy.complete([list(p) for p in MANY]), policy.counts, policy.answered_by, list(streams)
+        return policy.complete([list(p) for p in MANY]), policy.counts, policy.answered_by, first.stats.batches
 
     streamed, rounds = run(BatchedPolicy), run(InRounds)
     assert streamed[:3] == rounds[:3]
     assert streamed[1].retried_answers > 0  # retries did happen
-    assert len(streamed[3]) == 1 and len(rounds[3]) > 1  # one stream against a stream per round
+    assert streamed[3] == 1 and rounds[3] > 1  # one stream against a batch per round
 
 
 def test_the_cache_moves_rows_left_instead_of_growing_without_end(monkeypatch):
@@ -247,7 +235,7 @@ def test_the_cache_moves_rows_left_instead_of_growing_without_end(monkeypatch):
     longest = max(len(encode_prompt(tokenizer, p)) for p in MANY)
     assert max(seen) <= longest + 10 + 1
     assert [a.token_ids for a in answers] == [
-        g[0].token_ids for g in generate_batched(model, tokenizer, MANY * 3, config, 4, continuous=False)
+        g[0].token_ids for g in generate_batched(model, tokenizer, MANY * 3, config, 4)
     ]
 
 
@@ -265,7 +253,7 @@ def test_rows_that_end_at_different_steps_leave_and_the_rest_answer_unchanged(sp
         model, tokenizer, requests, lambda r, c: answers.setdefault(r.key, c.token_ids) and [], 3, spare=spare
     )
     for i, (prompt, config) in enumerate(zip(prompts, configs, strict=True)):
-        assert answers[i] == generate_batched(model, tokenizer, [prompt], config, 1, continuous=False)[0][0].token_ids
+        assert answers[i] == generate_batched(model, tokenizer, [prompt], config, 1)[0][0].token_ids
 
 
 def test_a_retry_is_decoded_before_the_requests_still_waiting():

@@ -101,9 +101,7 @@ def _static(model: Any, monkeypatch: pytest.MonkeyPatch, setting: str, config: S
         return record
 
     monkeypatch.setattr(rollout, "decode_step", counted)
-    groups = rollout.generate_batched(
-        model, tokenizer, PROMPTS, config, batch_size=3, logits_processor=recording, continuous=False
-    )
+    groups = rollout.generate_batched(model, tokenizer, PROMPTS, config, batch_size=3, logits_processor=recording)
     return [[c.token_ids for c in group] for group in groups], seen, lean_calls[0]
 
 
@@ -111,8 +109,7 @@ def _static(model: Any, monkeypatch: pytest.MonkeyPatch, setting: str, config: S
 def test_the_static_decoder_s_scores_are_the_forward_s_bit_for_bit(
     monkeypatch: pytest.MonkeyPatch, sampled: bool
 ) -> None:
-    """trl's GRPO generation (``generate_tensor``) and sliding-window models decode this way: groups
-    of samples of a prompt."""
+    """Experience sampling and GRPO's probe decode this way: groups of samples of a prompt."""
     model = _adapted_llama(torch.bfloat16)
     config = SamplingConfig(max_new_tokens=10, do_sample=sampled, num_return_sequences=3 if sampled else 1, seed=5)
     answers, scores, lean_steps = _static(model, monkeypatch, "on", config)

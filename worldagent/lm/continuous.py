@@ -33,7 +33,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
@@ -56,6 +56,7 @@ from worldagent.lm.rollout import (
     dropped_tokens,
     encode_prompt,
     full_attention_only,
+    generate_batched,
     prompt_occurrences,
     sampling_seed,
     sampling_warpers,
@@ -535,3 +536,60 @@ def answer_with_retries(
         ahead=ahead,
     )
     first.last = [completion for completion in last if completion is not None]
+
+
+def generate_groups(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[Prompt],
+    config: SamplingConfig,
+    batch_size: int,
+    logits_processor: ProcessorFactory | None,
+    stats: GenerationStats | None = None,
+    prompt_cache: PromptCache | None = None,
+    continuous: bool = True,
+) -> list[list[Completion]]:
+    """:func:`~worldagent.lm.rollout.generate_batched`'s groups (``num_return_sequences``
+    completions a prompt, in prompt order), every completion asked for as one request of a stream
+    (:func:`decode_stream`) of ``batch_size`` prompts' rows: a row that ends is taken by the next
+    request at once, where a static batch waits for its longest answer. Each answer keeps its
+    static-batch seed (prompt, occurrence, completion index), its own processors, and its prompt
+    prefilled once through ``prompt_cache`` (a cache of this call's own when None).
+    ``continuous=False``, or a model with sliding-window layers: static batches
+    (:func:`~worldagent.lm.rollout.generate_batched`). The same answers either way, up to the
+    rounding of the rows that share a step."""
+    if not continuous or not prompts or not full_attention_only(model):
+        return generate_batched(model, tokenizer, prompts, config, batch_size, logits_processor, stats, prompt_cache)
+    store = prompt_cache if prompt_cache is not None else PromptCache()
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    encoded = [encode_prompt(tokenizer, prompt) for prompt in prompts]
+    occurrence = prompt_occurrences(encoded)
+    samples = config.num_return_sequences
+    one = replace(config, num_return_sequences=1)
+    call = GenerationStats()  # the stream counts each answer as a prompt: a group is one here
+    # the longest prompts first: the rows then never move right to make room for a prompt
+    longest_first = sorted(range(len(encoded)), key=lambda i: (-len(encoded[i]), i))
+    requests = [
+        Request(
+            tuple(encoded[i]),
+            one,
+            sampling_seed(config.seed, encoded[i], occurrence[i], k),
+            (i, k),
+            call,
+            logits_processor,
+        )
+        for i in longest_first
+        for k in range(samples)
+    ]
+    answers: dict[tuple[int, int], Completion] = {}
+
+    def done(request: Request, completion: Completion) -> list[Request]:
+        answers[request.key] = completion
+        return []
+
+    decode_stream(model, tokenizer, requests, done, batch_size * samples, store, call)
+    call.prompts = len(encoded)
+    if stats is not None:
+        stats.add(call)
+    return [[answers[(i, k)] for k in range(samples)] for i in range(len(encoded))]

@@ -1,14 +1,8 @@
 """Batched generation with a KV cache, for evaluation and rollouts (experience sampling, GRPO checks).
 
-One call turns many chat prompts into completions. On a model whose layers all attend to the whole
-prompt, :func:`generate_batched` asks for every completion (each sample of each prompt) as one
-request of a continuous stream (:func:`worldagent.lm.continuous.decode_stream`) of ``batch_size``
-prompts' rows: a row that ends is taken by the next sample at once, where a static batch ran as long
-as its longest sample (the experience loop's and GRPO's probe's groups, sampled at a high
-temperature, vary most in length). Otherwise (``continuous=False``, a sliding-window model, trl's
-``generate`` through :func:`generate_tensor`) prompts are sorted by length (fewer pad tokens), cut
-into batches, left-padded (so every prompt ends where generation starts) and decoded by
-:func:`decode_batch` with a KV cache. Greedy decoding is
+One call turns many chat prompts into completions: prompts are encoded with the chat template,
+sorted by length (fewer pad tokens), cut into batches, left-padded (so every prompt ends where
+generation starts) and decoded by :func:`decode_batch` with a KV cache. Greedy decoding is
 deterministic; sampling is seeded per prompt (:func:`sampling_seed`: the seed, the prompt's tokens,
 which copy of that prompt it is and which completion of its group), each row drawing from its own
 generator, so a prompt's samples do not depend on the prompts decoded beside it: a retry rule that
@@ -50,7 +44,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -836,22 +830,12 @@ def generate_batched(
     logits_processor: ProcessorFactory | None = None,
     stats: GenerationStats | None = None,
     prompt_cache: PromptCache | None = None,
-    continuous: bool = True,
 ) -> list[list[Completion]]:
     """``num_return_sequences`` completions for each prompt, in prompt order (see the module doc).
 
     ``prompt_cache``: prefilled prompts kept from an earlier call on the same model (a
     :class:`PromptCache`), used and added to; None: a cache for this call alone, so that even then
-    every distinct prompt, and the prefix all the call's prompts share, is prefilled once.
-
-    ``continuous``: on a model whose layers all attend to the whole prompt, every completion is a
-    request of one continuous stream of ``batch_size`` prompts' rows (:func:`_streamed`); False, or a
-    model with sliding-window layers: static batches of ``batch_size`` prompts (:func:`decode_batch`),
-    each as long as its longest answer. The same answers either way, up to the rounding of the rows
-    that share a step."""
-    if continuous and prompts and full_attention_only(model):
-        store = prompt_cache if prompt_cache is not None else PromptCache()
-        return _streamed(model, tokenizer, prompts, config, batch_size, logits_processor, stats, store)
+    every distinct prompt, and the prefix all the call's prompts share, is prefilled once."""
     return _generate(model, tokenizer, prompts, config, batch_size, logits_processor, stats, False, prompt_cache)
 
 
@@ -967,57 +951,6 @@ def _generate(
     stats.prompts += len(encoded)
     stats.completions += len(encoded) * config.num_return_sequences
     return results
-
-
-def _streamed(
-    model: Any,
-    tokenizer: Any,
-    prompts: Sequence[Prompt],
-    config: SamplingConfig,
-    batch_size: int,
-    logits_processor: ProcessorFactory | None,
-    stats: GenerationStats | None,
-    store: PromptCache,
-) -> list[list[Completion]]:
-    """Every completion asked for as one request of a continuous stream
-    (:func:`worldagent.lm.continuous.decode_stream`) of ``batch_size`` prompts' rows: a row that ends
-    is taken by the next request at once, where a static batch waits for its longest answer. Each
-    answer keeps its static-batch seed (prompt, occurrence, completion index), its own processors,
-    and its prompt prefilled once through ``store``."""
-    from worldagent.lm.continuous import Request, decode_stream
-
-    if batch_size < 1:
-        raise ValueError("batch_size must be at least 1")
-    encoded = [encode_prompt(tokenizer, prompt) for prompt in prompts]
-    occurrence = prompt_occurrences(encoded)
-    samples = config.num_return_sequences
-    one = replace(config, num_return_sequences=1)
-    call = GenerationStats()  # the stream counts each answer as a prompt: a group is one here
-    # the longest prompts first: the rows then never move right to make room for a prompt
-    longest_first = sorted(range(len(encoded)), key=lambda i: (-len(encoded[i]), i))
-    requests = [
-        Request(
-            tuple(encoded[i]),
-            one,
-            sampling_seed(config.seed, encoded[i], occurrence[i], k),
-            (i, k),
-            call,
-            logits_processor,
-        )
-        for i in longest_first
-        for k in range(samples)
-    ]
-    answers: dict[tuple[int, int], Completion] = {}
-
-    def done(request: Request, completion: Completion) -> list[Request]:
-        answers[request.key] = completion
-        return []
-
-    decode_stream(model, tokenizer, requests, done, batch_size * samples, store, call)
-    call.prompts = len(encoded)
-    if stats is not None:
-        stats.add(call)
-    return [[answers[(i, k)] for k in range(samples)] for i in range(len(encoded))]
 
 
 def generate_one_at_a_time(

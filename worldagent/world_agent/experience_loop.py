@@ -5,7 +5,7 @@ One run of the ``experience`` stage:
 1. draws ``experience.max_prompts`` training intents (the single-turn trajectories' prompts, the
    next ones after those the store's earlier runs drew) and
    samples ``experience.samples_per_prompt`` completions each from base+sft, with constrained
-   decoding (:func:`worldagent.lm.rollout.generate_batched` + the tool-call processor);
+   decoding (:func:`worldagent.lm.continuous.generate_groups` + the tool-call processor);
 2. scores every completion with the GRPO reward (:class:`worldagent.world_agent.rewards.StoryTestReward`:
    the calls through the b-thread constraints, the sandbox and the story test);
 3. merges the scored samples into the experience store (:mod:`worldagent.world_agent.experience`), which
@@ -34,7 +34,8 @@ from typing import Any
 from worldagent.config import ExperienceParams
 from worldagent.guard import files
 from worldagent.io import atomic_write_text, canonical_json, jsonl, read_json, sha256_bytes
-from worldagent.lm.rollout import GenerationStats, SamplingConfig, generate_batched
+from worldagent.lm.continuous import generate_groups
+from worldagent.lm.rollout import GenerationStats, SamplingConfig
 from worldagent.lm.sft import sft_spec
 from worldagent.lm.training import (
     LoraSetup,
@@ -174,7 +175,7 @@ def sample_groups(
 ) -> list[list[str]]:
     """``samples`` sampled completions (text) per row's prompt, constrained when asked; ``no_repeat_ngram``
     is the loop guard (:mod:`worldagent.lm.ngram_guard`, 0: off); ``continuous``: one stream of
-    ``batch_size`` prompts' rows, else static batches (:func:`~worldagent.lm.rollout.generate_batched`)."""
+    ``batch_size`` prompts' rows, else static batches (:func:`~worldagent.lm.continuous.generate_groups`)."""
     config = SamplingConfig(
         max_new_tokens=max_new_tokens,
         do_sample=True,
@@ -186,7 +187,7 @@ def sample_groups(
     )
     processor = tool_processor(tokenizer, model, max_new_tokens) if constrained else None
     prompts = [row["prompt"] for row in rows]
-    groups = generate_batched(model, tokenizer, prompts, config, batch_size, processor, stats, continuous=continuous)
+    groups = generate_groups(model, tokenizer, prompts, config, batch_size, processor, stats, continuous=continuous)
     return [[completion.text for completion in group] for group in groups]
 
 
