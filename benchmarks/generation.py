@@ -32,6 +32,9 @@ and, separately, the prompts with one new token each (``prompt tok/s``: how fast
 
 Rates are per CPU second of the process (``time.process_time``; the wall-clock rate is in the JSON):
 this machine is shared, and at ``--threads 1`` a CPU second is what a core of its own would take.
+With ``--device cuda`` (``auto``: CUDA where it is visible) the model decodes on the GPU and every
+rate, the matmul peak's included, is per wall-clock second, the device synchronised before each
+reading (a GPU's time is not the process's CPU time).
 Per engine: new tokens a second over the whole workload (prefill included), prompt tokens a second,
 the tokens run through the model against the least any engine must run (each unique prompt token
 once, each new token once: :attr:`worldagent.lm.rollout.GenerationStats.minimum_tokens`), the same
@@ -139,22 +142,37 @@ def smollm2(work: Path) -> tuple[Any, Any]:
     return AutoModelForCausalLM.from_pretrained(saved).eval(), AutoTokenizer.from_pretrained(saved)
 
 
-def matmul_peak(threads: int, size: int = 1024, rounds: int = 5, dtype: str = "float32") -> float:
+def clock(device: str) -> Callable[[], float]:
+    """What the rates are per: the process's CPU seconds on a CPU (all its threads, so FLOP/s per
+    core on a shared machine), wall-clock seconds with the device synchronised on a GPU."""
+    if device == "cpu":
+        return time.process_time
+    import torch
+
+    def wall() -> float:
+        torch.cuda.synchronize()
+        return time.perf_counter()
+
+    return wall
+
+
+def matmul_peak(threads: int, size: int = 1024, rounds: int = 5, dtype: str = "float32", device: str = "cpu") -> float:
     """This machine's matmul rate (FLOP/s) in ``dtype`` at ``threads`` threads: the best of ``rounds``
     ``torch.mm`` of two ``size`` × ``size`` matrices (the same kernels a model's linear layers use),
-    timed in the process's CPU seconds (all its threads: FLOP/s per core, as the engines are
-    measured in :func:`measure`)."""
+    on :func:`clock`'s time (on a GPU, 8192-wide matrices: a 1024-wide product is launch-bound there)."""
     import torch
 
     torch.set_num_threads(threads)
-    a, b = (torch.randn(size, size).to(getattr(torch, dtype)) for _ in range(2))
+    size = size if device == "cpu" else 8192
+    now = clock(device)
+    a, b = (torch.randn(size, size, device=device).to(getattr(torch, dtype)) for _ in range(2))
     torch.mm(a, b)  # warm-up
     best = float("inf")
     for _ in range(rounds):
-        started = time.process_time()
+        started = now()
         for _ in range(4):
             torch.mm(a, b)
-        best = min(best, (time.process_time() - started) / 4)
+        best = min(best, (now() - started) / 4)
     return 2.0 * size**3 / best
 
 
@@ -308,25 +326,28 @@ def measure(
     scorer: Any = None,
     rows: Sequence[dict[str, Any]] = (),
     attention: str = "sdpa",
+    device: str = "cpu",
 ) -> dict[str, Any]:
     """The workload of the module doc through one engine (``build()``: its ``run`` and whether it
     enforces the call grammar); the prompt rate on an engine built afresh (nothing cached yet).
-    ``attention``: what its decode steps attend with (recorded only)."""
+    ``attention``: what its decode steps attend with (recorded only). Rates are per :func:`clock`
+    second of ``device``."""
     from worldagent.lm.rollout import GenerationStats, SamplingConfig
     from worldagent.tools.callformat import parse_calls
 
     prompts = workload.prompts
+    now = clock(device)
     run, grammar = build()
     stats = GenerationStats()
-    cpu = time.process_time()
+    cpu = now()
     retried = set(range(0, len(prompts), 2))
     sampled = SamplingConfig(max_new_tokens=workload.new_tokens, do_sample=True, temperature=1.0, seed=RETRY_SEED)
     first = run(prompts, SamplingConfig(max_new_tokens=workload.new_tokens), sampled, retried, grammar, stats)
-    cpu = time.process_time() - cpu
+    cpu = now() - cpu
     prefill = GenerationStats()
-    prefill_cpu = time.process_time()
+    prefill_cpu = now()
     build()[0](prompts, SamplingConfig(max_new_tokens=1), None, set(), False, prefill)
-    prefill_cpu = time.process_time() - prefill_cpu
+    prefill_cpu = now() - prefill_cpu
     parsed = [parse_calls(answer) for answer in first]
     spent, least = shape.spent_flops(stats), shape.minimum_flops(stats)
     result = {
@@ -379,6 +400,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--dtype", choices=["float32", "bfloat16"], default="float32", help="decoding precision")
+    parser.add_argument(
+        "--device",
+        choices=["cpu", "cuda", "auto"],
+        default="cpu",
+        help="where the model decodes (auto: CUDA where visible); on a GPU the rates are per wall-clock second",
+    )
     parser.add_argument("--work", type=Path, default=Path("/tmp/worldagent-generation-bench"))
     parser.add_argument("--eval-trajectories", type=Path, default=Path(stage_paths.EVAL_TRAJECTORIES))
     parser.add_argument("--no-score", action="store_true", help="skip the story-test pass rate")
@@ -388,10 +415,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from worldagent.config import load_params
     from worldagent.lm.decode_attention import implementation
+    from worldagent.lm.device import select_device
     from worldagent.lm.rollout import ModelShape
 
+    device = select_device() if args.device == "auto" else args.device
     torch.set_num_threads(args.threads)
-    peak = matmul_peak(args.threads, dtype=args.dtype)
+    peak = matmul_peak(args.threads, dtype=args.dtype, device=device)
     rows, prompts = held_out_prompts(args.eval_trajectories, args.prompts)
     args.work.mkdir(parents=True, exist_ok=True)
     if args.model == "tiny":
@@ -408,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.dtype != "float32":
         model = model.to(getattr(torch, args.dtype))
         label = label.replace("float32", args.dtype)
+    if device != "cpu":
+        model = model.to(device)
+        label = f"{label}, on {torch.cuda.get_device_name() if device == 'cuda' else device}"
     scorer = None
     if not args.no_score:
         from worldagent.world_agent.stages.evaluate_model import make_scorer
@@ -423,11 +455,13 @@ def main(argv: list[str] | None = None) -> int:
             return build_engine(name, model, tokenizer, args)
 
         attention = "sdpa" if name in ("continuous-sdpa", "transformers") else implementation(model)
-        results.append(measure(name, build, workload, shape, peak, scorer, rows, attention))
+        results.append(measure(name, build, workload, shape, peak, scorer, rows, attention, device))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # each engine as it finishes
     report = {
         "model": label,
         "threads": args.threads,
+        "device": device,
+        "clock": "cpu" if device == "cpu" else "wall",
         "matmul_peak_gflops": round(peak / 1e9, 2),
         "prompts": len(prompts),
         "new_tokens": args.new_tokens,

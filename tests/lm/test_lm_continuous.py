@@ -141,6 +141,26 @@ def test_generate_groups_streams_each_groups_samples_as_static_batches_draw_them
         assert getattr(stats, name) == getattr(static_stats, name), name
 
 
+def test_generate_groups_keeps_one_static_batch_when_every_prompt_fits_it(monkeypatch):
+    """Prompts that fit one batch start together either way and nobody waits for a finished row:
+    the static batch answers, without the stream's row-by-row choice."""
+    from worldagent.lm import continuous
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("streamed a call that fits one batch")
+
+    monkeypatch.setattr(continuous, "decode_stream", refuse)
+    model, tokenizer = llama()
+    config = SamplingConfig(max_new_tokens=6, do_sample=True, num_return_sequences=2, seed=3)
+    static = generate_batched(model, tokenizer, MANY[:3], config, 3)
+    stats = GenerationStats()
+    groups = generate_groups(model, tokenizer, MANY[:3], config, 3, None, stats)
+    assert [[c.token_ids for c in g] for g in groups] == [[c.token_ids for c in g] for g in static]
+    assert stats.batches == 1 and stats.completions == 6
+    with pytest.raises(AssertionError, match="streamed"):  # one prompt more than the batch streams
+        generate_groups(model, tokenizer, MANY[:4], config, 3, None)
+
+
 def test_generate_groups_keeps_static_batches_for_a_sliding_window_model_or_when_asked():
     gemma, tokenizer = tiny_model_and_tokenizer()
     config = SamplingConfig(max_new_tokens=5)

@@ -9,6 +9,7 @@ from model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
 
 from benchmarks.generation import (
     Workload,
+    clock,
     continuous_engine,
     decoder_engine,
     matmul_peak,
@@ -174,3 +175,14 @@ def test_the_after_variant_starts_no_retry_ahead_and_answers_the_same():
     assert after["first_answer"] == ahead["first_answer"]
     assert after["minimum_tokens"] == ahead["minimum_tokens"]  # unread retries are work, not answers
     assert ahead["tokens_over_minimum"] > after["tokens_over_minimum"]
+
+
+def test_rates_are_per_cpu_second_on_a_cpu_and_per_synchronised_wall_second_on_a_gpu():
+    import time
+
+    assert clock("cpu") is time.process_time  # a shared CPU: what a core of its own would take
+    with mock.patch("torch.cuda.synchronize") as synchronize:
+        now = clock("cuda")
+        first = now()
+        assert synchronize.call_count == 1  # queued kernels finish before the clock is read
+        assert now() >= first and synchronize.call_count == 2

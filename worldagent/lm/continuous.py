@@ -555,10 +555,12 @@ def generate_groups(
     request at once, where a static batch waits for its longest answer. Each answer keeps its
     static-batch seed (prompt, occurrence, completion index), its own processors, and its prompt
     prefilled once through ``prompt_cache`` (a cache of this call's own when None).
-    ``continuous=False``, or a model with sliding-window layers: static batches
-    (:func:`~worldagent.lm.rollout.generate_batched`). The same answers either way, up to the
-    rounding of the rows that share a step."""
-    if not continuous or not prompts or not full_attention_only(model):
+    Static batches (:func:`~worldagent.lm.rollout.generate_batched`) where a stream cannot gain:
+    ``continuous=False``, a model with sliding-window layers, or prompts that fit one batch (every
+    row starts at once either way, and no waiting answer can take a finished row's place; the
+    static batch chooses its rows' tokens in one call, where the stream chooses them row by row).
+    The same answers either way, up to the rounding of the rows that share a step."""
+    if not continuous or len(prompts) <= batch_size or not full_attention_only(model):
         return generate_batched(model, tokenizer, prompts, config, batch_size, logits_processor, stats, prompt_cache)
     store = prompt_cache if prompt_cache is not None else PromptCache()
     if batch_size < 1:
