@@ -144,13 +144,16 @@ def smollm2(work: Path) -> tuple[Any, Any]:
 
 def clock(device: str) -> Callable[[], float]:
     """What the rates are per: the process's CPU seconds on a CPU (all its threads, so FLOP/s per
-    core on a shared machine), wall-clock seconds with the device synchronised on a GPU."""
+    core on a shared machine), wall-clock seconds with the device synchronised on a GPU (CUDA, or
+    Apple's MPS, which ``--device auto`` may pick)."""
     if device == "cpu":
         return time.process_time
     import torch
 
+    synchronize = torch.mps.synchronize if device == "mps" else torch.cuda.synchronize
+
     def wall() -> float:
-        torch.cuda.synchronize()
+        synchronize()
         return time.perf_counter()
 
     return wall
