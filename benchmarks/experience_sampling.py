@@ -8,11 +8,14 @@ own choice). Model: a converted base directory (``--base``, e.g. /tmp/bases/smol
 with an adapter (``--adapter``); the default is a random-init tiny Gemma-3.
 
     OMP_NUM_THREADS=1 python -m benchmarks.experience_sampling --base DIR [--adapter DIR] [--prompts 4]
-        [--samples 4] [--new-tokens 64] [--batch-size 4] [--engines continuous,static] [--json]
+        [--samples 4] [--new-tokens 64] [--batch-size 4] [--engines continuous,static,grpo]
+        [--dtype auto|bfloat16|float32] [--json]
 
 Engines: ``continuous`` (what the stage runs: one stream, a row that ends taken by the next sample
 at once) and ``static`` (batches of ``--batch-size`` prompts, each as long as its longest sample),
-the same seeded samples. Figures per engine: prompt tokens, new tokens per second, samples a minute,
+the same seeded samples; ``grpo``: GRPO's rollouts, trl's ``generate`` call through the stage's
+hook, ``--batch-size`` prompts a call (trl's generation batch over the group size). ``--dtype``:
+the model's precision (the stages sample in the one SFT trained in: bfloat16 where the CPU has it). Figures per engine: prompt tokens, new tokens per second, samples a minute,
 generation and scoring seconds, pass rate, and the share of prompts whose reward varies (what GRPO
 needs).
 """
@@ -30,6 +33,59 @@ TRAJECTORIES = Path(stage_paths.TRAJECTORIES)
 STORIES = Path("data/stories")
 
 
+def grpo_rollouts(
+    model: Any,
+    tokenizer: Any,
+    rows: list[dict[str, Any]],
+    samples: int,
+    new_tokens: int,
+    batch_size: int,
+    seed: int = 1234,
+) -> tuple[list[list[str]], int]:
+    """GRPO's own generation as trl 1.16's GRPOTrainer asks for it: ``batch_size`` prompts a
+    ``generate`` call, each repeated ``samples`` times (its group), left-padded, the policy in
+    training mode under ``no_grad``, sampled at temperature 0.9 with trl's defaults (top-p 1, top-k
+    0), through the stage's hook (:func:`worldagent.world_agent.grpo.constrained_generate`) with
+    the call grammar. Returns the groups' texts and the new tokens written."""
+    import torch
+    from transformers import GenerationConfig
+
+    from worldagent.lm.rollout import cut_at_stop, decode_completion, dropped_tokens, encode_prompt, left_pad
+    from worldagent.lm.stops import stop_token_ids
+    from worldagent.world_agent.experience_loop import tool_processor
+    from worldagent.world_agent.grpo import constrained_generate
+
+    stops = stop_token_ids(tokenizer, model)
+    pad = tokenizer.pad_token_id
+    config = GenerationConfig(
+        max_new_tokens=new_tokens,
+        do_sample=True,
+        pad_token_id=pad,
+        eos_token_id=stops,
+        temperature=0.9,
+        top_p=1.0,
+        top_k=0,
+        disable_compile=True,
+    )
+    drop = dropped_tokens(tokenizer, set(stops), pad)
+    factory = tool_processor(tokenizer, model, new_tokens)
+    torch.manual_seed(seed)
+    model.train()  # trl generates inside its training step
+    groups: list[list[str]] = []
+    written = 0
+    for start in range(0, len(rows), batch_size):
+        chunk = [encode_prompt(tokenizer, row["prompt"]) for row in rows[start : start + batch_size]]
+        input_ids, mask = left_pad([ids for ids in chunk for _ in range(samples)], pad)
+        with torch.no_grad(), constrained_generate(model, factory):
+            output = model.generate(input_ids=input_ids, attention_mask=mask, generation_config=config)
+        answers = [cut_at_stop(new, set(stops)) for new in output[:, input_ids.shape[1] :].tolist()]
+        written += sum(len(ids) + stopped for ids, stopped in answers)
+        texts = [decode_completion(tokenizer, ids, drop) for ids, _ in answers]
+        groups += [texts[i : i + samples] for i in range(0, len(texts), samples)]
+    model.eval()
+    return groups, written
+
+
 def measure(
     base: Path | None,
     adapter: Path | None,
@@ -37,7 +93,9 @@ def measure(
     samples: int,
     new_tokens: int,
     batch_size: int,
-    continuous: bool = True,
+    engine: str = "continuous",
+    dtype: str = "auto",
+    seed: int = 1234,
 ) -> dict[str, Any]:
     import torch
 
@@ -55,44 +113,49 @@ def measure(
     else:
         from worldagent.lm.load import load_policy
 
-        model, tokenizer = load_policy(base, adapter, device="cpu")
+        model, tokenizer = load_policy(base, adapter, device="cpu", dtype=dtype)
     lengths = [
         len(tokenizer.apply_chat_template(r["prompt"], add_generation_prompt=True, tokenize=True, return_dict=False))
         for r in rows
     ]
-    stats = GenerationStats()
     started = time.perf_counter()
-    groups = sample_groups(
-        model,
-        tokenizer,
-        rows,
-        samples=samples,
-        temperature=0.9,
-        top_p=1.0,
-        max_new_tokens=new_tokens,
-        batch_size=batch_size,
-        constrained=True,
-        seed=1234,
-        stats=stats,
-        continuous=continuous,
-    )
+    stats = GenerationStats()
+    if engine == "grpo":
+        groups, new = grpo_rollouts(model, tokenizer, rows, samples, new_tokens, batch_size, seed)
+    else:
+        groups = sample_groups(
+            model,
+            tokenizer,
+            rows,
+            samples=samples,
+            temperature=0.9,
+            top_p=1.0,
+            max_new_tokens=new_tokens,
+            batch_size=batch_size,
+            constrained=True,
+            seed=seed,
+            stats=stats,
+            continuous=engine == "continuous",
+        )
+        new = stats.new_tokens
     generated = time.perf_counter()
     rewards = score_groups(StoryTestReward(STORIES, tokenizer=tokenizer), rows, groups)
     scored = time.perf_counter()
     flat = [r for group in rewards for r in group]
     summary = variance_summary(rows, rewards, 1e-6)
     return {
-        "engine": "continuous" if continuous else "static",
+        "engine": engine,
+        "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
+        "seed": seed,
         "model": str(base) if base is not None else "tiny (random init)",
         "prompts": len(rows),
         "samples_per_prompt": samples,
         "prompt_tokens": lengths,
         "max_new_tokens": new_tokens,
-        "new_tokens": stats.new_tokens,
+        "new_tokens": new,
         "generate_s": round(generated - started, 2),
-        "tokens_per_second": round(stats.tokens_per_second, 2),
-        "samples_per_minute": round(60 * stats.completions / (generated - started), 2),
-        "decode_steps_rows": stats.decoded_tokens,
+        "tokens_per_second": round(new / (generated - started), 2),
+        "samples_per_minute": round(60 * len(flat) / (generated - started), 2),
         "score_s": round(scored - generated, 2),
         "mean_reward": sum(flat) / len(flat),
         "pass_rate": sum(r >= 0.99 for r in flat) / len(flat),
@@ -109,15 +172,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=4)
     parser.add_argument("--new-tokens", type=int, default=64)
     parser.add_argument("--batch-size", type=int, default=4, help="prompts decoded together (their samples' rows)")
-    parser.add_argument("--engines", default="continuous,static", help="continuous and/or static, comma-separated")
+    parser.add_argument(
+        "--dtype", default="auto", help="the model's precision (model.dtype's values; auto: float32 on a CPU)"
+    )
+    parser.add_argument("--seed", type=int, default=1234, help="the samples' seed")
+    parser.add_argument(
+        "--engines", default="continuous,static", help="continuous, static and/or grpo (trl's call), comma-separated"
+    )
     args = parser.parse_args(argv)
     engines = args.engines.split(",")
-    unknown = sorted(set(engines) - {"continuous", "static"})
+    unknown = sorted(set(engines) - {"continuous", "static", "grpo"})
     if unknown:
-        parser.error(f"unknown engine(s) {', '.join(unknown)}: expected continuous and/or static")
+        parser.error(f"unknown engine(s) {', '.join(unknown)}: expected continuous, static and/or grpo")
     results = [
         measure(
-            args.base, args.adapter, args.prompts, args.samples, args.new_tokens, args.batch_size, e == "continuous"
+            args.base,
+            args.adapter,
+            args.prompts,
+            args.samples,
+            args.new_tokens,
+            args.batch_size,
+            e,
+            args.dtype,
+            args.seed,
         )
         for e in engines
     ]

@@ -81,7 +81,13 @@ def test_params_yaml_is_committed_on_the_cpu_profile() -> None:
 def test_the_gpu_profile_has_the_full_budgets_and_cpu_the_hour_s_with_each_steps_rows(project: Path) -> None:
     cpu = dict(profiles.leaf_keys(profiles.read_profile("cpu", project / "profiles")))
     gpu = dict(profiles.leaf_keys(profiles.read_profile("gpu", project / "profiles")))
-    layout = ("batch_size", "gradient_accumulation_steps", "activation_checkpointing", "freed_memory")
+    layout = (
+        "batch_size",
+        "gradient_accumulation_steps",
+        "steps_per_generation",
+        "activation_checkpointing",
+        "freed_memory",
+    )
     budgets = {f"{section}.max_steps" for section in ("sft", "experience", "dpo", "grpo")}
     budgets.add("evaluate.base_max_new_tokens")
     differing = {key for key in cpu if cpu[key] != gpu[key]}
@@ -96,6 +102,11 @@ def test_the_gpu_profile_has_the_full_budgets_and_cpu_the_hour_s_with_each_steps
     for section in ("sft", "experience", "dpo", "grpo"):  # the same rows per optimizer step, in one micro-batch
         rows = cpu[f"{section}.batch_size"] * cpu[f"{section}.gradient_accumulation_steps"]
         assert (gpu[f"{section}.batch_size"], gpu[f"{section}.gradient_accumulation_steps"]) == (rows, 1)
+    # and the same rows a GRPO generate call samples
+    assert (
+        cpu["grpo.batch_size"] * cpu["grpo.steps_per_generation"]
+        == gpu["grpo.batch_size"] * gpu["grpo.steps_per_generation"]
+    )
 
 
 def test_the_old_name_smollm2_picks_cpu_and_says_so(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -141,6 +141,29 @@ def test_generate_groups_streams_each_groups_samples_as_static_batches_draw_them
         assert getattr(stats, name) == getattr(static_stats, name), name
 
 
+def test_samples_started_together_read_their_prompts_columns_once_and_answer_the_same(monkeypatch):
+    """A stream's rows placed from one prompt at one column (a group's samples admitted together)
+    reach the kernel as one group; the answers are those of the row-by-row kernel."""
+    from worldagent.lm import continuous, lean_step
+
+    model, tokenizer = llama()
+    config = SamplingConfig(max_new_tokens=9, do_sample=True, temperature=1.2, num_return_sequences=3, seed=4)
+    original = lean_step.decode_attention
+    sizes: list[int] = []
+
+    def recorded(*args, shared=None, **kwargs):
+        if shared is not None:
+            sizes.append(max(b - a for a, b in zip(shared.starts.tolist(), shared.starts.tolist()[1:], strict=False)))
+        return original(*args, shared=shared, **kwargs)
+
+    monkeypatch.setattr(lean_step, "decode_attention", recorded)
+    grouped = generate_groups(model, tokenizer, MANY[:5], config, 2, None)
+    assert sizes and max(sizes) == 3  # a prompt's three samples, started at one column
+    monkeypatch.setattr(continuous, "shared_columns", lambda *args: None)
+    row_by_row = generate_groups(model, tokenizer, MANY[:5], config, 2, None)
+    assert [[c.token_ids for c in g] for g in grouped] == [[c.token_ids for c in g] for g in row_by_row]
+
+
 def test_generate_groups_keeps_one_static_batch_when_every_prompt_fits_it(monkeypatch):
     """Prompts that fit one batch start together either way and nobody waits for a finished row:
     the static batch answers, without the stream's row-by-row choice."""

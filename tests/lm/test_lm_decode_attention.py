@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from worldagent.lm import decode_attention as da
+from worldagent.lm import lean_step
 
 pytestmark = pytest.mark.skipif(da.kernel() is None, reason="no C compiler to build the kernel")
 
@@ -369,3 +370,88 @@ def test_loading_the_kernel_leaves_the_processes_floating_point_alone() -> None:
     assert da.kernel() is not None
     subnormal = torch.tensor([1e-40], dtype=torch.float32)
     assert (subnormal * 1.0).item() != 0.0
+
+
+@st.composite
+def shared_cases(draw: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[int], int]:
+    """A batch whose rows fall into groups (the samples of a prompt): a group's rows hold the same
+    keys, values and mask bytes in the first ``shared`` columns, and their own after them."""
+    keys = draw(st.lists(st.integers(0, 3), min_size=1, max_size=26))  # past 21 rows: chunks of 64 queries
+    rows = len(keys)
+    kv_heads = draw(st.integers(1, 2))
+    groups = draw(st.sampled_from([1, 3, 16]))
+    head_dim = draw(st.sampled_from([8, 64, 72]))
+    columns = draw(st.integers(1, 150))
+    shared = draw(st.integers(0, columns))
+    dtype = draw(st.sampled_from([torch.float32, torch.bfloat16]))
+    generator = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
+    query = torch.randn(rows, kv_heads * groups, 1, head_dim, generator=generator).to(dtype)
+    key, value = (torch.randn(rows, kv_heads, columns, head_dim, generator=generator).to(dtype) for _ in range(2))
+    mask = torch.rand(rows, columns, generator=generator) < 0.8
+    if draw(st.booleans()):  # left padding, as a batch of prompts of several lengths has
+        for row in range(rows):
+            mask[row, : draw(st.integers(0, columns))] = False
+    for row, group in enumerate(keys):
+        first = keys.index(group)
+        for tensor in (key, value):
+            tensor[row, :, :shared] = tensor[first, :, :shared]
+        mask[row, :shared] = mask[first, :shared]
+    return query, key, value, mask[:, None, None, :], keys, shared
+
+
+@settings(max_examples=80, deadline=None)
+@given(shared_cases())
+def test_rows_that_share_columns_read_them_once_with_the_same_sums(case: Any) -> None:
+    """A group's shared columns come from its first row alone (the others' are poisoned), and every
+    row's output is the plain kernel's bit for bit."""
+    query, key, value, mask, keys, shared = case
+    module = _Module(query.shape[1] // key.shape[1])
+    plain, _ = da.decode_attention(module, query, key, value, mask)
+    layout = da.shared_columns(keys, shared)
+    if layout is None:
+        assert len(set(keys)) == len(keys) or shared == 0
+        return
+    poisoned_key, poisoned_value = key.clone(), value.clone()
+    for row, group in enumerate(keys):
+        if keys.index(group) != row:  # not its group's first row: never read in the shared columns
+            poisoned_key[row, :, :shared] = float("nan")
+            poisoned_value[row, :, :shared] = float("nan")
+    got, _ = da.decode_attention(module, query, poisoned_key, poisoned_value, mask, shared=layout)
+    assert torch.equal(got, plain)
+
+
+def test_shared_columns_groups_rows_by_key_and_is_none_when_nothing_is_shared() -> None:
+    layout = da.shared_columns(["a", "b", "a", "c", "b"], 7)
+    assert layout is not None
+    assert layout.rows.tolist() == [0, 2, 1, 4, 3]
+    assert layout.starts.tolist() == [0, 2, 4, 5]
+    assert layout.shared.tolist() == [7, 7, 7]
+    assert da.shared_columns(["a", "b", "c"], 7) is None
+    assert da.shared_columns(["a", "a"], 0) is None
+
+
+def test_a_static_batch_reads_a_prompts_columns_once_for_its_samples(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sampled groups through the static decoder: each step's kernel call is told which rows are one
+    prompt's samples, and the answers are those of the row-by-row kernel."""
+    from tests.lm.model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
+    from worldagent.lm import rollout
+    from worldagent.lm.rollout import SamplingConfig, generate_batched
+
+    model = tiny_llama_model()
+    _, tokenizer = tiny_model_and_tokenizer()
+    config = SamplingConfig(max_new_tokens=12, do_sample=True, temperature=0.9, num_return_sequences=3, seed=5)
+    original = da.decode_attention
+    layouts: list[da.SharedColumns | None] = []
+
+    def recorded(*args: Any, shared: da.SharedColumns | None = None, **kwargs: Any) -> Any:
+        layouts.append(shared)
+        return original(*args, shared=shared, **kwargs)
+
+    monkeypatch.setattr(lean_step, "decode_attention", recorded)
+    grouped = generate_batched(model, tokenizer, PROMPTS, config, batch_size=len(PROMPTS))
+    assert layouts and all(layout is not None for layout in layouts[:2])
+    first = layouts[0]
+    assert first is not None and first.groups == len(PROMPTS) and len(first.rows) == 3 * len(PROMPTS)
+    monkeypatch.setattr(rollout, "shared_columns", lambda *args: None)
+    row_by_row = generate_batched(model, tokenizer, PROMPTS, config, batch_size=len(PROMPTS))
+    assert [[c.token_ids for c in group] for group in grouped] == [[c.token_ids for c in group] for group in row_by_row]

@@ -4,6 +4,7 @@ the counts say how far the work is from the least any engine must do."""
 from __future__ import annotations
 
 import pytest
+import torch
 from model_fixtures import PROMPTS, tiny_llama_model, tiny_model_and_tokenizer
 
 from worldagent.lm.rollout import (
@@ -125,24 +126,33 @@ def test_a_self_check_retry_reuses_the_first_decodings_prompts(constrained):
     assert all(r.stats.prefilled_tokens == 0 and r.stats.reused_tokens > 0 for r in retries)
 
 
+def _greedy(tokenizer, model, new_tokens):
+    """The greedy ``GenerationConfig`` trl's call would carry for ``model``."""
+    from transformers import GenerationConfig
+
+    from worldagent.lm.rollout import pad_token_id, stop_token_ids
+
+    return GenerationConfig(
+        max_new_tokens=new_tokens,
+        do_sample=False,
+        eos_token_id=stop_token_ids(tokenizer, model),
+        pad_token_id=pad_token_id(tokenizer),
+    )
+
+
 @pytest.mark.parametrize("which", ["gemma", "llama"])
 def test_generate_tensor_answers_as_model_generate_with_each_group_prompt_prefilled_once(which):
     """trl's GRPO repeats every prompt for its group and calls ``generate``: the decoder gives the
     same greedy tensor, prefilling each distinct prompt once."""
     from transformers import GenerationConfig
 
-    from worldagent.lm.rollout import generate_tensor, left_pad, pad_token_id, stop_token_ids
+    from worldagent.lm.rollout import generate_tensor, left_pad, pad_token_id
 
     gemma, tokenizer = tiny_model_and_tokenizer()
     model = gemma if which == "gemma" else tiny_llama_model()
     encoded = [encode_prompt(tokenizer, p) for p in PROMPTS[:3] for _ in range(2)]
     input_ids, mask = left_pad(encoded, pad_token_id(tokenizer))
-    config = GenerationConfig(
-        max_new_tokens=6,
-        do_sample=False,
-        eos_token_id=stop_token_ids(tokenizer, model),
-        pad_token_id=pad_token_id(tokenizer),
-    )
+    config = _greedy(tokenizer, model, 6)
     stats = GenerationStats()
     ours = generate_tensor(model, input_ids, mask, config, stats=stats)
     theirs = model.generate(input_ids=input_ids, attention_mask=mask, generation_config=config)
@@ -156,3 +166,40 @@ def test_generate_tensor_answers_as_model_generate_with_each_group_prompt_prefil
     assert stats.prefilled_tokens == (3 * width if which == "gemma" else distinct)
     # a setting the decoder does not do: the caller generates as before
     assert generate_tensor(model, input_ids, mask, GenerationConfig(max_new_tokens=2, repetition_penalty=1.2)) is None
+
+
+def test_generate_tensor_samples_a_training_mode_policy_as_in_eval_mode_and_restores_every_mode(monkeypatch):
+    """trl calls ``generate`` with the policy in training mode: the decoder samples it without
+    dropout, through the lean step, and every module's mode is as it was afterwards."""
+    from peft import LoraConfig, get_peft_model
+
+    from worldagent.lm import rollout
+    from worldagent.lm.rollout import generate_tensor, left_pad, pad_token_id
+
+    _, tokenizer = tiny_model_and_tokenizer()
+    torch.manual_seed(3)
+    lora = LoraConfig(r=4, target_modules=["q_proj", "v_proj"], lora_dropout=0.5, init_lora_weights=False)
+    model = get_peft_model(tiny_llama_model(), lora)
+    model.train()
+    frozen = model.get_base_model().model.layers[0].mlp
+    frozen.eval()  # a module the caller keeps in eval mode stays so
+    modes = {name: module.training for name, module in model.named_modules()}
+    encoded = [encode_prompt(tokenizer, p) for p in PROMPTS[:2] for _ in range(2)]
+    input_ids, mask = left_pad(encoded, pad_token_id(tokenizer))
+    config = _greedy(tokenizer, model, 8)
+    steps = [0]
+    original = rollout.decode_step
+
+    def counted(*args, **kwargs):
+        steps[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(rollout, "decode_step", counted)
+    with torch.no_grad():
+        from_training = generate_tensor(model, input_ids, mask, config)
+    assert {name: module.training for name, module in model.named_modules()} == modes
+    assert steps[0] > 0  # the lean step, which serves only a model in eval mode
+    model.eval()
+    with torch.no_grad():
+        from_eval = generate_tensor(model, input_ids, mask, config)
+    assert from_training is not None and from_training.equal(from_eval)

@@ -367,6 +367,26 @@ def test_grpo_needs_whole_groups_per_step() -> None:
         grpo_config({}, params.grpo, "cpu")
 
 
+def test_grpo_generates_several_steps_groups_in_one_call_when_asked(tmp_path: Path) -> None:
+    """``grpo.steps_per_generation`` reaches trl: one ``generate`` call samples that many
+    micro-batches' groups side by side; a round of partial groups is refused by name."""
+    # what trainer_kwargs gives trl from grpo.batch_size and grpo.gradient_accumulation_steps
+    common = {"output_dir": str(tmp_path), "report_to": [], "use_cpu": True}
+    common |= {"per_device_train_batch_size": 2, "gradient_accumulation_steps": 2}
+    asked = tiny_params(grpo={"batch_size": 2, "gradient_accumulation_steps": 2, "num_generations": 4})
+    assert grpo_config(common, asked.grpo, "cpu").generation_batch_size == 4  # trl's default: one step
+    wide = tiny_params(
+        grpo={"batch_size": 2, "gradient_accumulation_steps": 2, "num_generations": 4, "steps_per_generation": 8}
+    )
+    config = grpo_config(common, wide.grpo, "cpu")
+    assert config.steps_per_generation == 8 and config.generation_batch_size == 16
+    partial = tiny_params(
+        grpo={"batch_size": 2, "gradient_accumulation_steps": 2, "num_generations": 4, "steps_per_generation": 3}
+    )
+    with pytest.raises(TrainingError, match="grpo.steps_per_generation"):
+        grpo_config(common, partial.grpo, "cpu")
+
+
 def test_trainer_kwargs_carry_every_knob(tmp_path: Path) -> None:
     from worldagent.config import SftParams
 

@@ -74,6 +74,13 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
         return original(*args, **kwargs)
 
     monkeypatch.setattr(experience_loop, "train_experience_adapter", record)
+    sampled_in: list[object] = []
+
+    def loaded(*args, **kwargs):
+        sampled_in.append(kwargs.get("dtype"))
+        return load_policy(*args, **kwargs)
+
+    monkeypatch.setattr("worldagent.lm.load.load_policy", loaded)
     store, params = work / "store", experience_params()
     paths = dict(
         base_dir=work / "base",
@@ -86,6 +93,7 @@ def test_two_runs_accumulate_and_the_second_learns_from_the_first(work: Path, mo
 
     first = run_experience_loop(params, **paths, out_dir=work / "exp1", pairs_path=work / "pairs1.jsonl")
     assert first["prompts_sampled"] == 4 and first["completions"] == 16
+    assert sampled_in == [params.model.dtype]  # sampled in the precision SFT trained in (model.dtype)
     assert 0 < first["passed"] < 16 and first["pass_rate"] == first["passed"] / 16
     assert first["generation"]["constrained"] and first["generation"]["tokens_per_second"] > 0
     assert first["training"]["global_step"] == 2 and first["training"]["train_tokens_per_second"] > 0

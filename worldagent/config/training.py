@@ -65,6 +65,12 @@ class GrpoParams(TrainerParams):
     """A prompt has signal when the standard deviation of its probe rewards is above this."""
     constrained: bool = True
     """Constrained decoding (``worldagent.lm.constrained``) in GRPO's own generation and the probe."""
+    steps_per_generation: int | None = Field(default=None, gt=0)
+    """trl's ``steps_per_generation``: the micro-batches one generation round serves. trl generates
+    ``batch_size`` x this many completions in one ``generate`` call, so more prompts' groups decode
+    side by side (a decode step costs nearly the same at 4 rows as at 16); the later micro-batches
+    train on completions of a policy a few updates old, which trl's clipped importance ratio
+    accounts for. None: trl's default, ``gradient_accumulation_steps`` (one round an optimizer step)."""
 
 
 class ExperienceParams(TrainerParams):
@@ -80,8 +86,10 @@ class ExperienceParams(TrainerParams):
     """Training intents sampled per run (single-turn trajectories in file order, each run starting
     where the store's last run stopped, wrapping round)."""
     max_new_tokens: int = Field(default=1280, gt=0)
-    generation_batch_size: int = Field(default=4, gt=0)
-    """Prompts generated together (each with ``samples_per_prompt`` sequences)."""
+    generation_batch_size: int = Field(default=16, gt=0)
+    """Prompts generated together (each with ``samples_per_prompt`` sequences). At ``max_prompts``
+    or more, every sample is in one batch, whose decode kernel reads each prompt's columns once for
+    all its samples; fewer stream the samples through that many prompts' rows."""
     constrained: bool = True
     """Constrained decoding: tool calls well formed with known tool and argument names."""
     no_repeat_ngram: NgramGuard = 0

@@ -39,7 +39,7 @@ from typing import Any
 import torch
 
 from worldagent.lm.argmax import argmax
-from worldagent.lm.decode_attention import decoding
+from worldagent.lm.decode_attention import decoding, shared_columns
 from worldagent.lm.lean_linear import lean_linears
 from worldagent.lm.lean_step import decode_step, supports
 from worldagent.lm.rollout import (
@@ -192,6 +192,7 @@ class _Row:
     counts: GenerationStats  # where its tokens are counted
     logits: torch.Tensor  # the scores of its next token
     new: list[int] = field(default_factory=list)
+    prompt: int = -1  # the serial of the cache entry its prompt's columns were placed from (admit)
 
 
 class _Batch:
@@ -224,6 +225,7 @@ class _Batch:
             need = length - state.column
             self._resize(need, max(state.capacity, state.column + need + self.spare + 1))
         row.start = state.column - length
+        row.prompt = entry.serial
         state.lo = min(state.lo, row.start) if self.rows else row.start  # every live row's columns from lo
         for segment in entry.segments():
             for layer, keys, values in zip(self.cache.layers, segment.keys, segment.values, strict=True):
@@ -256,7 +258,13 @@ class _Batch:
         positions = torch.tensor([[row.length - 1] for row in self.rows], device=self.device)
         tokens = torch.cat([row.tokens[:, row.length - 1 : row.length] for row in self.rows])
         if self.lean:
-            logits = decode_step(self.model, tokens, positions, self.cache.layers, visible[:, None, None, :])
+            # rows placed from one prompt entry at one column (a prompt's samples or retries, started
+            # together) hold the same columns up to the prompt's end: the kernel reads them once
+            shared = shared_columns(
+                [(row.prompt, row.start) for row in self.rows],
+                [row.start - state.lo + len(row.request.ids) for row in self.rows],
+            )
+            logits = decode_step(self.model, tokens, positions, self.cache.layers, visible[:, None, None, :], shared)
         else:
             logits = self.model(
                 input_ids=tokens,

@@ -24,6 +24,12 @@ only inside :func:`decoding`. Every call it cannot serve exactly (more than one 
 gradient, a GPU, a float mask, a soft cap, attention sinks, a head size over 256) goes to
 transformers' ``sdpa_attention_forward`` unchanged, so training never sees it.
 
+**A prompt's columns read once for its samples.** The samples of one prompt hold its keys and
+values at the same columns (placed from one :class:`~worldagent.lm.rollout.CachedPrompt`). The
+decoders' own steps pass :func:`shared_columns`, and the kernel's shared variant reads a group's
+shared columns once, from its first row, for every row of the group, then each row's own. Every
+query sums the same columns in the same order, so the output is the row-by-row kernel's bit for bit.
+
 **A prompt's prefill in float32.** Where the decoders multiply in float32
 (:func:`worldagent.lm.lean_linear.products`: a CPU without AMX, whose bfloat16 products run at half
 float32's rate), a prefill's attention does too (:func:`prefill_attention`): one prompt's new tokens
@@ -44,8 +50,9 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +76,7 @@ BUILD_SECONDS = 120
 REPLACES = "sdpa"  # the implementation the kernel stands in for; any other (eager, flash) is left alone
 
 _DTYPES = {torch.bfloat16: "decode_attention_bf16", torch.float32: "decode_attention_f32"}
+_SHARED_DTYPES = {torch.bfloat16: "decode_attention_shared_bf16", torch.float32: "decode_attention_shared_f32"}
 _UNSERVED_KWARGS = ("softcap", "s_aux", "sinks", "position_bias")
 
 
@@ -120,15 +128,55 @@ def build() -> ctypes.CDLL:
         except OSError as problem:
             raise KernelBuildError(f"{SOURCE.name} built but did not load: {problem}") from None
     pointer, index, integer = ctypes.c_void_p, ctypes.c_long, ctypes.c_int
+    plain = [pointer] * 3 + [index] * 6 + [pointer, index] + [integer] * 4 + [index, ctypes.c_float, pointer, integer]
     for name in _DTYPES.values():
-        function = getattr(library, name)
-        function.argtypes = [pointer] * 3 + [index] * 6 + [pointer, index] + [integer] * 4 + [index]
-        function.argtypes += [ctypes.c_float, pointer, integer]
-        function.restype = integer
+        getattr(library, name).argtypes = plain
+    for name in _SHARED_DTYPES.values():  # then the groups: rows, starts, their count, shared columns
+        getattr(library, name).argtypes = [*plain, pointer, pointer, integer, pointer]
+    for name in (*_DTYPES.values(), *_SHARED_DTYPES.values()):
+        getattr(library, name).restype = integer
     group, head = ctypes.c_int(), ctypes.c_int()
     library.decode_attention_limits(ctypes.byref(group), ctypes.byref(head))
     library.max_group, library.max_head_dim = group.value, head.value
     return library
+
+
+@dataclass(frozen=True)
+class SharedColumns:
+    """Rows of a decode step's batch that share their first columns: the samples of one prompt, whose
+    caches hold that prompt's keys and values at the same columns (and the same mask there). The
+    kernel reads such columns once for a group's rows instead of once a row (a group's own tokens,
+    after them, once a row). ``rows`` lists the batch's rows group by group, ``starts`` where each
+    group begins (then the row count), ``shared`` how many leading columns each group shares."""
+
+    rows: torch.Tensor
+    starts: torch.Tensor
+    shared: torch.Tensor
+
+    @property
+    def groups(self) -> int:
+        return len(self.shared)
+
+
+def shared_columns(keys: Sequence[Hashable], columns: int | Sequence[int]) -> SharedColumns | None:
+    """The groups of a batch whose row ``i`` has the key ``keys[i]``: rows with equal keys share
+    their first ``columns`` columns (one count for every group, or a row's own, the same for each
+    row of a group). None when no two rows share a column (the kernel then reads row by row)."""
+    members: dict[Hashable, list[int]] = {}
+    for row, key in enumerate(keys):
+        members.setdefault(key, []).append(row)
+    counts = [columns if isinstance(columns, int) else columns[rows[0]] for rows in members.values()]
+    if not any(count > 0 and len(rows) > 1 for count, rows in zip(counts, members.values(), strict=True)):
+        return None
+    order = [row for rows in members.values() for row in rows]
+    starts = [0]
+    for rows in members.values():
+        starts.append(starts[-1] + len(rows))
+    return SharedColumns(
+        torch.tensor(order, dtype=torch.int32),
+        torch.tensor(starts, dtype=torch.int32),
+        torch.tensor([max(count, 0) for count in counts], dtype=torch.int64),
+    )
 
 
 @functools.cache
@@ -245,10 +293,13 @@ def decode_attention(
     attention_mask: torch.Tensor | None,
     dropout: float = 0.0,
     scaling: float | None = None,
+    shared: SharedColumns | None = None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, None]:
     """transformers' attention-function contract: ``query`` (batch, heads, 1, head_dim), ``key`` and
-    ``value`` (batch, kv_heads, columns, head_dim) → (batch, 1, heads, head_dim)."""
+    ``value`` (batch, kv_heads, columns, head_dim) → (batch, 1, heads, head_dim). ``shared``
+    (:func:`shared_columns`; the decoders' own steps pass it, transformers never does): rows whose
+    leading columns are the same read them once for the group."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
     rows, heads, _, head_dim = query.shape
@@ -267,7 +318,7 @@ def decode_attention(
     queries = query.reshape(rows, heads, head_dim).contiguous()
     output = torch.empty_like(queries)
     kv_heads = key.shape[1]
-    status = getattr(library, _DTYPES[query.dtype])(
+    arguments = (
         queries.data_ptr(),
         key.data_ptr(),
         value.data_ptr(),
@@ -284,6 +335,13 @@ def decode_attention(
         output.data_ptr(),
         torch.get_num_threads(),
     )
+    if shared is not None and len(shared.rows) == rows:
+        groups = (shared.rows.data_ptr(), shared.starts.data_ptr(), shared.groups, shared.shared.data_ptr())
+        status = getattr(library, _SHARED_DTYPES[query.dtype])(*arguments, *groups)
+    else:
+        status = getattr(library, _DTYPES[query.dtype])(*arguments)
+    if status == -2:
+        raise ValueError(f"decode attention: {shared.groups if shared else 0} groups do not hold the {rows} rows")
     if status != 0:
         raise MemoryError(f"decode attention: no scratch memory for {columns} columns")
     return output.view(rows, 1, heads, head_dim), None

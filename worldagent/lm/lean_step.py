@@ -27,7 +27,7 @@ from typing import Any
 
 import torch
 
-from worldagent.lm.decode_attention import NAME, _inner, decode_attention
+from worldagent.lm.decode_attention import NAME, SharedColumns, _inner, decode_attention
 from worldagent.lm.lean_linear import switched_on
 
 ENV = "WORLDAGENT_LEAN_STEP"
@@ -89,11 +89,13 @@ def decode_step(
     position_ids: torch.Tensor,
     layers: Sequence[Any],
     mask: torch.Tensor,
+    shared: SharedColumns | None = None,
 ) -> torch.Tensor:
     """One token a row through ``model`` (a model :func:`supports`): ``input_ids`` and
     ``position_ids`` (rows, 1), ``layers`` the cache's layers (each ``update(keys, values)`` takes
     this step's keys and values and returns the layer's whole keys and values), ``mask`` (rows, 1,
-    1, columns) bool, true where a row attends. Returns the logits (rows, 1, vocabulary)."""
+    1, columns) bool, true where a row attends; ``shared``: rows whose leading columns are the same
+    (a prompt's samples), read once for them by the kernel. Returns the logits (rows, 1, vocabulary)."""
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
 
     inner = _inner(model)
@@ -111,7 +113,9 @@ def decode_step(
         value = attention.v_proj(hidden).view(hidden_shape).transpose(1, 2)
         query, key = apply_rotary_pos_emb(query, key, cos, sin)
         key, value = cache.update(key, value)
-        output, _ = decode_attention(attention, query, key, value, mask, dropout=0.0, scaling=attention.scaling)
+        output, _ = decode_attention(
+            attention, query, key, value, mask, dropout=0.0, scaling=attention.scaling, shared=shared
+        )
         output = output.reshape(*input_shape, -1).contiguous()
         hidden = residual + attention.o_proj(output)
         residual = hidden

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -50,7 +51,7 @@ from typing import Any
 import torch
 
 from worldagent.lm.argmax import argmax
-from worldagent.lm.decode_attention import decoding
+from worldagent.lm.decode_attention import decoding, shared_columns
 from worldagent.lm.lean_linear import lean_linears
 from worldagent.lm.lean_step import decode_step, supports
 from worldagent.lm.stops import stop_token_ids
@@ -370,6 +371,9 @@ def preallocated_cache(model: Any, capacity: int) -> Any:
     return cache
 
 
+_SERIALS = itertools.count()
+
+
 @dataclass(eq=False)
 class CachedPrompt:
     """The keys and values of ``tokens[start:]`` of a prompt (or of a prefix prompts share), each
@@ -382,6 +386,10 @@ class CachedPrompt:
     values: list[torch.Tensor]
     logits: torch.Tensor | None  # the last token's (None for a prefix, whose logits nothing reads)
     children: int = 0
+    # unique in the process: rows placed from one entry hold the same keys and values (a prompt
+    # prefilled again after eviction may round otherwise), and a serial, unlike the object, keeps no
+    # memory alive
+    serial: int = field(default_factory=lambda: next(_SERIALS))
 
     def segments(self) -> list[CachedPrompt]:
         """This entry and its ancestors, the first tokens first."""
@@ -625,6 +633,7 @@ def prefill_rows(
     cache: Any,
     store: PromptCache | None = None,
     stats: GenerationStats | None = None,
+    placed: list[int] | None = None,
 ) -> torch.Tensor:
     """Prefill a left-padded batch into ``cache``; return each row's last-token logits.
 
@@ -635,7 +644,9 @@ def prefill_rows(
     there first). Each row's keys and values are then written into ``cache`` at the row's own
     columns. A model with other than full-attention layers (Gemma-3's sliding-window ones) is
     prefilled as one padded batch instead, each distinct row once, and its cache rows repeated for
-    the copies. ``stats`` counts the tokens prefilled and reused.
+    the copies. ``stats`` counts the tokens prefilled and reused. ``placed``, when given, gets each
+    row's :class:`CachedPrompt` serial (rows with one serial hold the same columns up to ``width``);
+    it stays empty for the padded batch.
     """
     stats = stats if stats is not None else GenerationStats()
     width = input_ids.shape[1]
@@ -648,6 +659,8 @@ def prefill_rows(
     logits: list[torch.Tensor] = []
     for row, length in enumerate(lengths):
         entry = store.prompt(model, input_ids[row, width - length :].tolist(), stats)
+        if placed is not None:
+            placed.append(entry.serial)
         for segment in entry.segments():
             for layer, keys, values in zip(cache.layers, segment.keys, segment.values, strict=True):
                 layer.place_row(row, len(lengths), width - length + segment.start, keys, values)
@@ -767,11 +780,16 @@ def decode_batch(
     if not 0 <= prefix < int(attention_mask.sum(-1).min()):
         raise ValueError(f"the shared prefix ({prefix} tokens) must leave every row a token of its own")
     cache = preallocated_cache(model, width + config.max_new_tokens)
-    logits = prefill_rows(model, input_ids, attention_mask, prefix, cache, store, stats)
+    placed: list[int] = []  # the cache entry each row's prompt came from: a prompt's samples share one
+    logits = prefill_rows(model, input_ids, attention_mask, prefix, cache, store, stats, placed)
     positions = (attention_mask.cumsum(-1) - 1).clamp(min=0)
     sequences, last_position = input_ids, positions[:, -1:]
     live = list(range(input_ids.shape[0]))  # the original row of each row still in the batch
     generated: list[list[int]] = [[] for _ in live]
+    # rows placed from one entry (a prompt's samples, trl's copies of it) hold the same columns up to
+    # ``width``, which the kernel reads once for them
+    prompt_of = placed if len(placed) == len(live) else list(range(len(live)))
+    shared = shared_columns(prompt_of, width)
     with decoding(model), lean_linears(model):  # the one-token attention kernel; lean linear layers
         lean = supports(model)  # the step without transformers' per-call machinery, the same logits
         for step in range(config.max_new_tokens):
@@ -803,12 +821,13 @@ def decode_batch(
                     if hasattr(processor, "select_rows"):  # stateless processors have nothing to follow
                         processor.select_rows(keep)
                 live = [live[index] for index in keep]
+                shared = shared_columns([prompt_of[row] for row in live], width)
             stats.decoded_tokens += len(live)
             stats.attended += len(live) * (width + step + 1)  # the padded cache: pad columns are computed too
             stats.logit_rows += len(live)
             if lean:
                 mask = attention_mask.bool()[:, None, None, :]
-                logits = decode_step(model, chosen, last_position, cache.layers, mask)[:, -1, :]
+                logits = decode_step(model, chosen, last_position, cache.layers, mask, shared)[:, -1, :]
                 continue
             logits = model(
                 input_ids=chosen,
@@ -1040,7 +1059,8 @@ def generate_tensor(
     :func:`decode_batch`, for a caller that calls ``generate`` itself (trl's GRPO): each distinct
     prompt is prefilled once however many group members repeat it. None when ``generation_config``
     asks for something :func:`decode_batch` does not do (the caller then generates as before).
-    Sampling draws from torch's global generator, as ``generate`` does."""
+    Sampling draws from torch's global generator, as ``generate`` does. The model decodes in eval
+    mode (dropout off), whatever mode the caller holds it in; its modules' modes are restored."""
     for name, off in _IGNORED_WHEN.items():
         if getattr(generation_config, name, None) not in off:
             return None
@@ -1061,18 +1081,26 @@ def generate_tensor(
     stats = stats if stats is not None else GenerationStats()
     started = time.perf_counter()
     store = prompt_cache if prompt_cache is not None else PromptCache()
-    rows = decode_batch(
-        model,
-        input_ids,
-        attention_mask,
-        config,
-        stops,
-        processors,
-        shared_prefix_length(encoded),
-        None,
-        store if full_attention_only(model) else None,
-        stats,
-    )
+    # trl generates with the policy in training mode; sample it as it is (no dropout), which also lets
+    # the decoder take its lean step and its shared-column kernel. Each module's mode is put back.
+    modes = [(module, module.training) for module in model.modules()]
+    model.eval()
+    try:
+        rows = decode_batch(
+            model,
+            input_ids,
+            attention_mask,
+            config,
+            stops,
+            processors,
+            shared_prefix_length(encoded),
+            None,
+            store if full_attention_only(model) else None,
+            stats,
+        )
+    finally:
+        for module, training in modes:
+            module.training = training
     longest = max(len(row) for row in rows)
     new = torch.full((len(rows), longest), int(pad), dtype=input_ids.dtype, device=input_ids.device)
     for index, row in enumerate(rows):

@@ -340,7 +340,9 @@ def run_experience(
     run_id = run_id_for(sampler, _manifest_hash(previous), p, setup, reward_setup)
     seed = setup.seed + _runs(previous)
 
-    model, tokenizer = load_policy(base_dir, sft_dir, device=device)
+    # sampled in the precision SFT trained in, as GRPO's rollouts and the evaluations decode: on a
+    # CPU with bfloat16 that is about half a float32 sample's time (docs/decisions.md)
+    model, tokenizer = load_policy(base_dir, sft_dir, device=device, dtype=setup.model.dtype)
     if reward is None:
         reward = reward_setup.story_test_reward(Path(stories_root), tokenizer, runner)
     stats = GenerationStats()

@@ -77,6 +77,12 @@ def grpo_config(common: dict[str, Any], grpo: GrpoParams, device: str) -> Any:
             f"params.yaml: grpo.batch_size × grpo.gradient_accumulation_steps ({generations_per_step}) must be a multiple"
             f" of grpo.num_generations ({grpo.num_generations}): each step trains on whole groups of completions"
         )
+    per_round = grpo.batch_size * (grpo.steps_per_generation or grpo.gradient_accumulation_steps)
+    if per_round % grpo.num_generations:
+        raise TrainingError(
+            f"params.yaml: grpo.batch_size × grpo.steps_per_generation ({per_round}) must be a multiple of"
+            f" grpo.num_generations ({grpo.num_generations}): a generation round samples whole groups"
+        )
     from worldagent.lm.engines import grpo_generation_kwargs
 
     return GRPOConfig(
@@ -84,6 +90,7 @@ def grpo_config(common: dict[str, Any], grpo: GrpoParams, device: str) -> Any:
         # vLLM colocated where CUDA and vLLM are present; else trl's generate, through the decoder
         **grpo_generation_kwargs(device, grpo.constrained, grpo.max_length + grpo.max_completion_length),
         num_generations=grpo.num_generations,
+        steps_per_generation=grpo.steps_per_generation,
         temperature=grpo.temperature,
         max_completion_length=grpo.max_completion_length,
         remove_unused_columns=False,  # the reward function reads the `id` column
@@ -242,7 +249,7 @@ def probe_signal(
         temperature=p.temperature,
         top_p=1.0,
         max_new_tokens=p.max_completion_length,
-        batch_size=p.batch_size,
+        batch_size=len(rows),  # every group side by side: a prompt's columns read once for its samples
         constrained=p.constrained,
         seed=seed,
         stats=stats,
