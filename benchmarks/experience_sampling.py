@@ -9,15 +9,16 @@ with an adapter (``--adapter``); the default is a random-init tiny Gemma-3.
 
     OMP_NUM_THREADS=1 python -m benchmarks.experience_sampling --base DIR [--adapter DIR] [--prompts 4]
         [--samples 4] [--new-tokens 64] [--batch-size 4] [--engines continuous,static,grpo]
-        [--dtype auto|bfloat16|float32] [--json]
+        [--dtype auto|bfloat16|float32] [--seed 1234] [--json]
 
-Engines: ``continuous`` (what the stage runs: one stream, a row that ends taken by the next sample
-at once) and ``static`` (batches of ``--batch-size`` prompts, each as long as its longest sample),
-the same seeded samples; ``grpo``: GRPO's rollouts, trl's ``generate`` call through the stage's
-hook, ``--batch-size`` prompts a call (trl's generation batch over the group size). ``--dtype``:
-the model's precision (the stages sample in the one SFT trained in: bfloat16 where the CPU has it). Figures per engine: prompt tokens, new tokens per second, samples a minute,
-generation and scoring seconds, pass rate, and the share of prompts whose reward varies (what GRPO
-needs).
+Engines: ``continuous`` (a stream of ``--batch-size`` prompts' rows, a row that ends taken by the
+next sample at once; one static batch when every prompt fits it, as the stage's 16 intents do) and
+``static`` (batches of ``--batch-size`` prompts, each as long as its longest sample), the same
+seeded samples; ``grpo``: GRPO's rollouts, trl's ``generate`` call through the stage's hook,
+``--batch-size`` prompts a call (trl's generation batch over the group size). ``--dtype``: the
+model's precision (the stages sample in the one SFT trained in: bfloat16 where the CPU has it).
+Figures per engine: prompt tokens, new tokens per second, samples a minute, generation and scoring
+seconds, pass rate, and the share of prompts whose reward varies (what GRPO needs).
 """
 
 from __future__ import annotations
