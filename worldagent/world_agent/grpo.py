@@ -77,8 +77,9 @@ def grpo_config(common: dict[str, Any], grpo: GrpoParams, device: str) -> Any:
             f"params.yaml: grpo.batch_size × grpo.gradient_accumulation_steps ({generations_per_step}) must be a multiple"
             f" of grpo.num_generations ({grpo.num_generations}): each step trains on whole groups of completions"
         )
+    # a round of steps_per_generation micro-batches (unset: one step's, checked above) holds whole groups
     per_round = grpo.batch_size * (grpo.steps_per_generation or grpo.gradient_accumulation_steps)
-    if per_round % grpo.num_generations:
+    if grpo.steps_per_generation is not None and per_round % grpo.num_generations:
         raise TrainingError(
             f"params.yaml: grpo.batch_size × grpo.steps_per_generation ({per_round}) must be a multiple of"
             f" grpo.num_generations ({grpo.num_generations}): a generation round samples whole groups"
