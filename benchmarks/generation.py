@@ -16,7 +16,9 @@ intent, an example story and the component's files). Each engine runs the evalua
    batch as the prompt's first answer ends (``continuous``: continuous batching, as the evaluation
    runs); ``continuous-sdpa`` is the same with torch's SDPA for the decode step's attention instead
    of the project's kernel (:mod:`worldagent.lm.decode_attention`; ``decode_attention`` in the JSON
-   says which ran); ``continuous-unpacked`` is the same with torch's own linear layers instead of the
+   says which ran), ``continuous-loops`` the same with the kernel's loops where it would compute a
+   bfloat16 cache's scores on AMX tiles (``--dtype bfloat16`` on a CPU with AMX; elsewhere the same
+   engine); ``continuous-unpacked`` is the same with torch's own linear layers instead of the
    decoders' lean ones (:mod:`worldagent.lm.lean_linear`: in bfloat16, packed weights);
    ``continuous-forward`` runs each decode step through the model's forward instead of the lean
    step (:mod:`worldagent.lm.lean_step`: the same logits without transformers' per-call machinery);
@@ -74,6 +76,7 @@ RETRY_SEED = 1
 ENGINES = (
     "continuous",
     "continuous-sdpa",
+    "continuous-loops",
     "continuous-unpacked",
     "continuous-forward",
     "continuous-multinomial",
@@ -417,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from worldagent.config import load_params
-    from worldagent.lm.decode_attention import implementation
+    from worldagent.lm import decode_attention
     from worldagent.lm.device import select_device
     from worldagent.lm.rollout import ModelShape
 
@@ -457,7 +460,9 @@ def main(argv: list[str] | None = None) -> int:
         def build(name: str = name) -> tuple[Any, bool]:
             return build_engine(name, model, tokenizer, args)
 
-        attention = "sdpa" if name in ("continuous-sdpa", "transformers") else implementation(model)
+        attention = {"continuous-sdpa": "sdpa", "transformers": "sdpa", "continuous-loops": "kernel"}.get(
+            name, decode_attention.label(model)
+        )
         results.append(measure(name, build, workload, shape, peak, scorer, rows, attention, device))
         print(json.dumps(results[-1]), file=sys.stderr, flush=True)  # each engine as it finishes
     report = {
@@ -478,12 +483,12 @@ def main(argv: list[str] | None = None) -> int:
         f" {args.new_tokens} new tokens at most; {args.threads} thread(s), matmul peak {report['matmul_peak_gflops']} GFLOP/s"
     )
     print(
-        "engine                 attention  grammar  new tok/s  prompt tok/s  tokens/min  FLOPs/min  share of peak"
+        "engine                 attention    grammar  new tok/s  prompt tok/s  tokens/min  FLOPs/min  share of peak"
         "  calls-only  pass"
     )
     for row in results:
         print(
-            f"{row['engine']:<22} {row['decode_attention']:<10} {'yes' if row['grammar'] else 'no':<8}"
+            f"{row['engine']:<22} {row['decode_attention']:<12} {'yes' if row['grammar'] else 'no':<8}"
             f" {row['new_tokens_per_second']:>9}"
             f" {row['prompt_tokens_per_second']:>13} {row['tokens_over_minimum']:>11} {row['flops_over_minimum']:>10}"
             f" {row['share_of_matmul_peak']:>14} {row['calls_only_answers']:>7}/{row['prompts']}"
@@ -497,6 +502,11 @@ def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace
         return continuous_engine(model, tokenizer, args.batch_size)
     if name == "continuous-sdpa":
         return without_kernel(continuous_engine(model, tokenizer, args.batch_size))
+    if name == "continuous-loops":
+        from worldagent.lm import decode_attention
+
+        engine = continuous_engine(model, tokenizer, args.batch_size)
+        return with_environment(engine, {decode_attention.ENV: "loops"})
     if name == "continuous-unpacked":
         from worldagent.lm import lean_linear
 

@@ -4,6 +4,9 @@ switched on for a model only inside ``decoding``."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -64,13 +67,34 @@ def cases(draw: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Te
     return query, key, value, mask[:, None, None, :], dtype
 
 
+def _cpu_has_amx() -> bool:
+    cpuinfo = Path("/proc/cpuinfo")
+    return cpuinfo.exists() and " amx_bf16" in cpuinfo.read_text()
+
+
+@contextmanager
+def _loops() -> Iterator[None]:
+    """The kernel's loops for bfloat16 scores where it would use AMX tiles (the process's switch,
+    put back after)."""
+    library = da.kernel()
+    assert library is not None
+    was = library.decode_attention_amx(-1)
+    library.decode_attention_amx(0)
+    try:
+        yield
+    finally:
+        library.decode_attention_amx(was)
+
+
 @settings(max_examples=120, deadline=None)
-@given(cases())
-def test_the_kernel_computes_what_sdpa_computes(case: Any) -> None:
+@given(cases(), st.booleans())
+def test_the_kernel_computes_what_sdpa_computes(case: Any, loops: bool) -> None:
+    """Both of the kernel's paths (on a CPU with AMX, bfloat16 scores on tiles or in loops)."""
     query, key, value, mask, dtype = case
     module = _Module(query.shape[1] // key.shape[1])
     assert da.served(query, key, value, 0.0, {})
-    got, _ = da.decode_attention(module, query, key, value, mask)
+    with _loops() if loops else nullcontext():
+        got, _ = da.decode_attention(module, query, key, value, mask)
     assert got.shape == (query.shape[0], 1, query.shape[1], query.shape[3]) and got.dtype == dtype
     expected = _reference(query, key, value, mask)
     # float32 sums in another order; bfloat16 output rounded once (SDPA's own error is as large)
@@ -400,13 +424,24 @@ def shared_cases(draw: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, t
 
 
 @settings(max_examples=80, deadline=None)
-@given(shared_cases())
-def test_rows_that_share_columns_read_them_once_with_the_same_sums(case: Any) -> None:
+@given(shared_cases(), st.booleans())
+def test_rows_that_share_columns_read_them_once_with_the_same_sums(case: Any, loops: bool) -> None:
     """A group's shared columns come from its first row alone (the others' are poisoned), and every
-    row's output is the plain kernel's bit for bit."""
+    row's output is the plain kernel's bit for bit (on tiles too, where the plain kernel takes rows
+    that share nothing 16 queries at a time), and each row's alone."""
     query, key, value, mask, keys, shared = case
     module = _Module(query.shape[1] // key.shape[1])
+    with _loops() if loops else nullcontext():
+        _the_shared_sums(module, query, key, value, mask, keys, shared)
+
+
+def _the_shared_sums(
+    module: _Module, query: Any, key: Any, value: Any, mask: Any, keys: list[int], shared: int
+) -> None:
     plain, _ = da.decode_attention(module, query, key, value, mask)
+    for row in {0, len(keys) - 1}:  # a row's output is its own, whatever rows it is decoded beside
+        alone, _ = da.decode_attention(module, *(t[row : row + 1] for t in (query, key, value, mask)))
+        assert torch.equal(alone, plain[row : row + 1])
     layout = da.shared_columns(keys, shared)
     if layout is None:
         assert len(set(keys)) == len(keys) or shared == 0
@@ -418,6 +453,37 @@ def test_rows_that_share_columns_read_them_once_with_the_same_sums(case: Any) ->
             poisoned_value[row, :, :shared] = float("nan")
     got, _ = da.decode_attention(module, query, poisoned_key, poisoned_value, mask, shared=layout)
     assert torch.equal(got, plain)
+
+
+@pytest.mark.skipif(not _cpu_has_amx(), reason="the CPU has no AMX")
+def test_bfloat16_scores_run_on_tiles_where_the_cpu_has_amx(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert da.tiles()
+    bfloat16, float32 = (torch.nn.Linear(2, 2, dtype=dtype) for dtype in (torch.bfloat16, torch.float32))
+    monkeypatch.setattr(da, "implementation", lambda model: "kernel")
+    assert (da.label(bfloat16), da.label(float32)) == ("kernel-tiles", "kernel")
+    monkeypatch.setenv(da.ENV, "loops")
+    da.kernel.cache_clear()
+    try:
+        assert not da.tiles() and da.label(bfloat16) == "kernel"
+    finally:
+        monkeypatch.undo()
+        da.kernel.cache_clear()
+    assert da.tiles()
+
+
+@pytest.mark.skipif(not _cpu_has_amx(), reason="the CPU has no AMX")
+@settings(max_examples=60, deadline=None)
+@given(cases())
+def test_the_tiles_and_the_loops_agree_to_a_bfloat16_step(case: Any) -> None:
+    """The two paths' float32 results differ in their last bits, so their bfloat16 outputs are the
+    same or one step apart."""
+    query, key, value, mask, _ = case
+    query, key, value = (tensor.bfloat16() for tensor in (query, key, value))
+    module = _Module(query.shape[1] // key.shape[1])
+    tiles, _ = da.decode_attention(module, query, key, value, mask)
+    with _loops():
+        loops, _ = da.decode_attention(module, query, key, value, mask)
+    torch.testing.assert_close(tiles.float(), loops.float(), rtol=2**-7, atol=1e-6)
 
 
 def test_shared_columns_groups_rows_by_key_and_is_none_when_nothing_is_shared() -> None:

@@ -30,6 +30,20 @@ decoders' own steps pass :func:`shared_columns`, and the kernel's shared variant
 shared columns once, from its first row, for every row of the group, then each row's own. Every
 query sums the same columns in the same order, so the output is the row-by-row kernel's bit for bit.
 
+**Scores on AMX tiles.** On a CPU with AMX (Intel since Sapphire Rapids; the kernel built with
+gcc 11 or newer and Linux's permission for the tiles' state), a bfloat16 cache's scores are tile
+products: 16 key columns a tile against up to 16 queries (a row's query heads, or those of 16 / G
+rows: rows that share nothing are taken together too, so the softmax's vector work is spent on up
+to 16 queries a column), and the weighted values are summed with the queries' sums held in
+registers. The loops above it computed a dot product and a horizontal sum for each query and column
+and ran at a fifth of a core's multiply rate; on tiles the kernel is bound by reading the cache.
+Each query's score is its own tile element and its softmax and weighted values sum over its columns
+in column order, so a row's output is the same bits alone, beside other rows, or in its prompt's
+group. They are not the loops' bits (the scale is applied after the product, the tile sums in its
+own order), so the choice holds for the process: ``WORLDAGENT_DECODE_ATTENTION=loops`` keeps the
+loops, and a run's speed record says ``kernel-tiles`` (:func:`label`). A float32 cache, a head
+size that is not a multiple of 32, or a CPU without AMX keeps the loops.
+
 **A prompt's prefill in float32.** Where the decoders multiply in float32
 (:func:`worldagent.lm.lean_linear.products`: a CPU without AMX, whose bfloat16 products run at half
 float32's rate), a prefill's attention does too (:func:`prefill_attention`): one prompt's new tokens
@@ -65,7 +79,7 @@ log = logging.getLogger(__name__)
 NAME = "worldagent_decode"
 """The attention implementation's name in transformers' registries."""
 ENV = "WORLDAGENT_DECODE_ATTENTION"
-SETTINGS = ("auto", "kernel", "sdpa")
+SETTINGS = ("auto", "kernel", "loops", "sdpa")
 SOURCE = Path(__file__).parent / "decode_attention.c"
 FLAGS = ("-O3", "-march=native", "-ffast-math", "-fPIC")
 """Compile flags. ``-ffast-math`` lets gcc vectorise the sums and ``expf``; it is given to the
@@ -85,7 +99,8 @@ class KernelBuildError(WorldAgentError):
 
 
 def setting(environ: dict[str, str] | None = None) -> str:
-    """``WORLDAGENT_DECODE_ATTENTION`` checked: ``auto`` (the default), ``kernel`` or ``sdpa``."""
+    """``WORLDAGENT_DECODE_ATTENTION`` checked: ``auto`` (the default), ``kernel``, ``loops`` (the
+    kernel without AMX tiles) or ``sdpa``."""
     value = (os.environ if environ is None else environ).get(ENV, "auto")
     if value not in SETTINGS:
         raise ValueError(f"{ENV}={value!r}: expected one of {', '.join(SETTINGS)}")
@@ -135,6 +150,7 @@ def build() -> ctypes.CDLL:
         getattr(library, name).argtypes = [*plain, pointer, pointer, integer, pointer]
     for name in (*_DTYPES.values(), *_SHARED_DTYPES.values()):
         getattr(library, name).restype = integer
+    library.decode_attention_amx.argtypes, library.decode_attention_amx.restype = [integer], integer
     group, head = ctypes.c_int(), ctypes.c_int()
     library.decode_attention_limits(ctypes.byref(group), ctypes.byref(head))
     library.max_group, library.max_head_dim = group.value, head.value
@@ -186,12 +202,21 @@ def kernel() -> ctypes.CDLL | None:
     if wanted == "sdpa":
         return None
     try:
-        return build()
+        library = build()
     except KernelBuildError as problem:
-        if wanted == "kernel":
+        if wanted in ("kernel", "loops"):
             raise
         log.warning("decoding keeps torch's SDPA attention: %s", problem)
         return None
+    library.decode_attention_amx(0 if wanted == "loops" else 1)
+    return library
+
+
+def tiles() -> bool:
+    """Whether the kernel computes a bfloat16 cache's scores on AMX tiles (a CPU with AMX, a kernel
+    built for it and Linux's permission; ``WORLDAGENT_DECODE_ATTENTION=loops`` turns them off)."""
+    library = kernel()
+    return library is not None and library.decode_attention_amx(-1) == 1
 
 
 def _mask_rows(mask: torch.Tensor | None, rows: int, columns: int) -> tuple[torch.Tensor | None, int] | None:
@@ -375,6 +400,16 @@ def implementation(model: Any) -> str:
     if own != REPLACES or parameter is None or parameter.device.type != "cpu" or kernel() is None:
         return own
     return "kernel"
+
+
+def label(model: Any) -> str:
+    """:func:`implementation`, as a run's speed record names it: ``"kernel-tiles"`` where the kernel
+    computes this model's (bfloat16) scores on AMX tiles."""
+    name = implementation(model)
+    parameter = next(_inner(model).parameters(), None)
+    if name == "kernel" and parameter is not None and parameter.dtype == torch.bfloat16 and tiles():
+        return "kernel-tiles"
+    return name
 
 
 @contextmanager

@@ -220,7 +220,7 @@ def generate_rows(
             "prefill_seconds": round(stats.prefill_seconds, 3),
             "tokens_per_second": round(stats.tokens_per_second, 2),
             "engine": "vllm" if llm is not None else "decoder",
-            "decode_attention": decode_attention.implementation(model) if llm is None else "vllm",
+            "decode_attention": decode_attention.label(model) if llm is None else "vllm",
             "products": lean_linear.multiplies_in(model) if llm is None else "vllm",
             "batch_size": settings.batch_size,
             # the work done against the least any engine must do (every unique prompt token prefilled
