@@ -9,9 +9,13 @@ memory; one layer called again and again (``--layers 1``) reads from the last-le
 and overstates what a step gets. Reports, per dtype and thread count, the milliseconds of a call
 (one layer; best of ``--repeats`` rounds over the layers), the cache bytes read a second, that rate
 as a share of what this machine reads memory at (a ``sum`` over a 1 GiB tensor), and the largest
-difference of each output from float64.
+difference of each output from float64. ``--samples N`` makes the rows groups of N samples of one
+prompt, sharing its first ``--shared`` columns (the experience loop's and GRPO's shape), which the
+kernel reads once a group. Where the kernel computes bfloat16 scores on AMX tiles, ``kernel-loops``
+is the same call on its loops (``WORLDAGENT_DECODE_ATTENTION=loops``).
 
-    python -m benchmarks.decode_attention [--rows 34] [--columns 1650] [--layers 30] [--threads 1,2] [--json]
+    python -m benchmarks.decode_attention [--rows 34] [--columns 1650] [--layers 30] [--threads 1,2]
+        [--samples 4 --shared 1100] [--json]
 """
 
 from __future__ import annotations
@@ -46,7 +50,15 @@ def memory_read_gbs(threads: int, repeats: int) -> float:
 
 
 def one_layer(
-    rows: int, columns: int, masked: float, dtype: Any, threads: int, repeats: int, layers: int = 1
+    rows: int,
+    columns: int,
+    masked: float,
+    dtype: Any,
+    threads: int,
+    repeats: int,
+    layers: int = 1,
+    samples: int = 1,
+    shared: int = 0,
 ) -> dict[str, Any]:
     import torch
     import torch.nn.functional as F
@@ -64,8 +76,13 @@ def one_layer(
         for _ in range(layers)
     ]
     key, value = caches[0]
-    starts = (torch.rand(rows, generator=generator) * masked * columns).long()
+    groups = [row // samples for row in range(rows)]
+    starts = (torch.rand(rows, generator=generator) * masked * columns).long()[groups]  # one prompt, one start
     mask = (torch.arange(columns)[None, :] >= starts[:, None])[:, None, None, :]
+    for layer_cache in caches:  # a group's rows hold its first row's prompt columns
+        for tensor in layer_cache:
+            tensor[:, :, :shared] = tensor[[group * samples for group in groups], :, :shared]
+    layout = da.shared_columns(groups, shared) if samples > 1 else None
 
     class Layer(torch.nn.Module):
         num_key_value_groups = HEADS // KV_HEADS
@@ -77,7 +94,15 @@ def one_layer(
         return F.scaled_dot_product_attention(packed, key, value, attn_mask=mask)
 
     def kernel(key: Any = key, value: Any = value) -> Any:
-        return da.decode_attention(layer, query, key, value, mask)[0]
+        return da.decode_attention(layer, query, key, value, mask, shared=layout)[0]
+
+    def loops(key: Any = key, value: Any = value) -> Any:
+        library = da.kernel()
+        library.decode_attention_amx(0)
+        try:
+            return kernel(key, value)
+        finally:
+            library.decode_attention_amx(1)
 
     def every_layer(call: Callable[..., Any]) -> Callable[[], None]:
         def step() -> None:
@@ -89,14 +114,17 @@ def one_layer(
     exact = F.scaled_dot_product_attention(
         query.double(), key.double().repeat_interleave(3, 1), value.double().repeat_interleave(3, 1), attn_mask=mask
     ).transpose(1, 2)
-    read = (key.numel() + value.numel()) * key.element_size()
+    read = (key.numel() + value.numel()) * key.element_size()  # the rows' own copies: what SDPA reads
     figures: dict[str, Any] = {
         "dtype": str(dtype).removeprefix("torch."),
         "threads": threads,
         "cache_mb": read / 1e6,
         "layers": layers,
     }
-    for name, call in (("sdpa", sdpa), ("kernel", kernel)):
+    calls = [("sdpa", sdpa), ("kernel", kernel)]
+    if dtype == torch.bfloat16 and da.tiles():
+        calls.append(("kernel-loops", loops))
+    for name, call in calls:
         out = call().reshape(rows, 1, HEADS, HEAD_DIM)
         ms = best_ms(every_layer(call), repeats) / layers
         figures[name] = {
@@ -115,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--masked", type=float, default=0.25, help="largest share of a row's columns masked")
     parser.add_argument("--threads", default="1,2", help="torch threads to measure, comma-separated")
     parser.add_argument("--layers", type=int, default=30, help="layers called in turn, each with its own cache")
+    parser.add_argument("--samples", type=int, default=1, help="rows a prompt's group holds (1: no groups)")
+    parser.add_argument("--shared", type=int, default=0, help="leading columns a group's rows share (its prompt)")
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args(argv)
 
@@ -124,20 +154,35 @@ def main(argv: list[str] | None = None) -> int:
 
     if da.kernel() is None:
         parser.error("the kernel did not build here (no C compiler?): nothing to compare")
+    if args.samples < 1 or not 0 <= args.shared <= args.columns:
+        parser.error(f"--samples must be at least 1 and --shared within 0..{args.columns}")
     results = []
     for threads in (int(value) for value in args.threads.split(",")):
         bandwidth = memory_read_gbs(threads, args.repeats)
         for dtype in (torch.bfloat16, torch.float32):
-            figures = one_layer(args.rows, args.columns, args.masked, dtype, threads, args.repeats, args.layers)
+            figures = one_layer(
+                args.rows,
+                args.columns,
+                args.masked,
+                dtype,
+                threads,
+                args.repeats,
+                args.layers,
+                args.samples,
+                args.shared,
+            )
             figures["memory_gb_per_s"] = round(bandwidth, 2)
-            figures["kernel"]["share_of_memory_bandwidth"] = round(figures["kernel"]["gb_per_s"] / bandwidth, 3)
-            figures["sdpa"]["share_of_memory_bandwidth"] = round(figures["sdpa"]["gb_per_s"] / bandwidth, 3)
+            for name in ("sdpa", "kernel", "kernel-loops"):
+                if name in figures:
+                    figures[name]["share_of_memory_bandwidth"] = round(figures[name]["gb_per_s"] / bandwidth, 3)
             results.append(figures)
     report = {
         "rows": args.rows,
         "columns": args.columns,
         "masked": args.masked,
         "layers": args.layers,
+        "samples": args.samples,
+        "shared": args.shared,
         "results": results,
     }
     if args.json:
@@ -146,12 +191,15 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"decode attention, a layer's call: {args.rows} rows x {args.columns} columns, {HEADS}/{KV_HEADS} heads of"
         f" {HEAD_DIM}, {args.layers} layers' caches in turn"
+        + (f", groups of {args.samples} sharing {args.shared} columns" if args.samples > 1 else "")
     )
     for figures in results:
         line = (
             f"  {figures['dtype']:>8} {figures['threads']} thread(s), {figures['cache_mb']:.1f} MB of cache a layer: "
         )
-        for name in ("sdpa", "kernel"):
+        for name in ("sdpa", "kernel", "kernel-loops"):
+            if name not in figures:
+                continue
             part = figures[name]
             line += f"{name} {part['ms']:.2f} ms ({part['gb_per_s']:.1f} GB/s, "
             line += f"{part['share_of_memory_bandwidth']:.0%} of {figures['memory_gb_per_s']:.1f}) "
