@@ -29,11 +29,13 @@ class _Two(torch.nn.Module):
         return self.down(torch.relu(self.up(x)))
 
 
-def _adapted(seed: int, dtype: torch.dtype, rank: int, lora_bias: bool, dropout: float = 0.0, **extra: Any) -> Any:
+def _adapted(
+    seed: int, dtype: torch.dtype, rank: int, lora_bias: bool, dropout: float = 0.0, alpha: int = 2, **extra: Any
+) -> Any:
     torch.manual_seed(seed)
     config = LoraConfig(
         r=rank,
-        lora_alpha=2 * rank,
+        lora_alpha=alpha * rank,  # scaling = alpha: 2, as the project trains, is a power of two
         target_modules=["up", "down"],
         lora_dropout=dropout,
         lora_bias=lora_bias,
@@ -49,12 +51,15 @@ def _adapted(seed: int, dtype: torch.dtype, rank: int, lora_bias: bool, dropout:
     dtype=st.sampled_from([torch.float32, torch.bfloat16]),
     rank=st.integers(1, 8),
     lora_bias=st.booleans(),
-    rows=st.integers(1, 6),
+    rows=st.sampled_from([1, 3, 6, lean.PACKED_ROWS_MAX + 5]),
+    alpha=st.sampled_from([2, 3]),
 )
 def test_the_lean_forward_gives_peft_s_numbers_bit_for_bit(
-    seed: int, dtype: torch.dtype, rank: int, lora_bias: bool, rows: int
+    seed: int, dtype: torch.dtype, rank: int, lora_bias: bool, rows: int, alpha: int
 ) -> None:
-    model = _adapted(seed, dtype, rank, lora_bias).eval()
+    """A decode step's rows and a prefill's; a scaling that is a power of two (folded into B) and
+    one that is not."""
+    model = _adapted(seed, dtype, rank, lora_bias, alpha=alpha).eval()
     x = torch.randn(rows, 1, 24, generator=torch.Generator().manual_seed(seed)).to(dtype)
     with torch.inference_mode(), mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "bfloat16"}):
         expected = model(x)
