@@ -72,12 +72,15 @@ def _tiles_possible() -> bool:
     all three hold, the kernel must use the tiles (a silent fallback to the loops would fail here)."""
     import ctypes
     import os
+    import shutil
     import subprocess
 
     cpuinfo = Path("/proc/cpuinfo")
     if not cpuinfo.exists() or " amx_bf16" not in cpuinfo.read_text():
         return False
     compiler = os.environ.get("CC") or "cc"
+    if shutil.which(compiler) is None:
+        return False
     macros = subprocess.run(
         [compiler, "-march=native", "-dM", "-E", "-"], input="", capture_output=True, text=True, check=False
     ).stdout
