@@ -541,3 +541,47 @@ def test_a_static_batch_reads_a_prompts_columns_once_for_its_samples(monkeypatch
     monkeypatch.setattr(rollout, "shared_columns", lambda *args: None)
     row_by_row = generate_batched(model, tokenizer, PROMPTS, config, batch_size=len(PROMPTS))
     assert [[c.token_ids for c in group] for group in grouped] == [[c.token_ids for c in group] for group in row_by_row]
+
+
+@st.composite
+def drafted_cases(draw: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[int], int]:
+    """A speculative step: each cache row's last token and drafted tokens are query rows of their own
+    over that one cache row (``kv``); they see the row's columns before the step, each its own and
+    the earlier of the step's columns after them (so they share the first ``columns - width``)."""
+    queries = draw(st.lists(st.integers(1, 7), min_size=1, max_size=5))  # a cache row's query rows
+    kv = [row for row, count in enumerate(queries) for _ in range(count)]
+    width = max(queries)
+    kv_heads = draw(st.integers(1, 2))
+    groups = draw(st.sampled_from([1, 3, 5]))
+    head_dim = draw(st.sampled_from([8, 64]))
+    before = draw(st.integers(1, 120))
+    columns = before + width
+    dtype = draw(st.sampled_from([torch.float32, torch.bfloat16]))
+    generator = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
+    query = torch.randn(len(kv), kv_heads * groups, 1, head_dim, generator=generator).to(dtype)
+    key, value = (torch.randn(len(queries), kv_heads, columns, head_dim, generator=generator).to(dtype) for _ in "kv")
+    kept = torch.rand(len(queries), before, generator=generator) < 0.8  # holes: drafts an earlier step dropped
+    mask = torch.zeros(len(kv), columns, dtype=torch.bool)
+    for at, row in enumerate(kv):
+        mask[at, :before] = kept[row]
+        mask[at, before : before + at - kv.index(row) + 1] = True
+    return query, key, value, mask[:, None, None, :], kv, before
+
+
+@settings(max_examples=80, deadline=None)
+@given(drafted_cases(), st.booleans())
+def test_query_rows_over_one_cache_row_are_the_plain_kernels_on_its_copies(case: Any, loops: bool) -> None:
+    """``kv`` maps query rows to cache rows: every query's output is the plain kernel's over its own
+    copy of its cache row, bit for bit (both paths), with a cache row's shared columns read once."""
+    query, key, value, mask, kv, before = case
+    module = _Module(query.shape[1] // key.shape[1])
+    copies = [tensor[torch.tensor(kv)] for tensor in (key, value)]
+    with _loops() if loops else nullcontext():
+        plain, _ = da.decode_attention(module, query, *copies, mask)
+        tolerance = 2e-5 if query.dtype == torch.float32 else 1e-2  # columns after a row's last: skipped
+        torch.testing.assert_close(plain.double(), _reference(query, *copies, mask), atol=tolerance, rtol=tolerance)
+        for shared in (0, before):
+            layout = da.shared_columns(kv, shared, kv)
+            assert layout is not None and layout.kv is not None
+            got, _ = da.decode_attention(module, query, key, value, mask, shared=layout)
+            assert torch.equal(got, plain)

@@ -47,6 +47,15 @@ static inline long first_column(const uint8_t *mask, long L) {
     return first & ~63L;
 }
 
+/* One past a row's last kept column (0 when it keeps none): a short row of a batch skips the columns
+ * after its own on tiles (its scores there are masked, its loops check the mask bytes alone). */
+static inline long end_column(const uint8_t *mask, long L) {
+    long end = L;
+    if (mask != NULL)
+        while (end > 0 && mask[end - 1] == 0) end--;
+    return end;
+}
+
 /* Each column is asked for this many columns ahead (8, 16, 32 and 64 measured: 32 and 64 best): the
  * hardware's own prefetcher stops at every 4 KiB page, 32 columns of a bfloat16 head of 64. */
 #define PREFETCH_COLUMNS 32
@@ -188,8 +197,13 @@ DECODE_ATTENTION(decode_attention_f32, float, one_head_f32)
  * rows lists the batch's rows group by group, starts[g] where group g begins (starts[groups] = B);
  * shared[g] how many leading columns the rows of group g share (read from its first row, rows[starts[g]];
  * their mask bytes there must be the same too). A group with more rows than MAX_SHARED_QUERIES / G is
- * taken in chunks, each reading the shared columns once. */
+ * taken in chunks, each reading the shared columns once.
+ *
+ * kv (or NULL: row b's own) maps each query row to the cache row it reads: a row's drafted tokens
+ * (speculative decoding) are query rows of their own over one cache row. Queries, masks and outputs
+ * stay indexed by query row. */
 #define MAX_SHARED_QUERIES 64
+#define KV_ROW(kv, row) ((long)((kv) != NULL ? (kv)[row] : (row)))
 
 void decode_attention_shared_limits(int *max_queries) { *max_queries = MAX_SHARED_QUERIES; }
 
@@ -206,12 +220,12 @@ static inline long group_first_column(const uint8_t *mask, long msb, const int *
 #define GROUP_HEAD(NAME, T, TO_F32, STORE)                                                                 \
     INLINE void NAME(const T *q, long qsr, const T *k, long ksb, long ksl, const T *v, long vsb, long vsl,   \
                      const uint8_t *mask, long msb, int lead, const int *rows, int n, long shared, long L,    \
-                     int G, const int D, float scale, T *out, float *scores) {                               \
+                     int G, const int D, float scale, T *out, float *scores, const int *kv) {                \
         const int NQ = n * G;                                                                                \
         const long first = group_first_column(mask, msb, rows, n, L);                                        \
         const long split = shared < first ? first : (shared > L ? L : shared);                               \
         const uint8_t *lead_mask = mask ? mask + lead * msb : NULL;                                          \
-        const T *lead_k = k + lead * ksb, *lead_v = v + lead * vsb;                                          \
+        const T *lead_k = k + KV_ROW(kv, lead) * ksb, *lead_v = v + KV_ROW(kv, lead) * vsb;                   \
         float query[MAX_SHARED_QUERIES][MAX_HEAD_DIM], column[MAX_HEAD_DIM];                                 \
         for (int i = 0; i < n; i++)                                                                          \
             for (int g = 0; g < G; g++)                                                                      \
@@ -233,7 +247,7 @@ static inline long group_first_column(const uint8_t *mask, long msb, const int *
         }                                                                                                    \
         for (int i = 0; i < n; i++) {                                                                        \
             const uint8_t *own_mask = mask ? mask + rows[i] * msb : NULL;                                    \
-            const T *own_k = k + rows[i] * ksb;                                                              \
+            const T *own_k = k + KV_ROW(kv, rows[i]) * ksb;                                                    \
             for (long l = split; l < L; l++) {                                                               \
                 if (!kept(own_mask, l)) {                                                                    \
                     for (int g = 0; g < G; g++) scores[(long)(i * G + g) * L + l] = MASKED;                  \
@@ -265,7 +279,7 @@ static inline long group_first_column(const uint8_t *mask, long msb, const int *
         }                                                                                                    \
         for (int i = 0; i < n; i++) {                                                                        \
             const uint8_t *own_mask = mask ? mask + rows[i] * msb : NULL;                                    \
-            const T *own_v = v + rows[i] * vsb;                                                              \
+            const T *own_v = v + KV_ROW(kv, rows[i]) * vsb;                                                    \
             for (long l = split; l < L; l++) {                                                               \
                 if (!kept(own_mask, l)) continue;                                                            \
                 const T *row = own_v + l * vsl;                                                              \
@@ -290,12 +304,12 @@ GROUP_HEAD(group_head_f32, float, same, same)
 #define GROUP_BY_HEAD_SIZE(NAME, IMPL, T)                                                                  \
     static void NAME(const T *q, long qsr, const T *k, long ksb, long ksl, const T *v, long vsb, long vsl,   \
                      const uint8_t *mask, long msb, int lead, const int *rows, int n, long shared, long L, int G, \
-                     int D, float scale, T *out, float *scores) {                                            \
+                     int D, float scale, T *out, float *scores, const int *kv) {                             \
         switch (D) {                                                                                         \
-        case 64: IMPL(q, qsr, k, ksb, ksl, v, vsb, vsl, mask, msb, lead, rows, n, shared, L, G, 64, scale, out, scores); break; \
-        case 128: IMPL(q, qsr, k, ksb, ksl, v, vsb, vsl, mask, msb, lead, rows, n, shared, L, G, 128, scale, out, scores); break; \
-        case 256: IMPL(q, qsr, k, ksb, ksl, v, vsb, vsl, mask, msb, lead, rows, n, shared, L, G, 256, scale, out, scores); break; \
-        default: IMPL(q, qsr, k, ksb, ksl, v, vsb, vsl, mask, msb, lead, rows, n, shared, L, G, D, scale, out, scores); \
+        case 64: IMPL(q, qsr, k, ksb, ksl, v, vsb, vsl, mask, msb, lead, rows, n, shared, L, G, 64, scale, out, scores, kv); break; \
+        case 128: IMPL(q, qsr, k, ksb, ksl, v, vsb, vsl, mask, msb, lead, rows, n, shared, L, G, 128, scale, out, scores, kv); break; \
+        case 256: IMPL(q, qsr, k, ksb, ksl, v, vsb, vsl, mask, msb, lead, rows, n, shared, L, G, 256, scale, out, scores, kv); break; \
+        default: IMPL(q, qsr, k, ksb, ksl, v, vsb, vsl, mask, msb, lead, rows, n, shared, L, G, D, scale, out, scores, kv); \
         }                                                                                                    \
     }
 
@@ -307,7 +321,7 @@ GROUP_BY_HEAD_SIZE(one_group_f32, group_head_f32, float)
 #define DECODE_ATTENTION_SHARED(NAME, T, ONE_GROUP)                                                              \
     int NAME(const T *q, const T *k, const T *v, long ksb, long ksh, long ksl, long vsb, long vsh, long vsl,     \
              const uint8_t *mask, long msb, int B, int KV, int G, int D, long L, float scale, T *out,            \
-             int threads, const int *rows, const int *starts, int groups, const long *shared) {                  \
+             int threads, const int *rows, const int *starts, int groups, const long *shared, const int *kv) {   \
         if (G > MAX_SHARED_QUERIES || starts[groups] != B) return -2;                                            \
         const int chunk = MAX_SHARED_QUERIES / G;                                                                \
         const long qsr = (long)KV * G * D;                                                                       \
@@ -322,7 +336,7 @@ GROUP_BY_HEAD_SIZE(one_group_f32, group_head_f32, float)
                     const int n = starts[g + 1] - at < chunk ? starts[g + 1] - at : chunk;                       \
                     ONE_GROUP(q + (long)h * G * D, qsr, k + h * ksh, ksb, ksl, v + h * vsh, vsb, vsl, mask, msb, \
                               rows[starts[g]], rows + at, n, shared[g], L, G, D, scale, out + (long)h * G * D,   \
-                              scores);                                                                           \
+                              scores, kv);                                                                       \
                 }                                                                                                \
             }                                                                                                    \
             free(scores);                                                                                        \
@@ -510,7 +524,7 @@ static void weighted(const uint16_t *v, long vsl, const uint8_t *mask, long from
  * queries, a short block's keys), then 16 x D floats of sums. */
 static void amx_group(const uint16_t *q, long qsr, const uint16_t *k, long ksb, long ksl, const uint16_t *v, long vsb,
                       long vsl, const uint8_t *mask, long msb, int lead, const int *rows, int n, long shared, long L,
-                      int G, int D, float scale, uint16_t *out, float *scratch) {
+                      int G, int D, float scale, uint16_t *out, float *scratch, const int *kv) {
     const int NQ = n * G;
     const long first = group_first_column(mask, msb, rows, n, L);
     const long split = shared < first ? first : (shared > L ? L : shared);
@@ -528,23 +542,23 @@ static void amx_group(const uint16_t *q, long qsr, const uint16_t *k, long ksb, 
     for (long l = first; l < split; l += 16) {
         const int count = split - l < 16 ? (int)(split - l) : 16;
         _tile_zero(0);
-        add_block(k + lead * ksb + l * ksl, ksl, count, D, packed, tail);
+        add_block(k + KV_ROW(kv, lead) * ksb + l * ksl, ksl, count, D, packed, tail);
         _tile_stored(0, block, LANES * sizeof(float));
         keep_scores(block, l, count, lead_mask, all, scale, scores, &top);
     }
     for (int i = 0; i < n; i++) {
         const uint8_t *own_mask = mask ? mask + rows[i] * msb : NULL;
-        const long own_first = first_column(own_mask, L);
+        const long own_first = first_column(own_mask, L), own_end = end_column(own_mask, L);
         const __mmask16 lanes = (__mmask16)(((1u << G) - 1u) << (i * G));
         for (long l = split; l < L; l += 16) {
             const int count = L - l < 16 ? (int)(L - l) : 16;
-            if (l + count <= own_first) {
+            if (l + count <= own_first || l >= own_end) {
                 for (int c = 0; c < count; c++)
                     _mm512_mask_store_ps(scores + (l + c) * LANES, lanes, _mm512_set1_ps(MASKED));
                 continue;
             }
             _tile_zero(0);
-            add_block(k + rows[i] * ksb + l * ksl, ksl, count, D, packed, tail);
+            add_block(k + KV_ROW(kv, rows[i]) * ksb + l * ksl, ksl, count, D, packed, tail);
             _tile_stored(0, block, LANES * sizeof(float));
             keep_scores(block, l, count, own_mask, lanes, scale, scores, &top);
         }
@@ -561,9 +575,9 @@ static void amx_group(const uint16_t *q, long qsr, const uint16_t *k, long ksb, 
     _mm512_store_ps(sums, sum);
     /* weighted values: the shared columns once from the lead row, then each row's own */
     memset(acc, 0, sizeof(float) * (size_t)NQ * D);
-    weighted(v + lead * vsb, vsl, lead_mask, first, split, scores, 0, NQ, D, acc);
+    weighted(v + KV_ROW(kv, lead) * vsb, vsl, lead_mask, first, split, scores, 0, NQ, D, acc);
     for (int i = 0; i < n; i++)
-        weighted(v + rows[i] * vsb, vsl, mask ? mask + rows[i] * msb : NULL, split, L, scores, i * G, G, D,
+        weighted(v + KV_ROW(kv, rows[i]) * vsb, vsl, mask ? mask + rows[i] * msb : NULL, split, L, scores, i * G, G, D,
                  acc + (long)i * G * D);
     for (int i = 0; i < n; i++)
         for (int g = 0; g < G; g++) {
@@ -578,7 +592,8 @@ static int amx_serves(int G, int D) { return G <= LANES && D % 32 == 0 && D <= M
 /* Both entry points' work on tiles: items are (group, head) pairs, a group taken 16 / G rows at a time. */
 static int amx_decode(const uint16_t *q, const uint16_t *k, const uint16_t *v, long ksb, long ksh, long ksl, long vsb,
                       long vsh, long vsl, const uint8_t *mask, long msb, int KV, int G, int D, long L, float scale,
-                      uint16_t *out, int threads, const int *rows, const int *starts, int groups, const long *shared) {
+                      uint16_t *out, int threads, const int *rows, const int *starts, int groups, const long *shared,
+                      const int *kv) {
     const int chunk = LANES / G;
     const long qsr = (long)KV * G * D;
     const size_t floats = (size_t)(L + 32) * LANES + (size_t)D * LANES * 2;
@@ -595,7 +610,7 @@ static int amx_decode(const uint16_t *q, const uint16_t *k, const uint16_t *v, l
             for (int at = starts[g]; at < starts[g + 1]; at += chunk) {
                 const int n = starts[g + 1] - at < chunk ? starts[g + 1] - at : chunk;
                 amx_group(q + (long)h * G * D, qsr, k + h * ksh, ksb, ksl, v + h * vsh, vsb, vsl, mask, msb,
-                          rows[starts[g]], rows + at, n, shared[g], L, G, D, scale, out + (long)h * G * D, scratch);
+                          rows[starts[g]], rows + at, n, shared[g], L, G, D, scale, out + (long)h * G * D, scratch, kv);
             }
         }
         if (scratch != NULL) _tile_release();
@@ -617,7 +632,7 @@ static int amx_plain(const uint16_t *q, const uint16_t *k, const uint16_t *v, lo
         for (int b = 0; b < B; b++) rows[b] = b;
         for (int g = 0; g <= groups; g++) starts[g] = g * chunk < B ? g * chunk : B;
         status = amx_decode(q, k, v, ksb, ksh, ksl, vsb, vsh, vsl, mask, msb, KV, G, D, L, scale, out, threads, rows,
-                            starts, groups, shared);
+                            starts, groups, shared, NULL);
     }
     free(rows);
     free(shared);
@@ -648,14 +663,14 @@ int decode_attention_bf16(const uint16_t *q, const uint16_t *k, const uint16_t *
 int decode_attention_shared_bf16(const uint16_t *q, const uint16_t *k, const uint16_t *v, long ksb, long ksh, long ksl,
                                  long vsb, long vsh, long vsl, const uint8_t *mask, long msb, int B, int KV, int G,
                                  int D, long L, float scale, uint16_t *out, int threads, const int *rows,
-                                 const int *starts, int groups, const long *shared) {
+                                 const int *starts, int groups, const long *shared, const int *kv) {
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512F__)
     if (amx_serves(G, D)) {
         if (starts[groups] != B) return -2;
         return amx_decode(q, k, v, ksb, ksh, ksl, vsb, vsh, vsl, mask, msb, KV, G, D, L, scale, out, threads, rows,
-                          starts, groups, shared);
+                          starts, groups, shared, kv);
     }
 #endif
     return portable_shared_bf16(q, k, v, ksb, ksh, ksl, vsb, vsh, vsl, mask, msb, B, KV, G, D, L, scale, out, threads,
-                                rows, starts, groups, shared);
+                                rows, starts, groups, shared, kv);
 }

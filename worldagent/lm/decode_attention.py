@@ -146,8 +146,8 @@ def build() -> ctypes.CDLL:
     plain = [pointer] * 3 + [index] * 6 + [pointer, index] + [integer] * 4 + [index, ctypes.c_float, pointer, integer]
     for name in _DTYPES.values():
         getattr(library, name).argtypes = plain
-    for name in _SHARED_DTYPES.values():  # then the groups: rows, starts, their count, shared columns
-        getattr(library, name).argtypes = [*plain, pointer, pointer, integer, pointer]
+    for name in _SHARED_DTYPES.values():  # then the groups: rows, starts, their count, shared columns, kv rows
+        getattr(library, name).argtypes = [*plain, pointer, pointer, integer, pointer, pointer]
     for name in (*_DTYPES.values(), *_SHARED_DTYPES.values()):
         getattr(library, name).restype = integer
     library.decode_attention_amx.argtypes, library.decode_attention_amx.restype = [integer], integer
@@ -163,26 +163,33 @@ class SharedColumns:
     caches hold that prompt's keys and values at the same columns (and the same mask there). The
     kernel reads such columns once for a group's rows instead of once a row (a group's own tokens,
     after them, once a row). ``rows`` lists the batch's rows group by group, ``starts`` where each
-    group begins (then the row count), ``shared`` how many leading columns each group shares."""
+    group begins (then the row count), ``shared`` how many leading columns each group shares.
+    ``kv``: the cache row each query row reads (None: its own), where a row's drafted tokens are
+    query rows of their own over the row's one cache (:mod:`worldagent.lm.speculation`)."""
 
     rows: torch.Tensor
     starts: torch.Tensor
     shared: torch.Tensor
+    kv: torch.Tensor | None = None
 
     @property
     def groups(self) -> int:
         return len(self.shared)
 
 
-def shared_columns(keys: Sequence[Hashable], columns: int | Sequence[int]) -> SharedColumns | None:
+def shared_columns(
+    keys: Sequence[Hashable], columns: int | Sequence[int], kv: Sequence[int] | None = None
+) -> SharedColumns | None:
     """The groups of a batch whose row ``i`` has the key ``keys[i]``: rows with equal keys share
     their first ``columns`` columns (one count for every group, or a row's own, the same for each
-    row of a group). None when no two rows share a column (the kernel then reads row by row)."""
+    row of a group). None when no two rows share a column (the kernel then reads row by row) and
+    every row reads its own cache row (``kv`` None: see :class:`SharedColumns`)."""
     members: dict[Hashable, list[int]] = {}
     for row, key in enumerate(keys):
         members.setdefault(key, []).append(row)
     counts = [columns if isinstance(columns, int) else columns[rows[0]] for rows in members.values()]
-    if not any(count > 0 and len(rows) > 1 for count, rows in zip(counts, members.values(), strict=True)):
+    alone = not any(count > 0 and len(rows) > 1 for count, rows in zip(counts, members.values(), strict=True))
+    if alone and kv is None:
         return None
     order = [row for rows in members.values() for row in rows]
     starts = [0]
@@ -192,6 +199,7 @@ def shared_columns(keys: Sequence[Hashable], columns: int | Sequence[int]) -> Sh
         torch.tensor(order, dtype=torch.int32),
         torch.tensor(starts, dtype=torch.int32),
         torch.tensor([max(count, 0) for count in counts], dtype=torch.int64),
+        None if kv is None else torch.tensor(list(kv), dtype=torch.int32),
     )
 
 
@@ -331,6 +339,9 @@ def decode_attention(
     columns = key.shape[2]
     mask = _mask_rows(attention_mask, rows, columns) if served(query, key, value, dropout, kwargs) else None
     if mask is None:
+        if shared is not None and shared.kv is not None:  # SDPA takes a cache row for each query row
+            rows_of = shared.kv.to(device=key.device, dtype=torch.long)
+            key, value = key[rows_of], value[rows_of]
         if _plain(query, key, value, dropout, kwargs):
             causal = kwargs.get("is_causal", getattr(module, "is_causal", True)) is not False
             prefilled = prefill_attention(query, key, value, attention_mask, scaling, causal)
@@ -361,7 +372,8 @@ def decode_attention(
         torch.get_num_threads(),
     )
     if shared is not None and len(shared.rows) == rows:
-        groups = (shared.rows.data_ptr(), shared.starts.data_ptr(), shared.groups, shared.shared.data_ptr())
+        kv = None if shared.kv is None else shared.kv.data_ptr()
+        groups = (shared.rows.data_ptr(), shared.starts.data_ptr(), shared.groups, shared.shared.data_ptr(), kv)
         status = getattr(library, _SHARED_DTYPES[query.dtype])(*arguments, *groups)
     else:
         status = getattr(library, _DTYPES[query.dtype])(*arguments)
