@@ -28,7 +28,8 @@ intent, an example story and the component's files). Each engine runs the evalua
    the decoders use float32 products on a CPU without AMX (:mod:`worldagent.lm.lean_linear`; only
    ``--dtype bfloat16`` differs); ``continuous-after`` starts a retry only once its first answer has
    failed, not ahead of it at half the first answer's budget (the ``ahead_after`` of
-   :func:`worldagent.lm.continuous.answer_with_retries`);
+   :func:`worldagent.lm.continuous.answer_with_retries`); ``continuous-undrafted`` takes one token
+   a row a step, where the others draft up to ``evaluate.draft_tokens`` (:mod:`worldagent.lm.speculation`);
 
 and, separately, the prompts with one new token each (``prompt tok/s``: how fast it takes prompts in).
 
@@ -82,6 +83,7 @@ ENGINES = (
     "continuous-multinomial",
     "continuous-bf16",
     "continuous-after",
+    "continuous-undrafted",
     "decoder",
     "transformers",
 )
@@ -208,20 +210,28 @@ def decoder_engine(model: Any, tokenizer: Any, batch_size: int) -> tuple[Any, bo
     return in_rounds(run), True
 
 
-def continuous_engine(model: Any, tokenizer: Any, batch_size: int, ahead: bool = True) -> tuple[Any, bool]:
+def continuous_engine(
+    model: Any, tokenizer: Any, batch_size: int, ahead: bool = True, draft: int | None = None
+) -> tuple[Any, bool]:
     """The project's decoder with continuous batching, as the evaluation runs it: a retry joins the
     batch the step its prompt's first answer ends, or before, once that answer has run half its
-    budget (:func:`worldagent.lm.continuous.answer_with_retries`; ``ahead=False``: never before)."""
+    budget (:func:`worldagent.lm.continuous.answer_with_retries`; ``ahead=False``: never before).
+    ``draft``: an answer's drafted tokens a step (:mod:`worldagent.lm.speculation`; None: the
+    evaluation's default)."""
+    from dataclasses import replace
+
+    from worldagent.config.evaluation import EvaluateParams
     from worldagent.lm.continuous import AHEAD_AFTER, answer_with_retries
     from worldagent.lm.rollout import BatchedPolicy, PromptCache
 
+    drafts = EvaluateParams().draft_tokens if draft is None else draft
     store = PromptCache()
     factories: dict[int, Any] = {}
 
     def answer(prompts: list, first: Any, retry: Any, retried: set[int], constrained: bool, stats: Any) -> list[str]:
         def policy(config: Any) -> BatchedPolicy:
             factory = _factory(factories, tokenizer, model, config.max_new_tokens) if constrained else None
-            decoder = BatchedPolicy(model, tokenizer, config, batch_size, factory, store)
+            decoder = BatchedPolicy(model, tokenizer, replace(config, draft_tokens=drafts), batch_size, factory, store)
             decoder.stats = stats
             return decoder
 
@@ -517,6 +527,8 @@ def build_engine(name: str, model: Any, tokenizer: Any, args: argparse.Namespace
         return with_environment(continuous_engine(model, tokenizer, args.batch_size), {lean_step.ENV: "off"})
     if name == "continuous-after":
         return continuous_engine(model, tokenizer, args.batch_size, ahead=False)
+    if name == "continuous-undrafted":
+        return continuous_engine(model, tokenizer, args.batch_size, draft=0)
     if name == "continuous-multinomial":
         return with_multinomial(continuous_engine(model, tokenizer, args.batch_size))
     if name == "continuous-bf16":

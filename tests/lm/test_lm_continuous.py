@@ -259,9 +259,9 @@ def test_the_self_checking_policy_streams_and_answers_as_in_rounds():
     assert streamed[3] == 1 and rounds[3] > 1  # one stream against a batch per round
 
 
-def test_the_cache_moves_rows_left_instead_of_growing_without_end(monkeypatch):
-    """A long stream in a cache with no spare columns: its buffer stays within the longest prompt
-    plus the token budget and one column."""
+def test_the_cache_holds_the_longest_prompt_and_budget_however_long_the_stream(monkeypatch):
+    """A long stream in a cache with no spare columns: every row from column 0, so its buffer stays
+    within the longest prompt plus the token budget and one column."""
     from worldagent.lm import continuous
 
     model, tokenizer = llama()

@@ -41,9 +41,9 @@ def _stream(
     seen: list[torch.Tensor] = []
     lean_calls = [0]
 
-    def recorded(row: Any) -> int:
-        seen.append(row.logits.clone())
-        return CHOOSE(row)
+    def recorded(row: Any, query: int = 0) -> int:
+        seen.append(row.logits[query].clone())
+        return CHOOSE(row, query)
 
     def counted(*args: Any) -> torch.Tensor:
         lean_calls[0] += 1

@@ -44,6 +44,12 @@ class EvaluateParams(Section):
     # Loop guard (see ``NgramGuard``): must exceed the longest n-gram a good answer repeats (the
     # story's path, written in writeStory and again in runStory). 0: off.
     no_repeat_ngram: NgramGuard = 0
+    draft_tokens: int = Field(default=4, ge=0)
+    """Answers' tokens drafted a step from their own context (the prompt's files and story,
+    what the answer wrote) and checked in the same step: :mod:`worldagent.lm.speculation`. A step
+    reads the weights and each row's cache once for a row's token and its drafts, so the answers
+    take fewer steps; they are the one-token decoder's answers up to the rounding of larger products
+    (float32: the same; a retry's draws too). The CPU decoders' lean step only. 0: off."""
     # Models also decoded without the constraint: rows "<model> (unconstrained)" show what it buys.
     unconstrained_models: list[GeneratingModel] = Field(default_factory=lambda: ["grpo"])
     self_check_attempts: int = Field(default=3, ge=0)

@@ -15,11 +15,17 @@ decode it: its own processors (the call grammar, the loop guard), its own seeded
 (:func:`~worldagent.lm.rollout.sampling_seed`), so an answer does not depend on which requests share
 its steps (up to the rounding of the batch's kernels, as in a static batch).
 
-The batch's KV cache (:class:`SlotLayer`) holds each row at its own columns of one buffer: every row
-writes its next token at one shared column, and a row's prompt is placed to end just before it. The
-columns before a row's prompt are masked. When the shared column reaches the buffer's end, every row
-moves left by the free columns all rows have (the oldest row's start); a row that leaves is replaced
-by the last row (one row's columns copied).
+The batch's KV cache (:class:`SlotLayer`) holds each row in its own row of one buffer, from column 0:
+its prompt, then its tokens, each written at the row's own end. A step's keys span the columns up
+to the longest row's end; a row's mask keeps its own columns (the kernel skips the rest). The
+buffer holds the longest prompt and token budget, and grows when a longer request joins; a row that
+leaves is replaced by the last row (one row's columns copied). Rows of one prompt hold its keys at
+the same columns however late they join, so the kernel reads them once for all of them.
+
+A row may draft (``SamplingConfig.draft_tokens``, :mod:`worldagent.lm.speculation`): its last
+token and its drafted tokens are query rows of their own over the row's cache, written from its end,
+each seeing the row's columns and the step's up to its own. The row's end then moves past the ones
+it keeps; the next step writes over the others.
 
 :func:`answer_with_retries` runs a :class:`~worldagent.lm.rollout.BatchedPolicy` and its retry
 policies (:class:`worldagent.world_agent.self_check.SelfCheckingPolicy`) as one stream, starting a
@@ -62,6 +68,7 @@ from worldagent.lm.rollout import (
     sampling_warpers,
     shared_prefix_length,
 )
+from worldagent.lm.speculation import PromptLookup
 from worldagent.lm.stops import stop_token_ids
 
 log = logging.getLogger(__name__)
@@ -92,13 +99,14 @@ Ahead = Callable[[Sequence[tuple[Request, int]]], Sequence[Request]]
 @dataclass
 class SlotState:
     """Shared by every :class:`SlotLayer` of a cache: ``rows`` live rows (the first of the buffer),
-    their columns from ``lo``, the next token written at ``column``."""
+    each step's keys and values read over its first ``columns`` columns; ``writes`` the (row, column)
+    each of a step's query rows writes its key and value at."""
 
     slots: int
     capacity: int
     rows: int = 0
-    lo: int = 0
-    column: int = 0
+    columns: int = 0
+    writes: tuple[torch.Tensor, torch.Tensor] | None = None
 
 
 def slot_layer_class() -> type:
@@ -115,20 +123,22 @@ def slot_layer_class() -> type:
             self.value_buffer: torch.Tensor | None = None
 
         def view(self) -> None:
-            """Point ``keys``/``values`` at the live rows' columns written so far."""
+            """Point ``keys``/``values`` at the live rows' columns before a one-token step's own (the
+            cache's length, as transformers' forward reads it to build its mask)."""
             if self.key_buffer is None or self.value_buffer is None:
                 return
             state = self.state
-            self.keys = self.key_buffer[: state.rows, :, state.lo : state.column]
-            self.values = self.value_buffer[: state.rows, :, state.lo : state.column]
+            self.keys = self.key_buffer[: state.rows, :, : state.columns - 1]
+            self.values = self.value_buffer[: state.rows, :, : state.columns - 1]
 
         def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             assert self.key_buffer is not None and self.value_buffer is not None, "a row is placed before a step"
-            state = self.state
-            self.key_buffer[: state.rows, :, state.column : state.column + 1].copy_(key_states)
-            self.value_buffer[: state.rows, :, state.column : state.column + 1].copy_(value_states)
-            self.keys = self.key_buffer[: state.rows, :, state.lo : state.column + 1]
-            self.values = self.value_buffer[: state.rows, :, state.lo : state.column + 1]
+            assert self.state.writes is not None, "a step says where its query rows write"
+            rows, columns = self.state.writes
+            self.key_buffer[rows, :, columns] = key_states[:, :, 0]
+            self.value_buffer[rows, :, columns] = value_states[:, :, 0]
+            self.keys = self.key_buffer[: self.state.rows, :, : self.state.columns]
+            self.values = self.value_buffer[: self.state.rows, :, : self.state.columns]
             return self.keys, self.values
 
         def place(self, row: int, start: int, keys: torch.Tensor, values: torch.Tensor) -> None:
@@ -141,27 +151,23 @@ def slot_layer_class() -> type:
             self.key_buffer[row, :, start:end].copy_(keys[0])
             self.value_buffer[row, :, start:end].copy_(values[0])
 
-        def move_row(self, source: int, target: int) -> None:
-            """Row ``target`` becomes a copy of row ``source`` (the live columns)."""
+        def move_row(self, source: int, target: int, columns: int) -> None:
+            """Row ``target`` becomes a copy of row ``source``'s first ``columns`` columns."""
             if self.key_buffer is None or self.value_buffer is None:
                 return
-            lo, column = self.state.lo, self.state.column
-            self.key_buffer[target, :, lo:column].copy_(self.key_buffer[source, :, lo:column])
-            self.value_buffer[target, :, lo:column].copy_(self.value_buffer[source, :, lo:column])
+            self.key_buffer[target, :, :columns].copy_(self.key_buffer[source, :, :columns])
+            self.value_buffer[target, :, :columns].copy_(self.value_buffer[source, :, :columns])
 
-        def shift(self, by: int, capacity: int) -> None:
-            """Move every live row's columns by ``by`` (left when negative), into a buffer of
-            ``capacity`` columns (a new one when it grows)."""
+        def grow(self, capacity: int) -> None:
+            """A buffer of ``capacity`` columns, the live rows' columns kept."""
             if self.key_buffer is None or self.value_buffer is None:
                 return
             state = self.state
             for name in ("key_buffer", "value_buffer"):
                 buffer = getattr(self, name)
-                live = buffer[: state.rows, :, state.lo : state.column].clone()
-                if capacity != buffer.shape[2]:
-                    buffer = buffer.new_zeros((buffer.shape[0], buffer.shape[1], capacity, buffer.shape[3]))
-                    setattr(self, name, buffer)
-                buffer[: state.rows, :, state.lo + by : state.column + by].copy_(live)
+                grown = buffer.new_zeros((buffer.shape[0], buffer.shape[1], capacity, buffer.shape[3]))
+                grown[: state.rows, :, : buffer.shape[2]].copy_(buffer[: state.rows])
+                setattr(self, name, grown)
 
         def crop(self, tokens_to_remove: int) -> None:
             raise NotImplementedError("a slot cache is never cropped")
@@ -183,16 +189,19 @@ def slot_cache(model: Any, state: SlotState) -> Any:
 @dataclass(eq=False)
 class _Row:
     request: Request
-    start: int  # the buffer column of its first prompt token
+    end: int  # the buffer column its next token's key and value go to (its prompt and tokens before it)
     tokens: torch.Tensor  # (1, prompt + max_new_tokens): the prompt, then what it wrote
     length: int  # tokens written into ``tokens``
     processors: list[Any]
     warpers: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] | None  # None: greedy
     generator: torch.Generator | None
     counts: GenerationStats  # where its tokens are counted
-    logits: torch.Tensor  # the scores of its next token
+    logits: torch.Tensor  # (1 + len(draft), vocabulary): the scores of its next token, then after each drafted one
     new: list[int] = field(default_factory=list)
     prompt: int = -1  # the serial of the cache entry its prompt's columns were placed from (admit)
+    lookup: PromptLookup | None = None  # the row's drafts (request.config.draft_tokens > 0)
+    draft: list[int] = field(default_factory=list)  # the tokens drafted for the step its logits came from
+    stepped: bool = False  # its logits came from a step (else from its prompt's prefill)
 
 
 class _Batch:
@@ -206,30 +215,21 @@ class _Batch:
         self.rows: list[_Row] = []
         self.lean = supports(model)  # the step without transformers' per-call machinery, same logits
 
-    def _resize(self, by: int, capacity: int) -> None:
-        for layer in self.cache.layers:
-            layer.shift(by, capacity)
-        for row in self.rows:
-            row.start += by
-        self.state.capacity = capacity
-        self.state.lo += by
-        self.state.column += by
-
     def admit(self, row: _Row, entry: Any) -> None:
-        """Place ``row``'s prompt (its :class:`~worldagent.lm.rollout.CachedPrompt`) to end at the shared
-        column, moving the live rows right first when the prompt is longer than the column."""
-        state, length = self.state, len(row.request.ids)
-        if not self.rows:
-            state.lo = state.column = 0
-        if length > state.column:
-            need = length - state.column
-            self._resize(need, max(state.capacity, state.column + need + self.spare + 1))
-        row.start = state.column - length
+        """Place ``row``'s prompt (its :class:`~worldagent.lm.rollout.CachedPrompt`) from column 0 of
+        the next free row, the buffer grown first when the row's prompt and budget do not fit it."""
+        state, config = self.state, row.request.config
+        need = len(row.request.ids) + config.max_new_tokens + config.draft_tokens
+        if need > state.capacity:
+            capacity = need + self.spare
+            for layer in self.cache.layers:
+                layer.grow(capacity)
+            state.capacity = capacity
+        row.end = len(row.request.ids)
         row.prompt = entry.serial
-        state.lo = min(state.lo, row.start) if self.rows else row.start  # every live row's columns from lo
         for segment in entry.segments():
             for layer, keys, values in zip(self.cache.layers, segment.keys, segment.values, strict=True):
-                layer.place(len(self.rows), row.start + segment.start, keys, values)
+                layer.place(len(self.rows), segment.start, keys, values)
         self.rows.append(row)
         state.rows = len(self.rows)
 
@@ -238,51 +238,71 @@ class _Batch:
         last = len(self.rows) - 1
         if index != last:
             for layer in self.cache.layers:
-                layer.move_row(last, index)
+                layer.move_row(last, index, self.rows[last].end)
             self.rows[index] = self.rows[last]
         self.rows.pop()
         self.state.rows = len(self.rows)
 
     def step(self) -> None:
-        """Run each live row's newest token through the model: its ``logits`` for the next."""
+        """Run each live row's newest token, and the tokens drafted after it (its ``draft``), through
+        the model: its ``logits`` for the token after each."""
         state = self.state
-        state.lo = min(row.start for row in self.rows)
-        if state.column >= state.capacity:  # no room for this step's column: move left, or grow
-            room = state.column - state.lo + 1 + self.spare
-            self._resize(-state.lo, max(state.capacity, room))
+        queries = [1 + len(row.draft) for row in self.rows]
+        kv = [index for index, count in enumerate(queries) for _ in range(count)]
+        ahead = torch.tensor([j for count in queries for j in range(count)], device=self.device)
+        cache_rows = torch.tensor(kv, device=self.device)
+        ends = torch.tensor([row.end for row in self.rows], device=self.device)[cache_rows]
+        state.columns = max(row.end + count for row, count in zip(self.rows, queries, strict=True))
+        # query j of a row: the row's columns, then this step's up to its own
+        visible = torch.arange(state.columns, device=self.device)[None, :] <= (ends + ahead)[:, None]
+        tokens = torch.cat(
+            [torch.tensor([int(row.tokens[0, row.length - 1]), *row.draft], device=self.device) for row in self.rows]
+        )[:, None]
+        lengths = torch.tensor([row.length for row in self.rows], device=self.device)[cache_rows]
+        positions = (lengths - 1 + ahead)[:, None]
+        state.writes = (cache_rows, ends + ahead)
         for layer in self.cache.layers:
             layer.view()
-        width = state.column - state.lo + 1
-        starts = torch.tensor([row.start - state.lo for row in self.rows], device=self.device)
-        visible = torch.arange(width, device=self.device)[None, :] >= starts[:, None]
-        positions = torch.tensor([[row.length - 1] for row in self.rows], device=self.device)
-        tokens = torch.cat([row.tokens[:, row.length - 1 : row.length] for row in self.rows])
-        if self.lean:
-            # rows placed from one prompt entry at one column (a prompt's samples or retries, started
-            # together) hold the same columns up to the prompt's end: the kernel reads them once
-            shared = shared_columns(
-                [(row.prompt, row.start) for row in self.rows],
-                [row.start - state.lo + len(row.request.ids) for row in self.rows],
-            )
-            logits = decode_step(self.model, tokens, positions, self.cache.layers, visible[:, None, None, :], shared)
-        else:
-            logits = self.model(
-                input_ids=tokens,
-                attention_mask=visible.long(),
-                position_ids=positions,
-                past_key_values=self.cache,
-                cache_position=torch.tensor([width - 1], device=self.device),
-                use_cache=True,
-            ).logits
+        try:
+            if self.lean:
+                # rows placed from one prompt entry (a prompt's samples or retries) hold the same
+                # columns up to the prompt's end: the kernel reads them once; a row's drafted tokens
+                # share all its columns before this step's
+                keys = [row.prompt for row in self.rows]
+                together = {key: keys.count(key) for key in keys}
+                shared = [
+                    len(row.request.ids) if together[key] > 1 or count == 1 else row.end
+                    for row, key, count in zip(self.rows, keys, queries, strict=True)
+                ]
+                layout = shared_columns(
+                    [keys[index] for index in kv],
+                    [shared[index] for index in kv],
+                    kv if len(kv) > len(self.rows) else None,
+                )
+                logits = decode_step(
+                    self.model, tokens, positions, self.cache.layers, visible[:, None, None, :], layout
+                )
+            else:
+                assert len(kv) == len(self.rows), "drafts need the lean step"
+                logits = self.model(
+                    input_ids=tokens,
+                    attention_mask=visible.long(),
+                    position_ids=positions,
+                    past_key_values=self.cache,
+                    cache_position=torch.tensor([state.columns - 1], device=self.device),
+                    use_cache=True,
+                ).logits
+        finally:
+            state.writes = None
         logits = logits[:, -1, :]
-        state.column += 1
-        for row, scores in zip(self.rows, logits, strict=True):
-            row.logits = scores
+        for row, scores in zip(self.rows, logits.split(queries), strict=True):
+            row.logits, row.stepped = scores, True
 
 
-def _choose(row: _Row) -> int:
-    """The row's next token from its logits: its processors, then greedy or its own draw."""
-    scores = row.logits[None].float()
+def _choose(row: _Row, query: int = 0) -> int:
+    """The row's next token from its logits (those of its ``query``-th query): its processors, then
+    greedy or its own draw."""
+    scores = row.logits[query : query + 1].float()
     ids = row.tokens[:, : row.length]
     for processor in row.processors:
         scores = processor(ids, scores)
@@ -292,8 +312,31 @@ def _choose(row: _Row) -> int:
     return int(draw(probabilities, None if row.generator is None else [row.generator])[0])
 
 
-def _start(model: Any, request: Request, store: PromptCache, stats: GenerationStats, device: Any) -> tuple[_Row, Any]:
-    """A new row for ``request`` and its prompt's cache entry (prefilled now unless ``store`` has it)."""
+def _advance(row: _Row, stops: set[int]) -> tuple[int, bool]:
+    """Choose the row's tokens from its last step's logits: one, and one more for each drafted token
+    chosen in turn (:mod:`worldagent.lm.speculation`). Returns how many of the step's query columns
+    hold the row's tokens now (its last token's and the drafts it kept) and whether the answer ended."""
+    budget = row.request.config.max_new_tokens
+    for query in range(len(row.logits)):
+        token = _choose(row, query)
+        row.new.append(token)
+        row.tokens[0, row.length] = token
+        row.length += 1
+        if token in stops or len(row.new) == budget:
+            return query + 1, True
+        if query == len(row.draft) or token != row.draft[query]:
+            break
+    if row.lookup is not None:
+        row.lookup.extend(row.new[len(row.new) - query - 1 :])
+        row.draft = row.lookup.draft(min(row.request.config.draft_tokens, budget - len(row.new) - 1))
+    return query + 1, False
+
+
+def _start(
+    model: Any, request: Request, store: PromptCache, stats: GenerationStats, device: Any, drafts: bool
+) -> tuple[_Row, Any]:
+    """A new row for ``request`` and its prompt's cache entry (prefilled now unless ``store`` has it);
+    ``drafts``: whether the batch's steps take drafted tokens (the lean step's)."""
     counts = request.stats if request.stats is not None else stats
     counts.prompt_tokens += len(request.ids)
     counts.unique_prompts.add(request.ids)
@@ -311,8 +354,10 @@ def _start(model: Any, request: Request, store: PromptCache, stats: GenerationSt
         sampling_warpers(config) if config.do_sample else None,
         torch.Generator(device=device).manual_seed(request.seed) if config.do_sample else None,
         counts,
-        entry.logits,
+        entry.logits[None],
     )
+    if config.draft_tokens and drafts:  # drafts from its first chosen token on (_advance)
+        row.lookup = PromptLookup(list(request.ids))
     return row, entry
 
 
@@ -335,8 +380,8 @@ def decode_stream(
     ``processor`` factory is called once, on its prompt's length (a fresh grammar state per answer).
     ``store``: the model's prefilled prompts (a fresh :class:`PromptCache` when None). ``stats``: the
     call's time and steps; each request's own tokens go to its ``stats`` (else to ``stats``).
-    ``spare``: free columns kept beyond the longest row when the cache moves its rows (default: a
-    quarter of the largest token budget; fewer moves, more memory). ``cancelled``: a request it
+    ``spare``: free columns added when a longer request makes the cache grow (default: a quarter of
+    the largest token budget; fewer copies, more memory). ``cancelled``: a request it
     says yes to is not started, or leaves the batch unfinished (its answer no longer wanted).
     ``ahead``: asked each step, given each live row's request and the tokens it has written, for
     requests to start before any answer asks for them; they go ahead of those waiting, as
@@ -356,9 +401,9 @@ def decode_stream(
     stops = stop_token_ids(tokenizer, model)
     stop_set = set(stops)
     drop = dropped_tokens(tokenizer, stop_set, pad_token_id(tokenizer))
-    budget = max(request.config.max_new_tokens for request in queue)
-    spare = budget // 4 if spare is None else spare
-    longest = max(len(request.ids) for request in queue)
+    spare = max(request.config.max_new_tokens for request in queue) // 4 if spare is None else spare
+    # every row from column 0: its prompt, its tokens, a step's drafted tokens after them
+    capacity = max(len(r.ids) + r.config.max_new_tokens + r.config.draft_tokens for r in queue)
     device = next(model.parameters()).device
     started = time.perf_counter()
     was_training = model.training
@@ -368,7 +413,7 @@ def decode_stream(
             prefix = shared_prefix_length([request.ids for request in queue]) if len(queue) > 1 else 0
             if prefix:  # the system prompt with the tools: once for the call
                 store.prompt(model, list(queue[0].ids[:prefix]), stats, logits=False)
-            batch = _Batch(model, slots, longest + budget + spare, spare)
+            batch = _Batch(model, slots, capacity, spare)
             steps = answered = 0
             while queue or batch.rows:
                 if cancelled is not None:  # answers no longer wanted leave before they cost more
@@ -380,14 +425,15 @@ def decode_stream(
                 while queue and len(batch.rows) < slots:
                     request = queue.popleft()
                     if cancelled is None or not cancelled(request):
-                        batch.admit(*_start(model, request, store, stats, device))
+                        batch.admit(*_start(model, request, store, stats, device, batch.lean))
                 ended: list[int] = []
                 for index, row in enumerate(batch.rows):
-                    token = _choose(row)
-                    row.new.append(token)
-                    row.tokens[0, row.length] = token
-                    row.length += 1
-                    if token in stop_set or len(row.new) == row.request.config.max_new_tokens:
+                    stepped = row.stepped  # its logits came from a step, not its prompt's prefill
+                    kept, end = _advance(row, stop_set)
+                    if stepped:  # the step wrote its last token's and its drafts' columns: the kept ones stay
+                        row.end += kept
+                        row.counts.kept_drafts += kept - 1
+                    if end:
                         ended.append(index)
                 for index in reversed(ended):  # the last row moves into a retired one's place
                     row = batch.rows[index]
@@ -408,11 +454,12 @@ def decode_stream(
                         )
                 if not batch.rows:
                     continue
-                width = batch.state.column - min(row.start for row in batch.rows) + 1
-                for row in batch.rows:  # the cache's columns: a row's masked ones are computed too
-                    row.counts.decoded_tokens += 1
-                    row.counts.attended += width
-                    row.counts.logit_rows += 1
+                for row in batch.rows:  # query j attends the row's columns and the step's up to its own
+                    queries = 1 + len(row.draft)
+                    row.counts.decoded_tokens += queries
+                    row.counts.drafted_tokens += queries - 1
+                    row.counts.attended += queries * (row.end + 1) + queries * (queries - 1) // 2
+                    row.counts.logit_rows += queries
                 batch.step()
                 steps += 1
     finally:

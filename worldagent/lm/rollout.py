@@ -77,6 +77,9 @@ class SamplingConfig:
     # > 0: never repeat an n-gram of this length that the completion itself wrote (the prompt is
     # ignored; see worldagent.lm.ngram_guard). 0: off.
     no_repeat_ngram: int = 0
+    # > 0: up to this many tokens a step drafted from the answer's own context and checked in the
+    # same step (worldagent.lm.speculation; the continuous decoder's lean step only). 0: off.
+    draft_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -87,6 +90,8 @@ class SamplingConfig:
             raise ValueError("temperature must be positive when sampling")
         if self.no_repeat_ngram and self.no_repeat_ngram < 2:
             raise ValueError("no_repeat_ngram must be 0 (off) or at least 2")
+        if self.draft_tokens < 0:
+            raise ValueError("draft_tokens must be 0 (off) or more")
         if not self.do_sample and self.num_return_sequences > 1:
             raise ValueError("greedy decoding gives one completion per prompt; set do_sample for a group")
 
@@ -117,6 +122,8 @@ class GenerationStats:
     decoded_tokens: int = 0  # tokens run through the model one a step, after the prefill
     attended: int = 0  # the sum, over every token run through the model, of the positions it attends to
     logit_rows: int = 0  # positions whose logits (the vocabulary projection) were computed
+    drafted_tokens: int = 0  # of ``decoded_tokens``, those drafted (worldagent.lm.speculation)
+    kept_drafts: int = 0  # drafted tokens that were the ones chosen (the rest is work spent, not an answer's)
     unique_prompts: set[tuple[int, ...]] = field(default_factory=set, repr=False)
 
     @property
@@ -154,7 +161,8 @@ class GenerationStats:
         """Add ``other``'s counts (one policy's retries into the total of an evaluation)."""
         for name in (
             "prompts", "completions", "new_tokens", "seconds", "prefill_seconds", "batches", "prompt_tokens",
-            "prefilled_tokens", "reused_tokens", "decoded_tokens", "attended", "logit_rows",
+            "prefilled_tokens", "reused_tokens", "decoded_tokens", "attended", "logit_rows", "drafted_tokens",
+            "kept_drafts",
         ):  # fmt: skip
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.per_batch_seconds += other.per_batch_seconds

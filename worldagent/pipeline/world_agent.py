@@ -50,6 +50,7 @@ EVAL_PARAMS = (
     "evaluate.max_intents",
     "evaluate.constrained",
     "evaluate.no_repeat_ngram",
+    "evaluate.draft_tokens",
     "evaluate.unconstrained_models",
     "evaluate.self_check_attempts",
     "evaluate.self_check_words",

@@ -96,6 +96,7 @@ def decoding_policy(
     seed: int = 0,
     prompt_cache: PromptCache | None = None,
     llm: Any = None,
+    draft_tokens: int = 0,
 ) -> BatchedPolicy | VllmPolicy:
     """Batched decoding with a KV cache (:class:`worldagent.lm.rollout.BatchedPolicy`): greedy,
     or sampled at ``temperature`` (seeded by ``seed``) when it is given.
@@ -110,12 +111,15 @@ def decoding_policy(
     ``constrained``: tool calls are decoded through the call grammar of the default tools
     (:func:`worldagent.lm.rollout.constrained_policy`, calls only), so every answer parses.
     ``no_repeat_ngram``: the loop guard (:mod:`worldagent.lm.ngram_guard`); 0: off.
+    ``draft_tokens``: an answer's drafted tokens a step (:mod:`worldagent.lm.speculation`); 0: off.
     """
     from worldagent.lm.rollout import BatchedPolicy, SamplingConfig, constrained_policy
     from worldagent.tools.registry import tool_schemas
 
     sampling = {"do_sample": True, "temperature": temperature, "seed": seed} if temperature is not None else {}
-    config = SamplingConfig(max_new_tokens=max_new_tokens, no_repeat_ngram=no_repeat_ngram, **sampling)
+    config = SamplingConfig(
+        max_new_tokens=max_new_tokens, no_repeat_ngram=no_repeat_ngram, draft_tokens=draft_tokens, **sampling
+    )
     if llm is not None:
         from worldagent.lm.constrained import call_grammar_gbnf
         from worldagent.lm.engines import VllmPolicy
@@ -148,6 +152,7 @@ def evaluation_policy(
         max_new_tokens=settings.budget(stage),
         batch_size=settings.batch_size,
         no_repeat_ngram=settings.no_repeat_ngram,
+        draft_tokens=settings.draft_tokens,
         temperature=temperature,
         seed=seed,
         prompt_cache=prompt_cache,

@@ -228,6 +228,8 @@ def generate_rows(
             "prefilled_tokens": stats.prefilled_tokens,
             "reused_prompt_tokens": stats.reused_tokens,
             "decoded_tokens": stats.decoded_tokens,
+            "drafted_tokens": stats.drafted_tokens,
+            "kept_drafts": stats.kept_drafts,
             "minimum_tokens": stats.minimum_tokens,
             "spent_over_minimum": round(stats.spent_over_minimum, 3),
         }
