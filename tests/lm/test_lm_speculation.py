@@ -147,3 +147,47 @@ def test_a_batch_on_the_models_own_forward_takes_one_token_a_row(monkeypatch: py
     forward, stats = stream(model, tokenizer, MANY, config, 3)
     assert stats.drafted_tokens == 0
     assert [a.token_ids for a in forward] == [a.token_ids for a in drafted]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, len(MANY) + len(PROMPTS) - 1), st.booleans(), st.integers(1, 30), st.sampled_from([0, 3])
+        ),
+        min_size=1,
+        max_size=9,
+    ),
+    st.integers(1, 5),
+    st.integers(1, 6),
+)
+def test_any_stream_with_drafts_answers_as_one_token_a_step(
+    asked: list[tuple[int, bool, int, int]], slots: int, draft_tokens: int
+) -> None:
+    """Random streams (prompts, greedy or sampled, budgets, the loop guard, rows, draft sizes): every
+    answer is the one-token decoder's, token for token (float32)."""
+    model, tokenizer = llama()
+    prompts = MANY + PROMPTS
+    requests = [
+        Request(
+            tuple(encode_prompt(tokenizer, prompts[index])),
+            SamplingConfig(
+                max_new_tokens=budget,
+                do_sample=sampled,
+                temperature=0.8,
+                no_repeat_ngram=guard,
+                draft_tokens=draft_tokens,
+            ),
+            seed=key,
+            key=key,
+        )
+        for key, (index, sampled, budget, guard) in enumerate(asked)
+    ]
+
+    def answers(chosen: list[Request]) -> dict[int, list[int]]:
+        done: dict[int, list[int]] = {}
+        decode_stream(model, tokenizer, chosen, lambda r, c: done.setdefault(r.key, c.token_ids) and [], slots)
+        return done
+
+    one = answers([replace(r, config=replace(r.config, draft_tokens=0)) for r in requests])
+    assert answers(requests) == one
