@@ -22,7 +22,8 @@ buffer holds the longest prompt and token budget, and grows when a longer reques
 leaves is replaced by the last row (one row's columns copied). Rows of one prompt hold its keys at
 the same columns however late they join, so the kernel reads them once for all of them.
 
-A row may draft (``SamplingConfig.draft_tokens``, :mod:`worldagent.lm.speculation`): its last
+A row may draft (``SamplingConfig.draft_tokens``, :mod:`worldagent.lm.speculation`; on the lean
+step, :mod:`worldagent.lm.lean_step`, else one token a row a step): its last
 token and its drafted tokens are query rows of their own over the row's cache, written from its end,
 each seeing the row's columns and the step's up to its own. The row's end then moves past the ones
 it keeps; the next step writes over the others.

@@ -1,11 +1,12 @@
-"""Prompt-lookup drafts: a greedy answer's next tokens guessed from its own context, checked in one step.
+"""Prompt-lookup drafts: an answer's next tokens guessed from its own context, checked in one step.
 
 A decode step on a CPU is bound by reading memory: every weight once a step, and each row's whole KV
 cache once a row. One token a row a step pays both for one token. The project's answers copy long
-runs from their prompt (the example story, the component's files, the names of its intent): for the
-SFT adapter's held-out answers, the token after the latest earlier occurrence of the last one to
-three tokens is the right next token often enough that four drafted tokens a step make 2.9 tokens a
-step. A row's drafted tokens go through the model beside its last token as query rows of their own
+runs from their prompt (the example story, the component's files, the names of its intent), so the
+tokens after the latest earlier occurrence of a row's last one to three tokens are often its next
+ones: with four drafted tokens a step, the SFT evaluation's rows (retries sampled at 0.7 included)
+made 2.7 tokens a step and kept 52% of their drafts (after a three-token match, 85-89% a position).
+A row's drafted tokens go through the model beside its last token as query rows of their own
 over the row's one cache (:class:`~worldagent.lm.decode_attention.SharedColumns`' ``kv``): the
 kernel reads the row's columns once for all of them (on AMX tiles, up to 16 / G queries a pass).
 
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-NGRAM = 3  # the longest tail looked up (then shorter ones): longer tails seldom occur earlier
+NGRAM = 3  # the longest tail looked up, then shorter ones (a three-token match's drafts are the likeliest kept)
 
 
 @dataclass
