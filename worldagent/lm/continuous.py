@@ -313,24 +313,29 @@ def _choose(row: _Row, query: int = 0) -> int:
     return int(draw(probabilities, None if row.generator is None else [row.generator])[0])
 
 
-def _advance(row: _Row, stops: set[int]) -> tuple[int, bool]:
+def _advance(row: _Row, stops: set[int]) -> bool:
     """Choose the row's tokens from its last step's logits: one, and one more for each drafted token
-    chosen in turn (:mod:`worldagent.lm.speculation`). Returns how many of the step's query columns
-    hold the row's tokens now (its last token's and the drafts it kept) and whether the answer ended."""
+    chosen in turn (:mod:`worldagent.lm.speculation`); the row's end moves past the step's query
+    columns that now hold its tokens (its last token's and the drafts it kept). Whether the answer ended."""
     budget = row.request.config.max_new_tokens
+    ended = False
     for query in range(len(row.logits)):
         token = _choose(row, query)
         row.new.append(token)
         row.tokens[0, row.length] = token
         row.length += 1
         if token in stops or len(row.new) == budget:
-            return query + 1, True
+            ended = True
+            break
         if query == len(row.draft) or token != row.draft[query]:
             break
-    if row.lookup is not None:
+    if row.stepped:  # a step wrote its queries' columns (a prompt's prefill logits wrote none)
+        row.end += query + 1
+        row.counts.kept_drafts += query
+    if row.lookup is not None and not ended:
         row.lookup.extend(row.new[len(row.new) - query - 1 :])
         row.draft = row.lookup.draft(min(row.request.config.draft_tokens, budget - len(row.new) - 1))
-    return query + 1, False
+    return ended
 
 
 def _start(
@@ -429,12 +434,7 @@ def decode_stream(
                         batch.admit(*_start(model, request, store, stats, device, batch.lean))
                 ended: list[int] = []
                 for index, row in enumerate(batch.rows):
-                    stepped = row.stepped  # its logits came from a step, not its prompt's prefill
-                    kept, end = _advance(row, stop_set)
-                    if stepped:  # the step wrote its last token's and its drafts' columns: the kept ones stay
-                        row.end += kept
-                        row.counts.kept_drafts += kept - 1
-                    if end:
+                    if _advance(row, stop_set):
                         ended.append(index)
                 for index in reversed(ended):  # the last row moves into a retired one's place
                     row = batch.rows[index]
