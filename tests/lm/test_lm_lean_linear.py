@@ -1,7 +1,8 @@
 """The decoders' lean linear layers (worldagent/lm/lean_linear.py): packed bfloat16 weights and
 peft's LoRA path without its Python give torch's and peft's numbers bit for bit, in every case they
-serve (``WORLDAGENT_PRODUCTS=bfloat16``); float32 products give the float32 product of the folded
-weight, rounded once; every other case keeps its own forward; the forwards are back after the block."""
+serve (``WORLDAGENT_PRODUCTS=bfloat16``); stacked products are one bfloat16 product an input,
+within their roundings; float32 products give the float32 product of the folded weight, rounded
+once; every other case keeps its own forward; the forwards are back after the block."""
 
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ from hypothesis import strategies as st
 from peft import LoraConfig, get_peft_model
 
 from worldagent.lm import lean_linear as lean
+
+_packs_here = lean.packs(torch.zeros(1, 1, dtype=torch.bfloat16))
+pack = pytest.mark.skipif(not _packs_here, reason="no oneDNN in this torch")
 
 
 class _Two(torch.nn.Module):
@@ -67,6 +71,143 @@ def test_the_lean_forward_gives_peft_s_numbers_bit_for_bit(
             got = model(x)
     assert changed == lean.Lean(packed=2 if dtype == torch.bfloat16 else 0, adapters=2)
     assert got.dtype == expected.dtype and torch.equal(got, expected)
+
+
+def _exact(layer: Any, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A LoRA layer's output for ``x`` in float64, and how far a stacked product may be from it:
+    each of its roundings at its worst (``A`` and ``x·Aᵀ``, ``scaling·B``, the output), and float32
+    sums of the base product."""
+    lora_a, lora_b, scaling = layer.lora_A["default"], layer.lora_B["default"], layer.scaling["default"]
+    base = layer.base_layer
+    weight = base.weight.double()
+    bias = torch.zeros(weight.shape[0], dtype=torch.float64) if base.bias is None else base.bias.double()
+    down, up, wide = lora_a.weight.double(), lora_b.weight.double() * scaling, x.double()
+    exact = F.linear(wide, weight, bias) + F.linear(F.linear(wide, down), up)
+    bound = (
+        2**-8 * exact.abs()
+        + 2**-7 * F.linear(F.linear(wide.abs(), down.abs()), up.abs())
+        + 2**-16 * (F.linear(wide.abs(), weight.abs()) + bias.abs())
+    )
+    return exact, bound
+
+
+def _within(got: torch.Tensor, layer: Any, x: torch.Tensor) -> bool:
+    exact, bound = _exact(layer, x)
+    return got.dtype == x.dtype and bool(((got.double() - exact).abs() <= bound).all())
+
+
+@pack
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    rank=st.integers(1, 8),
+    alpha=st.sampled_from([2, 3]),
+    rows=st.one_of(st.integers(1, lean.STACK_PACKED_ROWS_MAX), st.integers(lean.STACK_PACKED_ROWS_MAX + 1, 700)),
+)
+def test_stacked_products_are_one_bfloat16_product_within_their_roundings(
+    seed: int, rank: int, alpha: int, rows: int
+) -> None:
+    """``[x, x·Aᵀ] · [W, scaling·B]ᵀ`` for a decode step's rows (packed) and a prefill's: within
+    its roundings of the exact float64 output (:func:`_exact`), within bfloat16 rounding of peft's
+    own forward; with gradients on, peft's path."""
+    model = _adapted(seed, torch.bfloat16, rank, False, alpha=alpha).eval()
+    layer = model.base_model.model.up
+    x = torch.randn(rows, 1, 24, generator=torch.Generator().manual_seed(seed)).to(torch.bfloat16)
+    with torch.inference_mode(), mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "stacked"}):
+        peft_s = layer(x)
+        with lean.lean_linears(model) as changed:
+            got = layer(x)
+    assert changed == lean.Lean(packed=2, adapters=2, stacked=2)
+    assert _within(got, layer, x)
+    torch.testing.assert_close(got, peft_s, atol=0.05, rtol=2**-6)
+    with mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "stacked"}), lean.lean_linears(model):
+        trained = layer(x)  # gradients on: peft's numbers, and a gradient to the adapter
+    assert trained.requires_grad and torch.equal(trained.detach(), peft_s)
+
+
+class _Siblings(torch.nn.Module):
+    """Llama's names for projections of one input, and a layer alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        make = lambda outputs, inputs=24: torch.nn.Linear(inputs, outputs, bias=False, dtype=torch.bfloat16)  # noqa: E731
+        self.q_proj, self.k_proj, self.v_proj, self.o_proj = make(24), make(8), make(8), make(24)
+        self.gate_proj, self.up_proj = make(40), make(40)
+
+
+@pack
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 2**16), rows=st.sampled_from([1, 5, lean.PACKED_ROWS_MAX + 3, lean.STACK_PACKED_ROWS_MAX + 3])
+)
+def test_siblings_of_one_input_share_one_product_and_another_input_gets_its_own(seed: int, rows: int) -> None:
+    """q/k/v and gate/up: the first called makes every sibling's output (one product), the others
+    take theirs, in any order; a sibling called with another tensor computes it; each output within
+    its roundings of its own layer's exact output."""
+    torch.manual_seed(seed)
+    names = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj"]
+    model = get_peft_model(_Siblings(), LoraConfig(r=4, target_modules=names, init_lora_weights=False)).eval()
+    inner = model.base_model.model
+    generator = torch.Generator().manual_seed(seed)
+    x, y = (torch.randn(rows, 1, 24, generator=generator).to(torch.bfloat16) for _ in range(2))
+    products: list[int] = []
+    original = lean._Stack.product
+
+    def counted(self: Any, tensor: torch.Tensor) -> torch.Tensor:
+        products.append(id(self))
+        return original(self, tensor)
+
+    with (
+        torch.inference_mode(),
+        mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "stacked"}),
+        mock.patch.object(lean._Stack, "product", counted),
+        lean.lean_linears(model) as changed,
+    ):
+        assert changed.stacked == 6
+        first = {name: getattr(inner, name)(x) for name in ("v_proj", "q_proj", "k_proj")}
+        assert len(products) == 1
+        other = inner.k_proj(y)  # another tensor: a product of its own
+        assert len(products) == 2 and _within(other, inner.k_proj, y)
+        again = {name: getattr(inner, name)(x) for name in ("q_proj", "k_proj", "v_proj")}
+        assert len(products) == 3 and products[0] == products[1] == products[2]
+        gate, up, out = inner.gate_proj(x), inner.up_proj(x), inner.o_proj(x)
+        assert len(products) == 5 and products[3] != products[4] != products[0]
+    assert all(torch.equal(first[name], again[name]) for name in first)
+    for name, got in {**first, "gate_proj": gate, "up_proj": up, "o_proj": out}.items():
+        assert _within(got, getattr(inner, name), x), name
+
+
+@pack
+def test_stacked_weights_are_kept_while_the_weights_they_are_made_from_stay_the_same() -> None:
+    """The next block takes the stack the last one made; an optimizer's step on the adapter, or a
+    new base weight, makes a new one, and the outputs follow the new weights."""
+    model = _adapted(5, torch.bfloat16, 4, False).eval()
+    layer = model.base_model.model.up
+    x = torch.randn(6, 1, 24, generator=torch.Generator().manual_seed(5)).to(torch.bfloat16)
+
+    def run() -> tuple[torch.Tensor, Any]:
+        with (
+            torch.inference_mode(),
+            mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "stacked"}),
+            lean.lean_linears(model),
+        ):
+            return layer(x), vars(layer)[lean.KEPT]
+
+    first, kept = run()
+    again, kept_again = run()
+    assert kept_again is kept and torch.equal(first, again)
+    optimizer = torch.optim.SGD([layer.lora_B["default"].weight], lr=1.0)
+    layer.lora_B["default"].weight.grad = torch.ones_like(layer.lora_B["default"].weight)
+    optimizer.step()
+    stepped, kept_stepped = run()
+    assert kept_stepped is not kept and _within(stepped, layer, x) and not torch.equal(stepped, first)
+    layer.base_layer.weight = torch.nn.Parameter(torch.zeros_like(layer.base_layer.weight))
+    replaced, kept_replaced = run()
+    assert kept_replaced is not kept_stepped and _within(replaced, layer, x)
+    with torch.inference_mode():  # weights made there keep no version: stacked all the same
+        made_there = _adapted(5, torch.bfloat16, 4, False).eval()
+        with mock.patch.dict(os.environ, {lean.PRODUCTS_ENV: "stacked"}), lean.lean_linears(made_there):
+            assert _within(made_there.base_model.model.up(x), made_there.base_model.model.up, x)
 
 
 @settings(max_examples=25, deadline=None)
@@ -166,9 +307,9 @@ def test_the_decoders_answer_through_it_as_through_peft(monkeypatch: pytest.Monk
     calls: list[str] = []
     original = lean._adapted
 
-    def counted(module: Any, name: str, base: Any) -> Any:
+    def counted(module: Any, name: str, base: Any, stacked: Any = None) -> Any:
         calls.append(name)
-        return original(module, name, base)
+        return original(module, name, base, stacked)
 
     monkeypatch.setattr(lean, "_adapted", counted)
     monkeypatch.setenv(lean.PRODUCTS_ENV, "bfloat16")
@@ -178,9 +319,6 @@ def test_the_decoders_answer_through_it_as_through_peft(monkeypatch: pytest.Monk
     monkeypatch.setattr(lean, "_plain_adapter", lambda module: None)  # peft's forward throughout
     monkeypatch.setattr(lean, "packs", lambda weight: False)  # torch's plain linear throughout
     assert answers() == lean_answers
-
-
-pack = pytest.mark.skipif(not lean.packs(torch.zeros(1, 1, dtype=torch.bfloat16)), reason="no oneDNN in this torch")
 
 
 @pack
@@ -272,18 +410,21 @@ def test_the_precision_a_model_multiplies_in_is_reported(monkeypatch: pytest.Mon
     assert lean.multiplies_in(_adapted(6, torch.float32, 2, False)) == "float32"
     monkeypatch.setenv(lean.PRODUCTS_ENV, "bfloat16")
     assert lean.multiplies_in(model) == "bfloat16"
+    monkeypatch.setenv(lean.PRODUCTS_ENV, "stacked")
+    assert lean.multiplies_in(model) == "stacked"
+    assert lean.multiplies_in(_Two(4, 4, torch.bfloat16)) == "bfloat16"  # nothing to stack
     monkeypatch.setenv(lean.PRODUCTS_ENV, "float32")
     monkeypatch.setenv(lean.ENV, "off")
     assert lean.multiplies_in(model) == "bfloat16"
 
 
 def test_the_products_setting_follows_the_cpu_and_a_wrong_value_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    for amx, expected in ((True, "bfloat16"), (False, "float32")):
+    for amx, expected in ((True, "stacked"), (False, "float32")):
         monkeypatch.setattr(lean, "cpu_has_amx", lambda amx=amx: amx)
         assert lean.products({}) == expected
         assert lean.products({lean.PRODUCTS_ENV: "auto"}) == expected
     assert lean.products({lean.PRODUCTS_ENV: "bfloat16"}) == "bfloat16"
-    with pytest.raises(ValueError, match=f"{lean.PRODUCTS_ENV}='fp8'.*auto, float32, bfloat16"):
+    with pytest.raises(ValueError, match=f"{lean.PRODUCTS_ENV}='fp8'.*auto, float32, bfloat16, stacked"):
         lean.products({lean.PRODUCTS_ENV: "fp8"})
 
 

@@ -8,7 +8,8 @@ the arithmetic:
   row-major layout at every call. Packed once into oneDNN's own blocked layout
   (``torch.ops.mkldnn._reorder_linear_weight``, as torch's compiler does for frozen weights) and
   multiplied with ``torch.ops.mkldnn._linear_pointwise``, the same sums come out (checked bit for
-  bit at every row count) in about half the time on a few rows.
+  bit up to ``PACKED_ROWS_MAX`` rows; at 576 × 576 and some 340 rows or more they did not) in about
+  half the time on a few rows.
 - **peft's Python.** ``lora.Linear.forward`` serves every case (merged weights, batches mixing
   adapters, variants such as DoRA, several active adapters, dropout); walking through them and
   calling four submodules costs tens of microseconds a call, and a step of a 30-layer model with 7
@@ -19,9 +20,26 @@ the arithmetic:
 packed weight (a prompt's prefill, hundreds of rows, keeps ``F.linear``), and every
 LoRA layer in the one case a decoder needs (one plain adapter, unmerged, dropout off) runs peft's
 operations in peft's order without the rest. Everything else keeps its own forward. The packed
-copies are dropped after the block. With gradients on, every layer computes as before: a packed
-weight is a copy, no gradient would reach the original. Float32 weights keep ``F.linear``: oneDNN's
-float32 kernel is not the one torch calls (MKL's), and its sums differ.
+copies are dropped after the block. With gradients on, every layer computes as before: a
+packed weight is a copy, no gradient would reach the original. Float32 weights keep ``F.linear``:
+oneDNN's float32 kernel is not the one torch calls (MKL's), and its sums differ.
+
+**Stacked products on a CPU with AMX.** peft's path costs an adapted layer three products (the base,
+``A``, ``B``) and three passes over its float32 update (two conversions and the sum): a SmolLM2 step
+makes 630 products and as many small conversions, and on a prompt's rows the adapters cost twice the
+base product. There (``auto``), or with ``WORLDAGENT_PRODUCTS=stacked``, an adapted layer without an
+adapter bias is one bfloat16 product of its input with its down-projection appended,
+``[x, x·Aᵀ] · [W, scaling·B]ᵀ``, summed in float32 and rounded once; and layers that multiply one
+input (Llama's q/k/v and gate/up, :data:`SIBLINGS`) are one product together: the weight stacks
+their rows, each member's ``scaling·B`` in its own rank's columns and zeros in the others'. The first
+member called computes every member's output; the others, called with that very tensor, take
+theirs. A layer then costs 4 small products and 4 large ones instead of 21 products (30 layers'
+projections, two threads: 31.6 → 16.9 ms at 68 rows, 44.4 → 22.4 at 120, the base products alone
+13.8 and 17.7; a prompt's prefill 2,085 → 2,837 tokens a second). ``A``, ``x·Aᵀ`` and ``scaling·B``
+are rounded to bfloat16 (2⁻⁹ of each), so answers move within rounding (docs/decisions.md has the
+paired evaluation). The stacked weights (packed up to ``STACK_PACKED_ROWS_MAX`` rows, plain for a
+longer prefill) are made at their first use and kept on the first member while the tensors they
+come from keep their storage and version (an optimizer's step or a loaded state makes them again).
 
 **Float32 products on a CPU without AMX.** Such a CPU multiplies bfloat16 at about half float32's
 rate: AVX-512 BF16 ran torch's bfloat16 products at 158-171 GFLOP/s against float32's 300-320 on two
@@ -43,18 +61,18 @@ with ``WORLDAGENT_PRODUCTS=float32``, the decoders multiply a bfloat16 model in 
 The products are the same (bfloat16 inputs are exact in float32); their sums come in another order
 and the update is rounded once with the base's output instead of after it, so answers move within
 rounding, as another batch size moves them (docs/decisions.md has the paired evaluation).
-``WORLDAGENT_PRODUCTS`` says ``auto`` (float32 unless :func:`cpu_has_amx`), ``float32``, or
-``bfloat16``: torch's and peft's own numbers, as above.
+``WORLDAGENT_PRODUCTS`` says ``auto`` (``stacked`` where :func:`cpu_has_amx`, else ``float32``),
+``stacked``, ``float32``, or ``bfloat16``: torch's and peft's own numbers, as above.
 
-``WORLDAGENT_LEAN_LINEARS=off`` leaves every layer its own forward (for comparisons; ``on``, the
-default, is the same numbers as the model's own forward).
+``WORLDAGENT_LEAN_LINEARS=off`` leaves every layer its own forward (for comparisons: torch's and
+peft's numbers for every row).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -66,10 +84,12 @@ Linear = Callable[[torch.Tensor], torch.Tensor]
 PACKING_ROWS = 32  # the row count oneDNN's layout is chosen for; any other count computes the same
 PACKED_ROWS_MAX = 128  # more rows (a prompt's prefill) keep F.linear: the same sums, and there the
 # packed product measured no faster, a prompt's prefill slower (benchmarks.generation's prompt tokens/s)
+STACK_PACKED_ROWS_MAX = 512  # a stacked product is packed up to here: a drafted step's 130-340 query
+# rows, where the packed product measured 10-25% faster (its numbers are its own either way)
 ENV = "WORLDAGENT_LEAN_LINEARS"
 SETTINGS = ("on", "off")
 PRODUCTS_ENV = "WORLDAGENT_PRODUCTS"
-PRODUCTS_SETTINGS = ("auto", "float32", "bfloat16")
+PRODUCTS_SETTINGS = ("auto", "float32", "bfloat16", "stacked")
 
 
 def switched_on(name: str, environ: Mapping[str, str] | None = None) -> bool:
@@ -93,23 +113,25 @@ def cpu_has_amx() -> bool:
 
 
 def products(environ: Mapping[str, str] | None = None) -> str:
-    """``WORLDAGENT_PRODUCTS`` checked and resolved: ``"float32"`` or ``"bfloat16"``, the precision
-    the decoders multiply a bfloat16 weight in (see the module doc)."""
+    """``WORLDAGENT_PRODUCTS`` checked and resolved: ``"float32"``, ``"bfloat16"`` or ``"stacked"``,
+    how the decoders multiply a bfloat16 weight (see the module doc)."""
     value = (os.environ if environ is None else environ).get(PRODUCTS_ENV, "auto")
     if value not in PRODUCTS_SETTINGS:
         raise ValueError(f"{PRODUCTS_ENV}={value!r}: expected one of {', '.join(PRODUCTS_SETTINGS)}")
     if value == "auto":
-        return "bfloat16" if cpu_has_amx() else "float32"
+        return "stacked" if cpu_has_amx() else "float32"
     return value
 
 
 def multiplies_in(model: Any) -> str:
-    """The precision the decoders multiply ``model``'s weights in: ``"float32"`` for a bfloat16
-    model on a CPU inside :func:`lean_linears` where :func:`products` says so, else the weights'
-    own dtype."""
+    """How the decoders multiply ``model``'s weights: ``"float32"`` for a bfloat16 model on a CPU
+    inside :func:`lean_linears` where :func:`products` says so, ``"stacked"`` where it says so and
+    the model has a layer to stack, else the weights' own dtype."""
     weight = next(model.parameters())
-    if enabled() and packs(weight) and products() == "float32":
-        return "float32"
+    if enabled() and packs(weight):
+        chosen = products()
+        if chosen == "float32" or (chosen == "stacked" and any(_stackable(m) for m in model.modules())):
+            return chosen
     return str(weight.dtype).removeprefix("torch.")
 
 
@@ -142,7 +164,7 @@ def _linear(weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False)
     (a decode step's rows); a prefill's rows in float32 products when ``wide``."""
     if not packs(weight):
         return lambda x: F.linear(x, weight, bias)
-    packed = torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKING_ROWS)
+    packed: list[torch.Tensor] = []  # made at the first packed product: a stacked layer never needs it
     wide_product = _float32_product(lambda: (weight.detach().float(), None if bias is None else bias.detach().float()))
 
     def linear(x: torch.Tensor) -> torch.Tensor:
@@ -155,7 +177,9 @@ def _linear(weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False)
             return F.linear(x, weight, bias)
         if x.numel() > PACKED_ROWS_MAX * x.shape[-1]:
             return wide_product(x) if wide else F.linear(x, weight, bias)
-        return torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
+        if not packed:
+            packed.append(torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKING_ROWS))
+        return torch.ops.mkldnn._linear_pointwise(x, packed[0], bias, "none", [], "")
 
     return linear
 
@@ -181,18 +205,172 @@ def _plain_adapter(module: Any) -> str | None:
     return active[0]
 
 
-def _adapted(module: Any, name: str, base: Linear) -> Linear:
+def _stackable(module: Any) -> str | None:
+    """The adapter's name when ``module`` is served (:func:`_plain_adapter`) and its layer can join a
+    :class:`_Stack`: a packed base weight and no adapter bias; else None."""
+    name = _plain_adapter(module)
+    if name is None or not packs(module.get_base_layer().weight):
+        return None
+    return name if module.lora_A[name].bias is None and module.lora_B[name].bias is None else None
+
+
+def _version(tensor: torch.Tensor) -> int | None:
+    """The tensor's version counter; None for an inference tensor, which keeps none."""
+    return None if tensor.is_inference() else tensor._version
+
+
+class _Stack:
+    """Adapted layers that multiply one input (one layer alone, or Llama's q/k/v and gate/up) as one
+    bfloat16 product (the module doc): ``[x, x·Aᵀ] · [W, scaling·B]ᵀ``, where ``A`` stacks the
+    members' ``A`` and the weight stacks their rows, each member's ``scaling·B`` in its own rank's
+    columns and zeros in the others'. The first member called with an input computes every member's
+    output; the others called with that same tensor take theirs. The weights (plain, and packed up
+    to ``STACK_PACKED_ROWS_MAX`` rows) are made at their first use and kept with the first member while
+    :meth:`key` stays the same (:func:`_kept`): a stream's first step does not make them again."""
+
+    def __init__(self, members: Sequence[tuple[Any, str]]) -> None:
+        self.members = list(members)
+        self.key = self.key_of(self.members)
+        self.widths = [module.get_base_layer().out_features for module, _ in self.members]
+        self._plain: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None = None
+        self._packed: tuple[torch.Tensor, torch.Tensor, torch.Tensor | None] | None = None
+        self._pending: tuple[torch.Tensor, dict[int, torch.Tensor]] | None = None
+
+    @staticmethod
+    def key_of(members: Sequence[tuple[Any, str]]) -> tuple[Any, ...]:
+        """What the weights are made from: each member, its adapter's name and scaling, and each
+        tensor's storage and version (an optimizer's step or a loaded state bumps it)."""
+        key: list[Any] = []
+        for module, name in members:
+            base = module.get_base_layer()
+            tensors = (base.weight, base.bias, module.lora_A[name].weight, module.lora_B[name].weight)
+            key += [id(module), name, module.scaling[name]]
+            key += [None if t is None else (t.data_ptr(), _version(t), t.dtype, tuple(t.shape)) for t in tensors]
+        return tuple(key)
+
+    def _weights(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        if self._plain is None:
+            bases = [module.get_base_layer() for module, _ in self.members]
+            dtype = bases[0].weight.dtype
+            downs = [module.lora_A[name].weight.detach().to(dtype) for module, name in self.members]
+            rows = []
+            for index, ((module, name), base) in enumerate(zip(self.members, bases, strict=True)):
+                up = (module.lora_B[name].weight.detach() * module.scaling[name]).to(dtype)
+                blocks = [
+                    up if other == index else up.new_zeros(up.shape[0], down.shape[0])
+                    for other, down in enumerate(downs)
+                ]
+                rows.append(torch.cat([base.weight.detach(), *blocks], dim=1))
+            biases = [base.bias for base in bases]
+            bias = None
+            if any(b is not None for b in biases):
+                bias = torch.cat(
+                    [
+                        b.detach() if b is not None else base.weight.new_zeros(base.out_features)
+                        for b, base in zip(biases, bases, strict=True)
+                    ]
+                )
+            self._plain = (torch.cat(downs), torch.cat(rows).contiguous(), bias)
+        return self._plain
+
+    def product(self, x: torch.Tensor) -> torch.Tensor:
+        """Every member's output side by side, for a contiguous ``x`` in the weights' dtype."""
+        if x.numel() > STACK_PACKED_ROWS_MAX * x.shape[-1]:  # a long prefill's rows: torch's own product
+            down, weight, bias = self._weights()
+            return F.linear(torch.cat([x, F.linear(x, down)], dim=-1), weight, bias)
+        if self._packed is None:
+            down, weight, bias = self._weights()
+            pack = torch.ops.mkldnn._reorder_linear_weight
+            self._packed = (pack(down, PACKING_ROWS), pack(weight, PACKING_ROWS), bias)
+        down, weight, bias = self._packed
+        multiply = torch.ops.mkldnn._linear_pointwise
+        wide = torch.cat([x, multiply(x, down, None, "none", [], "")], dim=-1)
+        return multiply(wide, weight, bias, "none", [], "")
+
+    def output(self, index: int, x: torch.Tensor) -> torch.Tensor:
+        """Member ``index``'s output for ``x``: kept from the product a sibling made for this very
+        tensor object (Llama's forward hands its siblings one tensor and does not change it between
+        their calls), else a new product (whose siblings' outputs are kept for them)."""
+        pending = self._pending
+        if pending is not None and pending[0] is x and index in pending[1]:
+            output = pending[1].pop(index)
+            if not pending[1]:
+                self._pending = None
+            return output
+        outputs = [out.contiguous() for out in self.product(x).split(self.widths, dim=-1)]
+        rest = {other: out for other, out in enumerate(outputs) if other != index}
+        self._pending = (x, rest) if rest else None
+        return outputs[index]
+
+
+SIBLINGS = (("q_proj", "k_proj", "v_proj"), ("gate_proj", "up_proj"))  # Llama's projections of one input
+
+
+KEPT = "_worldagent_stack"  # the attribute a stack is kept in, on its first member
+
+
+def _kept(members: list[tuple[Any, str]]) -> _Stack:
+    """The stack kept on the first member (its weights already made) if it was made from these very
+    weights, else a new one kept there."""
+    first = members[0][0]
+    stack = vars(first).get(KEPT)
+    if not isinstance(stack, _Stack) or stack.key != _Stack.key_of(members):
+        stack = _Stack(members)
+        vars(first)[KEPT] = stack
+    stack._pending = None
+    return stack
+
+
+def _stacks(modules: Sequence[Any]) -> dict[int, Linear]:
+    """Each stackable adapted layer's product (:class:`_Stack`), by the layer's id: siblings that
+    multiply one input (:data:`SIBLINGS`, all stackable and alike) share one stack; every other
+    layer has its own."""
+    products: dict[int, Linear] = {}
+
+    def join(members: list[tuple[Any, str]]) -> None:
+        stack = _kept(members)
+        for index, (module, _) in enumerate(members):
+            products[id(module)] = lambda x, stack=stack, index=index: stack.output(index, x)
+
+    for parent in modules:
+        for names in SIBLINGS:
+            children = [getattr(parent, name, None) for name in names]
+            named = [(child, _stackable(child)) for child in children if child is not None]
+            members = [(child, name) for child, name in named if name is not None]
+            if len(members) < 2 or len(members) < len(named):
+                continue
+            weights = [child.get_base_layer().weight for child, _ in members]
+            if len({(w.shape[1], w.dtype, w.device) for w in weights}) == 1:
+                join(members)
+    for module in modules:
+        name = _stackable(module) if id(module) not in products else None
+        if name is not None:
+            join([(module, name)])
+    return products
+
+
+def _adapted(module: Any, name: str, base: Linear, stacked: Linear | None = None) -> Linear:
     """peft's unmerged single-adapter path: ``base(x) + B(A(x in A's dtype)) * scaling``, in the
     base output's dtype. Without gradients, and where ``scaling`` is a power of two (LoRA's alpha
     twice its rank, the project's default), ``B`` and its bias are scaled once (exactly: every
     product and sum scales by the same power of two) and the base's output is added into the update
     in place: the same numbers without two passes over the update, which on a prompt's hundreds of
-    rows run from memory."""
+    rows run from memory. Without gradients, ``stacked`` computes the rows where given
+    (:class:`_Stack`)."""
     lora_a, lora_b, scaling = module.lora_A[name], module.lora_B[name], module.scaling[name]
     exact_scale = math.frexp(scaling)[0] == 0.5
     scaled: list[torch.Tensor | None] = []
+    weight = module.get_base_layer().weight
 
     def forward(x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+        if (
+            stacked is not None
+            and not torch.is_grad_enabled()
+            and x.dtype == weight.dtype
+            and x.device == weight.device
+            and x.is_contiguous()
+        ):
+            return stacked(x)
         result = base(x)
         down = F.linear(x.to(lora_a.weight.dtype), lora_a.weight, lora_a.bias)
         if torch.is_grad_enabled() or not exact_scale:
@@ -234,11 +412,13 @@ def _folded(module: Any, name: str, exact: Linear) -> Linear:
 @dataclass(frozen=True)
 class Lean:
     """What :func:`lean_linears` changed: weights packed, adapters run without peft's Python, and of
-    those the adapters folded into float32 weights (whose base weights are not packed)."""
+    those the adapters folded into float32 weights (whose base weights are not packed) and the
+    adapted layers multiplied in stacked products."""
 
     packed: int
     adapters: int
     folded: int = 0
+    stacked: int = 0
 
 
 @contextmanager
@@ -246,9 +426,10 @@ def lean_linears(model: Any) -> Iterator[Lean]:
     """Inside the block, ``model``'s linear layers compute as the module doc says; their own forward
     is back after it, also when it raises."""
     swapped: list[torch.nn.Module] = []
-    packed = adapters = folded = 0
+    packed = adapters = folded = stacked = 0
     modules = list(model.modules()) if hasattr(model, "modules") and enabled() else []
     wide = bool(modules) and products() == "float32"
+    stacks = _stacks(modules) if modules and products() == "stacked" else {}
     under_adapter = {id(m.get_base_layer()) for m in modules if _plain_adapter(m) is not None}
     try:
         for module in modules:
@@ -263,7 +444,8 @@ def lean_linears(model: Any) -> Iterator[Lean]:
                     folded += 1
                 else:
                     packed += packs(base.weight)
-                    module.forward = _adapted(module, name, _linear(base.weight, base.bias))
+                    stacked += id(module) in stacks
+                    module.forward = _adapted(module, name, _linear(base.weight, base.bias), stacks.get(id(module)))
                 adapters += 1
             elif type(module) is torch.nn.Linear and id(module) not in under_adapter and packs(module.weight):
                 forward = _linear(module.weight, module.bias, wide)
@@ -272,7 +454,7 @@ def lean_linears(model: Any) -> Iterator[Lean]:
             else:
                 continue
             swapped.append(module)
-        yield Lean(packed, adapters, folded)
+        yield Lean(packed, adapters, folded, stacked)
     finally:
         for module in swapped:
             del module.forward
