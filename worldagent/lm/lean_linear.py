@@ -159,6 +159,13 @@ def _float32_product(make: Callable[[], tuple[torch.Tensor, torch.Tensor | None]
     return product
 
 
+def _takes(x: torch.Tensor, weight: torch.Tensor) -> bool:
+    """Whether a product of ``x`` with ``weight`` may take a packed or stacked weight: no gradients,
+    ``x`` contiguous (strided, torch adds a bias after rounding, not before) in ``weight``'s dtype
+    and on its device."""
+    return not torch.is_grad_enabled() and x.dtype == weight.dtype and x.device == weight.device and x.is_contiguous()
+
+
 def _linear(weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False) -> Linear:
     """``x -> F.linear(x, weight, bias)``, through a packed copy of ``weight`` where :func:`packs`
     (a decode step's rows); a prefill's rows in float32 products when ``wide``."""
@@ -168,12 +175,7 @@ def _linear(weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False)
     wide_product = _float32_product(lambda: (weight.detach().float(), None if bias is None else bias.detach().float()))
 
     def linear(x: torch.Tensor) -> torch.Tensor:
-        if (
-            torch.is_grad_enabled()
-            or x.dtype != weight.dtype
-            or x.device != weight.device
-            or not x.is_contiguous()  # strided: torch adds a bias after rounding, not before
-        ):
+        if not _takes(x, weight):
             return F.linear(x, weight, bias)
         if x.numel() > PACKED_ROWS_MAX * x.shape[-1]:
             return wide_product(x) if wide else F.linear(x, weight, bias)
@@ -363,13 +365,7 @@ def _adapted(module: Any, name: str, base: Linear, stacked: Linear | None = None
     weight = module.get_base_layer().weight
 
     def forward(x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
-        if (
-            stacked is not None
-            and not torch.is_grad_enabled()
-            and x.dtype == weight.dtype
-            and x.device == weight.device
-            and x.is_contiguous()
-        ):
+        if stacked is not None and _takes(x, weight):
             return stacked(x)
         result = base(x)
         down = F.linear(x.to(lora_a.weight.dtype), lora_a.weight, lora_a.bias)
