@@ -375,6 +375,56 @@ def test_a_decode_step_s_rows_go_through_the_packed_weight_and_a_prefill_s_throu
     assert through_torch == [((rows, 4), wide, wide) for rows in (lean.PACKED_ROWS_MAX + 1, lean.PACKED_ROWS_MAX + 2)]
 
 
+class _Headed(torch.nn.Module):
+    """A body layer and an output head, found as transformers' models name theirs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = torch.nn.Linear(16, 16, bias=False, dtype=torch.bfloat16)
+        self.head = torch.nn.Linear(16, 50, bias=False, dtype=torch.bfloat16)
+
+    def get_output_embeddings(self) -> torch.nn.Module:
+        return self.head
+
+
+@pack
+@pytest.mark.parametrize("products", ["bfloat16", "float32"])
+def test_the_lm_head_takes_its_packed_product_up_to_its_own_bound(
+    products: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A drafted step's query rows (past PACKED_ROWS_MAX) reach the LM head's packed product in
+    bfloat16 products; other plain layers, and the head under float32 products, keep torch's."""
+    monkeypatch.setenv(lean.PRODUCTS_ENV, products)
+    model = _Headed()
+    through_torch: list[int] = []
+
+    class Spy:
+        @staticmethod
+        def linear(x: torch.Tensor, weight: torch.Tensor, *args: object) -> torch.Tensor:
+            through_torch.append(weight.shape[0])
+            return F.linear(x, weight, *args)
+
+    monkeypatch.setattr(lean, "F", Spy)
+    x = torch.randn(lean.PACKED_ROWS_MAX + 50, 16).to(torch.bfloat16)
+    with torch.inference_mode(), lean.lean_linears(model):
+        assert torch.equal(model.head(x), F.linear(x, model.head.weight)) or products == "float32"
+        model.body(x)
+        model.head(torch.randn(lean.HEAD_PACKED_ROWS_MAX + 1, 16).to(torch.bfloat16))
+    assert through_torch == ([16, 50] if products == "bfloat16" else [50, 16, 50])
+
+
+@pack
+@pytest.mark.parametrize("rows", [lean.PACKED_ROWS_MAX + 1, 333, lean.HEAD_PACKED_ROWS_MAX])
+def test_the_lm_head_s_packed_product_gives_torch_s_bits_past_the_plain_bound(rows: int) -> None:
+    """SmolLM2's head (49,157 x 576): the packed product's sums are torch's up to its bound."""
+    generator = torch.Generator().manual_seed(rows)
+    weight = (0.05 * torch.randn(49_157, 576, generator=generator)).to(torch.bfloat16)
+    x = torch.randn(rows, 576, generator=generator).to(torch.bfloat16)
+    linear = lean._linear(weight, None, rows_max=lean.HEAD_PACKED_ROWS_MAX)
+    with torch.inference_mode():
+        assert torch.equal(linear(x), F.linear(x, weight))
+
+
 @pack
 @settings(max_examples=30, deadline=None)
 @given(

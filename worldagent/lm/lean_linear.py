@@ -8,8 +8,9 @@ the arithmetic:
   row-major layout at every call. Packed once into oneDNN's own blocked layout
   (``torch.ops.mkldnn._reorder_linear_weight``, as torch's compiler does for frozen weights) and
   multiplied with ``torch.ops.mkldnn._linear_pointwise``, the same sums come out (checked bit for
-  bit up to ``PACKED_ROWS_MAX`` rows; at 576 × 576 and some 340 rows or more they did not) in about
-  half the time on a few rows.
+  bit up to ``PACKED_ROWS_MAX`` rows; at 576 × 576 and some 340 rows or more they did not; the LM
+  head's, up to ``HEAD_PACKED_ROWS_MAX``: a drafted step's query rows) in about half the time on a
+  few rows.
 - **peft's Python.** ``lora.Linear.forward`` serves every case (merged weights, batches mixing
   adapters, variants such as DoRA, several active adapters, dropout); walking through them and
   calling four submodules costs tens of microseconds a call, and a step of a 30-layer model with 7
@@ -86,6 +87,8 @@ PACKED_ROWS_MAX = 128  # more rows (a prompt's prefill) keep F.linear: the same 
 # packed product measured no faster, a prompt's prefill slower (benchmarks.generation's prompt tokens/s)
 STACK_PACKED_ROWS_MAX = 512  # a stacked product is packed up to here: a drafted step's 130-340 query
 # rows, where the packed product measured 10-25% faster (its numbers are its own either way)
+HEAD_PACKED_ROWS_MAX = 512  # the LM head too (bfloat16 products): its packed product gave F.linear's bits
+# at every row count checked up to here (49,157 x 576), 8.7 against 13.0 ms at 300 rows
 ENV = "WORLDAGENT_LEAN_LINEARS"
 SETTINGS = ("on", "off")
 PRODUCTS_ENV = "WORLDAGENT_PRODUCTS"
@@ -166,9 +169,11 @@ def _takes(x: torch.Tensor, weight: torch.Tensor) -> bool:
     return not torch.is_grad_enabled() and x.dtype == weight.dtype and x.device == weight.device and x.is_contiguous()
 
 
-def _linear(weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False) -> Linear:
+def _linear(
+    weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False, rows_max: int = PACKED_ROWS_MAX
+) -> Linear:
     """``x -> F.linear(x, weight, bias)``, through a packed copy of ``weight`` where :func:`packs`
-    (a decode step's rows); a prefill's rows in float32 products when ``wide``."""
+    (a decode step's rows, up to ``rows_max``); a prefill's rows in float32 products when ``wide``."""
     if not packs(weight):
         return lambda x: F.linear(x, weight, bias)
     packed: list[torch.Tensor] = []  # made at the first packed product: a stacked layer never needs it
@@ -177,7 +182,7 @@ def _linear(weight: torch.Tensor, bias: torch.Tensor | None, wide: bool = False)
     def linear(x: torch.Tensor) -> torch.Tensor:
         if not _takes(x, weight):
             return F.linear(x, weight, bias)
-        if x.numel() > PACKED_ROWS_MAX * x.shape[-1]:
+        if x.numel() > rows_max * x.shape[-1]:
             return wide_product(x) if wide else F.linear(x, weight, bias)
         if not packed:
             packed.append(torch.ops.mkldnn._reorder_linear_weight(weight.detach(), PACKING_ROWS))
@@ -427,6 +432,8 @@ def lean_linears(model: Any) -> Iterator[Lean]:
     wide = bool(modules) and products() == "float32"
     stacks = _stacks(modules) if modules and products() == "stacked" else {}
     under_adapter = {id(m.get_base_layer()) for m in modules if _plain_adapter(m) is not None}
+    output = getattr(model, "get_output_embeddings", None) if modules else None
+    head_module = output() if callable(output) else None
     try:
         for module in modules:
             if "forward" in vars(module):  # someone else's forward: left alone
@@ -444,7 +451,8 @@ def lean_linears(model: Any) -> Iterator[Lean]:
                     module.forward = _adapted(module, name, _linear(base.weight, base.bias), stacks.get(id(module)))
                 adapters += 1
             elif type(module) is torch.nn.Linear and id(module) not in under_adapter and packs(module.weight):
-                forward = _linear(module.weight, module.bias, wide)
+                head = module is head_module and not wide  # float32 products: its long rows stay float32
+                forward = _linear(module.weight, module.bias, wide, HEAD_PACKED_ROWS_MAX if head else PACKED_ROWS_MAX)
                 module.forward = lambda x, *args, _forward=forward, **kwargs: _forward(x)
                 packed += 1
             else:
